@@ -1,0 +1,139 @@
+package near
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// JSON-RPC error codes nearcore uses.
+const (
+	CodeParseError     = -32700
+	CodeMethodNotFound = -32601
+	CodeServerError    = -32000
+)
+
+// Error kinds: the top-level `name` of NEAR's error envelope.
+const (
+	KindRequestValidation = "REQUEST_VALIDATION_ERROR"
+	KindHandler           = "HANDLER_ERROR"
+	KindInternal          = "INTERNAL_ERROR"
+)
+
+// Error is NEAR's JSON-RPC error object: the structured `name` and `cause`
+// that nearcore 1.20+ serves, plus the legacy `code`, `message` and `data`
+// that older clients parse.
+type Error struct {
+	Name    string          `json:"name,omitempty"`
+	Cause   *ErrorCause     `json:"cause,omitempty"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// ErrorCause names the precise condition and carries its details.
+type ErrorCause struct {
+	Name string          `json:"name"`
+	Info json.RawMessage `json:"info"`
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %s", e.Name, e.Cause.Name, e.Data)
+	}
+	return fmt.Sprintf("%s: %s", e.Message, e.Data)
+}
+
+// CauseName returns the cause's name, or "" when the error has none.
+func (e *Error) CauseName() string {
+	if e == nil || e.Cause == nil {
+		return ""
+	}
+	return e.Cause.Name
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only ever called with maps and strings built here.
+		panic(fmt.Sprintf("near: encode error detail: %v", err))
+	}
+	return b
+}
+
+// ParseError is a REQUEST_VALIDATION_ERROR / PARSE_ERROR: the request or its
+// params could not be decoded.
+func ParseError(message string) *Error {
+	return &Error{
+		Name:    KindRequestValidation,
+		Cause:   &ErrorCause{Name: "PARSE_ERROR", Info: mustJSON(map[string]string{"error_message": message})},
+		Code:    CodeParseError,
+		Message: "Parse error",
+		Data:    mustJSON(message),
+	}
+}
+
+// MethodNotFound is a REQUEST_VALIDATION_ERROR / METHOD_NOT_FOUND.
+func MethodNotFound(method string) *Error {
+	return &Error{
+		Name:    KindRequestValidation,
+		Cause:   &ErrorCause{Name: "METHOD_NOT_FOUND", Info: mustJSON(map[string]string{"method_name": method})},
+		Code:    CodeMethodNotFound,
+		Message: "Method not found",
+		Data:    mustJSON(method),
+	}
+}
+
+// InternalError is an INTERNAL_ERROR whose message is safe to show a client.
+// Never pass it a Go error's text: log that, and say what failed in words.
+func InternalError(message string) *Error {
+	return &Error{
+		Name:    KindInternal,
+		Cause:   &ErrorCause{Name: "INTERNAL_ERROR", Info: mustJSON(map[string]string{"error_message": message})},
+		Code:    CodeServerError,
+		Message: "Server error",
+		Data:    mustJSON(message),
+	}
+}
+
+// HandlerError is a HANDLER_ERROR with the given cause name, info object and
+// legacy data string.
+func HandlerError(cause string, info any, data string) *Error {
+	if info == nil {
+		info = struct{}{}
+	}
+	return &Error{
+		Name:    KindHandler,
+		Cause:   &ErrorCause{Name: cause, Info: mustJSON(info)},
+		Code:    CodeServerError,
+		Message: "Server error",
+		Data:    mustJSON(data),
+	}
+}
+
+// UnknownBlock is the error for a block nobody has: a height the chain
+// skipped, one above the head, or an unknown hash. ref is the block_id as the
+// client gave it (a height or a hash).
+func UnknownBlock(ref BlockID) *Error {
+	what := "BLOCK: " + ref.Hash
+	if ref.IsHeight() {
+		what = fmt.Sprintf("BLOCK HEIGHT: %d", ref.Height)
+	}
+	return HandlerError("UNKNOWN_BLOCK", nil, "DB Not Found Error: "+what+" \n Cause: Unknown")
+}
+
+// NotSyncedYet is the error a node gives before it has any block.
+func NotSyncedYet() *Error {
+	return HandlerError("NOT_SYNCED_YET", nil, "Node is syncing")
+}
+
+// UnknownChunk is the error for a chunk hash nobody has.
+func UnknownChunk(chunkHash string) *Error {
+	return HandlerError("UNKNOWN_CHUNK", map[string]string{"chunk_hash": chunkHash},
+		fmt.Sprintf("Chunk Missing (unavailable on the node): ChunkHash(`%s`)", chunkHash))
+}
+
+// InvalidShardID is the error for a shard id the block does not have.
+func InvalidShardID(shardID uint64) *Error {
+	return HandlerError("INVALID_SHARD_ID", map[string]uint64{"shard_id": shardID},
+		fmt.Sprintf("Shard id %d does not exist", shardID))
+}

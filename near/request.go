@@ -1,0 +1,179 @@
+package near
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Request is a JSON-RPC 2.0 request as NEAR accepts it: `jsonrpc` and `id`
+// are optional (id defaults to "dontcare").
+type Request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// Response is a JSON-RPC 2.0 response: exactly one of Result and Error.
+type Response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+	ID      json.RawMessage `json:"id"`
+}
+
+// DefaultID is the id NEAR clients send when they do not care.
+var defaultID = json.RawMessage(`"dontcare"`)
+
+// DefaultID returns the id used when a request carries none.
+func DefaultID() json.RawMessage { return append(json.RawMessage(nil), defaultID...) }
+
+// Finality values.
+const (
+	FinalityFinal      = "final"
+	FinalityNearFinal  = "near-final"
+	FinalityOptimistic = "optimistic"
+)
+
+// BlockID is a block height or a block hash, as `block_id` gives it.
+type BlockID struct {
+	Height uint64
+	Hash   string
+	height bool
+}
+
+// HeightID returns a BlockID for a height.
+func HeightID(h uint64) BlockID { return BlockID{Height: h, height: true} }
+
+// HashID returns a BlockID for a hash.
+func HashID(hash string) BlockID { return BlockID{Hash: hash} }
+
+// IsHeight reports whether the id is a height.
+func (b BlockID) IsHeight() bool { return b.height }
+
+// String returns the height in decimal or the hash.
+func (b BlockID) String() string {
+	if b.height {
+		return strconv.FormatUint(b.Height, 10)
+	}
+	return b.Hash
+}
+
+// MarshalJSON encodes a height as a number and a hash as a string.
+func (b BlockID) MarshalJSON() ([]byte, error) {
+	if b.height {
+		return []byte(strconv.FormatUint(b.Height, 10)), nil
+	}
+	return json.Marshal(b.Hash)
+}
+
+// UnmarshalJSON decodes a uint64 height or a base58 32-byte hash.
+func (b *BlockID) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '"' {
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		if _, err := ParseCryptoHash(s); err != nil {
+			return fmt.Errorf("invalid block hash %q: %v", s, err)
+		}
+		*b = HashID(s)
+		return nil
+	}
+	h, err := strconv.ParseUint(string(data), 10, 64)
+	if err != nil {
+		return fmt.Errorf("invalid block height %s: want an integer from 0 to 18446744073709551615 or a block hash", data)
+	}
+	*b = HeightID(h)
+	return nil
+}
+
+// BlockReference selects a block: by finality, by block_id, or by sync
+// checkpoint ("genesis" or "earliest_available").
+type BlockReference struct {
+	Finality       string
+	BlockID        *BlockID
+	SyncCheckpoint string
+}
+
+// ParseBlockReference reads `finality`, `block_id` or `sync_checkpoint` from
+// a params object. Exactly one must be given.
+func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
+	var raw struct {
+		Finality       *string         `json:"finality"`
+		BlockID        json.RawMessage `json:"block_id"`
+		SyncCheckpoint *string         `json:"sync_checkpoint"`
+	}
+	if err := decodeParams(params, &raw); err != nil {
+		return BlockReference{}, err
+	}
+	var ref BlockReference
+	given := 0
+	if raw.Finality != nil {
+		given++
+		switch *raw.Finality {
+		case FinalityFinal, FinalityNearFinal, FinalityOptimistic:
+			ref.Finality = *raw.Finality
+		default:
+			return ref, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `optimistic`, `near-final`, `final`", *raw.Finality))
+		}
+	}
+	if raw.BlockID != nil && !bytes.Equal(bytes.TrimSpace(raw.BlockID), []byte("null")) {
+		given++
+		var id BlockID
+		if err := json.Unmarshal(raw.BlockID, &id); err != nil {
+			return ref, ParseError("Failed parsing args: " + err.Error())
+		}
+		ref.BlockID = &id
+	}
+	if raw.SyncCheckpoint != nil {
+		given++
+		switch *raw.SyncCheckpoint {
+		case "genesis", "earliest_available":
+			ref.SyncCheckpoint = *raw.SyncCheckpoint
+		default:
+			return ref, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected `genesis` or `earliest_available`", *raw.SyncCheckpoint))
+		}
+	}
+	switch {
+	case given == 0:
+		return ref, ParseError("Failed parsing args: expected one of `finality`, `block_id` or `sync_checkpoint`")
+	case given > 1:
+		return ref, ParseError("Failed parsing args: give one of `finality`, `block_id` or `sync_checkpoint`, not several")
+	}
+	return ref, nil
+}
+
+// decodeParams decodes a params object into v, turning any failure into a
+// PARSE_ERROR that says what was wrong.
+func decodeParams(params json.RawMessage, v any) *Error {
+	trimmed := bytes.TrimSpace(params)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return ParseError("Failed parsing args: params must be an object")
+	}
+	if err := json.Unmarshal(trimmed, v); err != nil {
+		return ParseError("Failed parsing args: " + describeJSONError(err))
+	}
+	return nil
+}
+
+// DecodeParams is decodeParams for other packages' method params.
+func DecodeParams(params json.RawMessage, v any) *Error { return decodeParams(params, v) }
+
+// describeJSONError words a decoding error for a client, without Go type
+// names.
+func describeJSONError(err error) string {
+	switch e := err.(type) {
+	case *json.UnmarshalTypeError:
+		if e.Field != "" {
+			return fmt.Sprintf("invalid type: %s for field `%s`", e.Value, e.Field)
+		}
+		return fmt.Sprintf("invalid type: %s", e.Value)
+	case *json.SyntaxError:
+		return fmt.Sprintf("invalid JSON at offset %d", e.Offset)
+	}
+	return err.Error()
+}

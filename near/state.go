@@ -1,0 +1,225 @@
+package near
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// StateChangeCauseView says why state changed: {"type": "transaction_processing",
+// "tx_hash": ...}, {"type": "receipt_processing", "receipt_hash": ...}, ...
+type StateChangeCauseView struct {
+	Type        string `json:"type"`
+	TxHash      string `json:"tx_hash,omitempty"`
+	ReceiptHash string `json:"receipt_hash,omitempty"`
+}
+
+// State change types, as `changes` and `EXPERIMENTAL_changes` name them.
+const (
+	ChangeAccountUpdate        = "account_update"
+	ChangeAccountDeletion      = "account_deletion"
+	ChangeAccessKeyUpdate      = "access_key_update"
+	ChangeAccessKeyDeletion    = "access_key_deletion"
+	ChangeDataUpdate           = "data_update"
+	ChangeDataDeletion         = "data_deletion"
+	ChangeContractCodeUpdate   = "contract_code_update"
+	ChangeContractCodeDeletion = "contract_code_deletion"
+)
+
+// StateChangeWithCauseView is one entry of a `changes` result.
+type StateChangeWithCauseView struct {
+	Cause  StateChangeCauseView `json:"cause"`
+	Type   string               `json:"type"`
+	Change StateChangeValue     `json:"change"`
+}
+
+// StateChangeValue is the `change` object of a state change. Which fields
+// are set depends on the change type; the field order keeps each type's
+// fields in nearcore's order.
+type StateChangeValue struct {
+	AccountID   string         `json:"account_id"`
+	PublicKey   *string        `json:"public_key,omitempty"`
+	AccessKey   *AccessKeyView `json:"access_key,omitempty"`
+	KeyBase64   *[]byte        `json:"key_base64,omitempty"`
+	ValueBase64 *[]byte        `json:"value_base64,omitempty"`
+	CodeBase64  *[]byte        `json:"code_base64,omitempty"`
+	*Account
+}
+
+// Account is an account's state: the `change` of an account_update and the
+// body of a view_account result.
+type Account struct {
+	Amount        U128   `json:"amount"`
+	Locked        U128   `json:"locked"`
+	CodeHash      string `json:"code_hash"`
+	StorageUsage  uint64 `json:"storage_usage"`
+	StoragePaidAt uint64 `json:"storage_paid_at"`
+}
+
+// StateChangeKindView is one entry of a `block_effects` /
+// `EXPERIMENTAL_changes_in_block` result.
+type StateChangeKindView struct {
+	Type      string `json:"type"`
+	AccountID string `json:"account_id"`
+}
+
+// Block effect types.
+const (
+	EffectAccountTouched      = "account_touched"
+	EffectAccessKeyTouched    = "access_key_touched"
+	EffectDataTouched         = "data_touched"
+	EffectContractCodeTouched = "contract_code_touched"
+)
+
+// BlockEffectsView is the result of `block_effects` and
+// `EXPERIMENTAL_changes_in_block`.
+type BlockEffectsView struct {
+	BlockHash string                `json:"block_hash"`
+	Changes   []StateChangeKindView `json:"changes"`
+}
+
+// ChangesView is the result of `changes` and `EXPERIMENTAL_changes`.
+type ChangesView struct {
+	BlockHash string                     `json:"block_hash"`
+	Changes   []StateChangeWithCauseView `json:"changes"`
+}
+
+// AccessKeyView is an access key: nonce and permission.
+type AccessKeyView struct {
+	Nonce      uint64              `json:"nonce"`
+	Permission AccessKeyPermission `json:"permission"`
+}
+
+// AccessKeyPermission is "FullAccess" or {"FunctionCall": {...}}.
+type AccessKeyPermission struct {
+	FunctionCall *FunctionCallPermission
+}
+
+// FunctionCallPermission limits a key to calls on one receiver.
+type FunctionCallPermission struct {
+	Allowance   *U128    `json:"allowance"`
+	ReceiverID  string   `json:"receiver_id"`
+	MethodNames []string `json:"method_names"`
+}
+
+// MarshalJSON encodes "FullAccess" or {"FunctionCall": {...}}.
+func (p AccessKeyPermission) MarshalJSON() ([]byte, error) {
+	if p.FunctionCall == nil {
+		return []byte(`"FullAccess"`), nil
+	}
+	fc := *p.FunctionCall
+	if fc.MethodNames == nil {
+		fc.MethodNames = []string{}
+	}
+	return json.Marshal(map[string]FunctionCallPermission{"FunctionCall": fc})
+}
+
+// UnmarshalJSON decodes "FullAccess" or {"FunctionCall": {...}}.
+func (p *AccessKeyPermission) UnmarshalJSON(data []byte) error {
+	var name string
+	if json.Unmarshal(data, &name) == nil {
+		if name != "FullAccess" {
+			return fmt.Errorf("decode access key permission: unknown %q", name)
+		}
+		p.FunctionCall = nil
+		return nil
+	}
+	var tagged struct {
+		FunctionCall *FunctionCallPermission `json:"FunctionCall"`
+	}
+	if err := json.Unmarshal(data, &tagged); err != nil {
+		return fmt.Errorf("decode access key permission: %w", err)
+	}
+	if tagged.FunctionCall == nil {
+		return fmt.Errorf("decode access key permission: want FullAccess or FunctionCall")
+	}
+	p.FunctionCall = tagged.FunctionCall
+	return nil
+}
+
+// BlockStamp closes every `query` result: the block it was answered at.
+type BlockStamp struct {
+	BlockHeight uint64 `json:"block_height"`
+	BlockHash   string `json:"block_hash"`
+}
+
+// AccountView is the result of `query` view_account.
+type AccountView struct {
+	Account
+	BlockStamp
+}
+
+// AccessKeyResult is the result of `query` view_access_key.
+type AccessKeyResult struct {
+	AccessKeyView
+	BlockStamp
+}
+
+// AccessKeyInfoView is one key of a view_access_key_list result.
+type AccessKeyInfoView struct {
+	PublicKey string        `json:"public_key"`
+	AccessKey AccessKeyView `json:"access_key"`
+}
+
+// AccessKeyListView is the result of `query` view_access_key_list.
+type AccessKeyListView struct {
+	Keys []AccessKeyInfoView `json:"keys"`
+	BlockStamp
+}
+
+// StateItem is one key/value pair of a view_state result (base64 both).
+type StateItem struct {
+	Key   []byte `json:"key"`
+	Value []byte `json:"value"`
+}
+
+// ViewStateResult is the result of `query` view_state.
+type ViewStateResult struct {
+	Values []StateItem `json:"values"`
+	BlockStamp
+}
+
+// ContractCodeView is the result of `query` view_code.
+type ContractCodeView struct {
+	CodeBase64 []byte `json:"code_base64"`
+	Hash       string `json:"hash"`
+	BlockStamp
+}
+
+// CallResult is the result of `query` call_function: the return value as an
+// array of byte values, and the logs.
+type CallResult struct {
+	Result ByteArray `json:"result"`
+	Logs   []string  `json:"logs"`
+	BlockStamp
+}
+
+// ByteArray encodes as a JSON array of numbers, as nearcore's call results do.
+type ByteArray []byte
+
+// MarshalJSON encodes b as [n, n, ...].
+func (b ByteArray) MarshalJSON() ([]byte, error) {
+	ints := make([]int, len(b))
+	for i, v := range b {
+		ints[i] = int(v)
+	}
+	return json.Marshal(ints)
+}
+
+// UnmarshalJSON decodes [n, n, ...].
+func (b *ByteArray) UnmarshalJSON(data []byte) error {
+	var ints []uint8
+	var raw []json.Number
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("decode byte array: %w", err)
+	}
+	ints = make([]uint8, len(raw))
+	for i, n := range raw {
+		v, err := n.Int64()
+		if err != nil || v < 0 || v > 255 {
+			return fmt.Errorf("decode byte array: %q is not a byte", n)
+		}
+		ints[i] = uint8(v)
+	}
+	*b = ints
+	return nil
+}

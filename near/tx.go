@@ -1,0 +1,267 @@
+package near
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// SignedTransactionView is a transaction as a chunk or a tx status shows it.
+type SignedTransactionView struct {
+	SignerID    string       `json:"signer_id"`
+	PublicKey   string       `json:"public_key"`
+	Nonce       uint64       `json:"nonce"`
+	ReceiverID  string       `json:"receiver_id"`
+	Actions     []ActionView `json:"actions"`
+	PriorityFee uint64       `json:"priority_fee"`
+	Signature   string       `json:"signature"`
+	Hash        string       `json:"hash"`
+}
+
+// ActionView is one action of a transaction or receipt. Exactly one field is
+// set; it encodes as nearcore's externally tagged enum ("CreateAccount" or
+// {"Transfer": {...}}).
+type ActionView struct {
+	CreateAccount  bool
+	DeployContract *DeployContractAction
+	FunctionCall   *FunctionCallAction
+	Transfer       *TransferAction
+	Stake          *StakeAction
+	AddKey         *AddKeyAction
+	DeleteKey      *DeleteKeyAction
+	DeleteAccount  *DeleteAccountAction
+	// Other holds any action kind this package does not model (Delegate,
+	// DeployGlobalContract, ...), kept as the raw JSON it came in.
+	Other json.RawMessage
+}
+
+// DeployContractAction deploys code (base64 in JSON).
+type DeployContractAction struct {
+	Code []byte `json:"code"`
+}
+
+// FunctionCallAction calls a contract method; Args is base64 in JSON.
+type FunctionCallAction struct {
+	MethodName string `json:"method_name"`
+	Args       []byte `json:"args"`
+	Gas        uint64 `json:"gas"`
+	Deposit    U128   `json:"deposit"`
+}
+
+// TransferAction moves Deposit yoctoNEAR to the receiver.
+type TransferAction struct {
+	Deposit U128 `json:"deposit"`
+}
+
+// StakeAction stakes Stake yoctoNEAR with PublicKey.
+type StakeAction struct {
+	Stake     U128   `json:"stake"`
+	PublicKey string `json:"public_key"`
+}
+
+// AddKeyAction adds an access key.
+type AddKeyAction struct {
+	PublicKey string        `json:"public_key"`
+	AccessKey AccessKeyView `json:"access_key"`
+}
+
+// DeleteKeyAction removes an access key.
+type DeleteKeyAction struct {
+	PublicKey string `json:"public_key"`
+}
+
+// DeleteAccountAction deletes the receiver, sending its balance to
+// BeneficiaryID.
+type DeleteAccountAction struct {
+	BeneficiaryID string `json:"beneficiary_id"`
+}
+
+// Kind returns the action's name as nearcore spells it ("Transfer", ...).
+func (a ActionView) Kind() string {
+	switch {
+	case a.CreateAccount:
+		return "CreateAccount"
+	case a.DeployContract != nil:
+		return "DeployContract"
+	case a.FunctionCall != nil:
+		return "FunctionCall"
+	case a.Transfer != nil:
+		return "Transfer"
+	case a.Stake != nil:
+		return "Stake"
+	case a.AddKey != nil:
+		return "AddKey"
+	case a.DeleteKey != nil:
+		return "DeleteKey"
+	case a.DeleteAccount != nil:
+		return "DeleteAccount"
+	}
+	var tagged map[string]json.RawMessage
+	if json.Unmarshal(a.Other, &tagged) == nil {
+		for k := range tagged {
+			return k
+		}
+	}
+	var name string
+	if json.Unmarshal(a.Other, &name) == nil {
+		return name
+	}
+	return ""
+}
+
+// MarshalJSON encodes the action as nearcore's tagged enum.
+func (a ActionView) MarshalJSON() ([]byte, error) {
+	var body any
+	switch {
+	case a.CreateAccount:
+		return []byte(`"CreateAccount"`), nil
+	case a.DeployContract != nil:
+		body = a.DeployContract
+	case a.FunctionCall != nil:
+		body = a.FunctionCall
+	case a.Transfer != nil:
+		body = a.Transfer
+	case a.Stake != nil:
+		body = a.Stake
+	case a.AddKey != nil:
+		body = a.AddKey
+	case a.DeleteKey != nil:
+		body = a.DeleteKey
+	case a.DeleteAccount != nil:
+		body = a.DeleteAccount
+	case a.Other != nil:
+		return a.Other, nil
+	default:
+		return nil, errors.New("encode action: no action set")
+	}
+	return json.Marshal(map[string]any{a.Kind(): body})
+}
+
+// UnmarshalJSON decodes nearcore's tagged action enum.
+func (a *ActionView) UnmarshalJSON(data []byte) error {
+	*a = ActionView{}
+	var name string
+	if json.Unmarshal(data, &name) == nil {
+		if name == "CreateAccount" {
+			a.CreateAccount = true
+			return nil
+		}
+		a.Other = append(json.RawMessage(nil), data...)
+		return nil
+	}
+	var tagged map[string]json.RawMessage
+	if err := json.Unmarshal(data, &tagged); err != nil {
+		return fmt.Errorf("decode action: %w", err)
+	}
+	if len(tagged) != 1 {
+		return fmt.Errorf("decode action: want one tag, got %d", len(tagged))
+	}
+	for kind, body := range tagged {
+		var target any
+		switch kind {
+		case "DeployContract":
+			a.DeployContract = new(DeployContractAction)
+			target = a.DeployContract
+		case "FunctionCall":
+			a.FunctionCall = new(FunctionCallAction)
+			target = a.FunctionCall
+		case "Transfer":
+			a.Transfer = new(TransferAction)
+			target = a.Transfer
+		case "Stake":
+			a.Stake = new(StakeAction)
+			target = a.Stake
+		case "AddKey":
+			a.AddKey = new(AddKeyAction)
+			target = a.AddKey
+		case "DeleteKey":
+			a.DeleteKey = new(DeleteKeyAction)
+			target = a.DeleteKey
+		case "DeleteAccount":
+			a.DeleteAccount = new(DeleteAccountAction)
+			target = a.DeleteAccount
+		default:
+			a.Other = append(json.RawMessage(nil), data...)
+			return nil
+		}
+		if err := json.Unmarshal(body, target); err != nil {
+			return fmt.Errorf("decode %s action: %w", kind, err)
+		}
+	}
+	return nil
+}
+
+// ReceiptView is a receipt as a chunk or a tx status shows it.
+type ReceiptView struct {
+	PredecessorID string          `json:"predecessor_id"`
+	ReceiverID    string          `json:"receiver_id"`
+	ReceiptID     string          `json:"receipt_id"`
+	Receipt       ReceiptEnumView `json:"receipt"`
+	Priority      uint64          `json:"priority"`
+}
+
+// ReceiptEnumView is {"Action": {...}} or {"Data": {...}}.
+type ReceiptEnumView struct {
+	Action *ActionReceiptView `json:"Action,omitempty"`
+	Data   *DataReceiptView   `json:"Data,omitempty"`
+}
+
+// ActionReceiptView is the body of an action receipt.
+type ActionReceiptView struct {
+	SignerID            string             `json:"signer_id"`
+	SignerPublicKey     string             `json:"signer_public_key"`
+	GasPrice            U128               `json:"gas_price"`
+	OutputDataReceivers []DataReceiverView `json:"output_data_receivers"`
+	InputDataIDs        []string           `json:"input_data_ids"`
+	Actions             []ActionView       `json:"actions"`
+	IsPromiseYield      bool               `json:"is_promise_yield"`
+}
+
+// DataReceiverView names where a receipt's result goes.
+type DataReceiverView struct {
+	DataID     string `json:"data_id"`
+	ReceiverID string `json:"receiver_id"`
+}
+
+// DataReceiptView is the body of a data receipt; Data is base64 in JSON.
+type DataReceiptView struct {
+	DataID          string  `json:"data_id"`
+	Data            *[]byte `json:"data"`
+	IsPromiseResume bool    `json:"is_promise_resume"`
+}
+
+// ExecutionOutcomeWithIDView is the outcome of a transaction or receipt.
+type ExecutionOutcomeWithIDView struct {
+	Proof     []MerklePathItem     `json:"proof"`
+	BlockHash string               `json:"block_hash"`
+	ID        string               `json:"id"`
+	Outcome   ExecutionOutcomeView `json:"outcome"`
+}
+
+// MerklePathItem is one step of an outcome proof.
+type MerklePathItem struct {
+	Hash      string `json:"hash"`
+	Direction string `json:"direction"`
+}
+
+// ExecutionOutcomeView is what executing a transaction or receipt did.
+type ExecutionOutcomeView struct {
+	Logs        []string        `json:"logs"`
+	ReceiptIDs  []string        `json:"receipt_ids"`
+	GasBurnt    uint64          `json:"gas_burnt"`
+	TokensBurnt U128            `json:"tokens_burnt"`
+	ExecutorID  string          `json:"executor_id"`
+	Status      json.RawMessage `json:"status"`
+	Metadata    json.RawMessage `json:"metadata"`
+}
+
+// FinalExecutionOutcomeView is the result of `tx`; the `EXPERIMENTAL_tx_status`
+// result adds Receipts.
+type FinalExecutionOutcomeView struct {
+	FinalExecutionStatus string                       `json:"final_execution_status"`
+	Status               json.RawMessage              `json:"status"`
+	Transaction          SignedTransactionView        `json:"transaction"`
+	TransactionOutcome   ExecutionOutcomeWithIDView   `json:"transaction_outcome"`
+	ReceiptsOutcome      []ExecutionOutcomeWithIDView `json:"receipts_outcome"`
+	Receipts             []ReceiptView                `json:"receipts,omitempty"`
+}
