@@ -1,0 +1,45 @@
+package rpcserve
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/nearline/nearline/near"
+)
+
+// Backend answers NEAR's read methods. The archive (Postgres) and the
+// simulator both implement it, so both speak through one protocol layer:
+// the same routing, parameter parsing, envelopes and limits.
+//
+// A method returns a *near.Error (possibly wrapped) for any condition the
+// client should see (UNKNOWN_BLOCK, UNKNOWN_ACCOUNT, ...); any other error is
+// logged and answered as a generic INTERNAL_ERROR, never shown as text.
+type Backend interface {
+	// Block returns the `block` result for ref.
+	Block(ctx context.Context, ref near.BlockReference) (json.RawMessage, error)
+	// Chunk returns the `chunk` result.
+	Chunk(ctx context.Context, req near.ChunkRequest) (json.RawMessage, error)
+	// BlockEffects returns the `EXPERIMENTAL_changes_in_block` result.
+	BlockEffects(ctx context.Context, ref near.BlockReference) (*near.BlockEffectsView, error)
+	// Changes returns the `EXPERIMENTAL_changes` result.
+	Changes(ctx context.Context, req near.ChangesRequest) (*near.ChangesView, error)
+	// Query returns a `query` result (near.AccountView, near.ContractCodeView,
+	// near.ViewStateResult, near.AccessKeyResult, near.AccessKeyListView or
+	// near.CallResult).
+	Query(ctx context.Context, req near.QueryRequest) (any, error)
+	// GasPrice returns the gas price at id, or at the latest block for nil.
+	GasPrice(ctx context.Context, id *near.BlockID) (*near.GasPriceView, error)
+	// GenesisConfig returns the `genesis_config` result.
+	GenesisConfig(ctx context.Context) (json.RawMessage, error)
+	// ProtocolConfig returns the `EXPERIMENTAL_protocol_config` result.
+	ProtocolConfig(ctx context.Context, ref near.BlockReference) (json.RawMessage, error)
+	// Status returns the `status` result.
+	Status(ctx context.Context) (json.RawMessage, error)
+	// Health returns nil when healthy; its error is the `health` error.
+	Health(ctx context.Context) error
+	// Tx returns the `tx` result, or with withReceipts the
+	// `EXPERIMENTAL_tx_status` result.
+	Tx(ctx context.Context, req near.TxRequest, withReceipts bool) (json.RawMessage, error)
+	// Validators returns the `validators` result for its raw params.
+	Validators(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+}
