@@ -1,0 +1,107 @@
+package near
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Errors of `query` (and `EXPERIMENTAL_*` views), as nearcore names them.
+
+// MarshalJSON encodes a BlockReference as nearcore does inside error info:
+// {"block_id": 10}, {"finality": "final"} or {"sync_checkpoint": "genesis"}.
+func (r BlockReference) MarshalJSON() ([]byte, error) {
+	switch {
+	case r.BlockID != nil:
+		return json.Marshal(map[string]BlockID{"block_id": *r.BlockID})
+	case r.SyncCheckpoint != "":
+		return json.Marshal(map[string]string{"sync_checkpoint": r.SyncCheckpoint})
+	}
+	return json.Marshal(map[string]string{"finality": r.Finality})
+}
+
+// QueryUnknownBlock is query's UNKNOWN_BLOCK.
+func QueryUnknownBlock(ref BlockReference) *Error {
+	b, _ := ref.MarshalJSON()
+	return HandlerError("UNKNOWN_BLOCK", map[string]json.RawMessage{"block_reference": b},
+		fmt.Sprintf("Block either has never been observed on the node or has been garbage collected: %s", b))
+}
+
+type stampInfo struct {
+	BlockHeight uint64 `json:"block_height"`
+	BlockHash   string `json:"block_hash"`
+}
+
+// GarbageCollectedBlock is the error for data a regular node no longer has.
+func GarbageCollectedBlock(at BlockStamp) *Error {
+	return HandlerError("GARBAGE_COLLECTED_BLOCK", stampInfo(at),
+		fmt.Sprintf("The data for block #%d is garbage collected on this node, use an archival node to fetch historical data", at.BlockHeight))
+}
+
+// UnknownAccount is the error for an account that does not exist at the block.
+func UnknownAccount(accountID string, at BlockStamp) *Error {
+	return HandlerError("UNKNOWN_ACCOUNT", struct {
+		RequestedAccountID string `json:"requested_account_id"`
+		stampInfo
+	}{accountID, stampInfo(at)},
+		fmt.Sprintf("account %s does not exist while viewing", accountID))
+}
+
+// InvalidAccount is the error for an account id of invalid format.
+func InvalidAccount(accountID string, at BlockStamp) *Error {
+	return HandlerError("INVALID_ACCOUNT", struct {
+		RequestedAccountID string `json:"requested_account_id"`
+		stampInfo
+	}{accountID, stampInfo(at)},
+		fmt.Sprintf("Account ID %s is invalid", accountID))
+}
+
+// NoContractCode is the error for view_code/call_function on an account with
+// no contract.
+func NoContractCode(accountID string, at BlockStamp) *Error {
+	return HandlerError("NO_CONTRACT_CODE", struct {
+		ContractAccountID string `json:"contract_account_id"`
+		stampInfo
+	}{accountID, stampInfo(at)},
+		fmt.Sprintf("Contract code for contract ID %s has never been observed on the node at block #%d", accountID, at.BlockHeight))
+}
+
+// TooLargeContractState is the error for view_state over the size limit.
+func TooLargeContractState(accountID string, at BlockStamp) *Error {
+	return HandlerError("TOO_LARGE_CONTRACT_STATE", struct {
+		ContractAccountID string `json:"contract_account_id"`
+		stampInfo
+	}{accountID, stampInfo(at)},
+		fmt.Sprintf("State of contract %s is too large to be viewed", accountID))
+}
+
+// UnknownAccessKey is the error for view_access_key on a key the account
+// does not have.
+func UnknownAccessKey(publicKey string, at BlockStamp) *Error {
+	return HandlerError("UNKNOWN_ACCESS_KEY", struct {
+		PublicKey string `json:"public_key"`
+		stampInfo
+	}{publicKey, stampInfo(at)},
+		fmt.Sprintf("Access key for public key %s has never been observed on the node", publicKey))
+}
+
+// ContractExecutionError is call_function's error when the contract fails.
+// vmError is the FunctionCallError view ({"ExecutionError": "..."}, ...) and
+// debugText its Rust-Debug-like text for the legacy data string.
+func ContractExecutionError(vmError json.RawMessage, debugText string, at BlockStamp) *Error {
+	return HandlerError("CONTRACT_EXECUTION_ERROR", struct {
+		VMError json.RawMessage `json:"vm_error"`
+		stampInfo
+	}{vmError, stampInfo(at)},
+		"Function call returned an error: "+debugText)
+}
+
+// NoSyncedBlocks is query's error before the node has any block.
+func NoSyncedBlocks() *Error {
+	return HandlerError("NO_SYNCED_BLOCKS", nil, "There are no fully synchronized blocks on the node yet")
+}
+
+// UnknownTransaction is tx status's error for a transaction nobody has.
+func UnknownTransaction(txHash string) *Error {
+	return HandlerError("UNKNOWN_TRANSACTION", map[string]string{"requested_transaction_hash": txHash},
+		fmt.Sprintf("Transaction %s doesn't exist", txHash))
+}
