@@ -1,0 +1,126 @@
+// Command nearline indexes a NEAR network into PostgreSQL and answers NEAR's
+// JSON-RPC read methods from it. main only wires: every subcommand parses
+// its own FlagSet (each flag defaulting from an environment variable) and
+// runs under one context that SIGINT/SIGTERM cancel.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// environment is what a subcommand gets from the process.
+type environment struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	logger         *slog.Logger
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *environment, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "migrate, index and serve in one process", runRun},
+		{"index", "follow finalized blocks of an upstream node into PostgreSQL", runIndex},
+		{"serve", "answer NEAR JSON-RPC read methods from PostgreSQL", runServe},
+		{"migrate", "apply the embedded database migrations", runMigrate},
+		{"sim", "serve a simulated NEAR node (deterministic chain) over JSON-RPC", runSim},
+		{"status", "print the archive's indexed range and cursor", runStatus},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	env := &environment{
+		stdout: os.Stdout,
+		stderr: os.Stderr,
+		getenv: os.Getenv,
+		logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+	}
+	code := run(ctx, env, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches to a subcommand and returns the process exit code.
+func run(ctx context.Context, env *environment, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			return run(ctx, env, []string{args[1], "-h"})
+		}
+		usage(env.stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, env, args[1:])
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			return 2
+		}
+		env.logger.Error("nearline "+c.name+" failed", "err", err)
+		return 1
+	}
+	fmt.Fprintf(env.stderr, "nearline: unknown command %q\n\n", args[0])
+	usage(env.stderr)
+	return 2
+}
+
+// errUsage marks a command line that could not be parsed; the FlagSet has
+// already said why.
+var errUsage = errors.New("usage error")
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: nearline <command> [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'nearline <command> -h' for a command's flags. Every flag also reads an environment variable, shown in its help.")
+}
+
+// newFlagSet returns a FlagSet that reports errors instead of exiting.
+func newFlagSet(env *environment, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("nearline "+name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: nearline %s %s\n\nFlags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, mapping a bad command line to errUsage.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "unexpected arguments: %v\n", fs.Args())
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
