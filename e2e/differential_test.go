@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"encoding/json"
+
+	"strconv"
+	"testing"
+	"time"
+)
+
+// request is one JSON-RPC call sent to both the simulator and serve.
+type request struct {
+	method string
+	params any
+}
+
+func (r request) String() string {
+	p, _ := json.Marshal(r.params)
+	return r.method + " " + string(p)
+}
+
+// chainShape is what the differential test reads off the simulator to
+// build its requests.
+type chainShape struct {
+	genesisHeight uint64
+	head          uint64
+}
+
+func readShape(t *testing.T, sim *client) chainShape {
+	t.Helper()
+	env, err := sim.call("genesis_config", nil)
+	if err != nil || env.Result == nil {
+		t.Fatalf("genesis_config from sim: %v %s", err, env.Error)
+	}
+	var genesis struct {
+		GenesisHeight uint64 `json:"genesis_height"`
+	}
+	if err := json.Unmarshal(env.Result, &genesis); err != nil {
+		t.Fatalf("decode genesis_config: %v", err)
+	}
+	env, err = sim.call("block", map[string]any{"finality": "final"})
+	if err != nil || env.Result == nil {
+		t.Fatalf("final block from sim: %v %s", err, env.Error)
+	}
+	var head struct {
+		Header struct {
+			Height uint64 `json:"height"`
+		} `json:"header"`
+	}
+	if err := json.Unmarshal(env.Result, &head); err != nil {
+		t.Fatalf("decode block: %v", err)
+	}
+	return chainShape{genesisHeight: genesis.GenesisHeight, head: head.Header.Height}
+}
+
+// blockRequests lists the block and chunk requests for one height: by
+// height, by hash, every shard by (block_id, shard_id) and by chunk_id, a
+// shard that does not exist, and an unknown chunk hash.
+func blockRequests(t *testing.T, sim *client, height uint64) []request {
+	t.Helper()
+	reqs := []request{
+		{"block", map[string]any{"block_id": height}},
+		{"chunk", map[string]any{"block_id": height, "shard_id": 0}},
+	}
+	env, err := sim.call("block", map[string]any{"block_id": height})
+	if err != nil {
+		t.Fatalf("block %d from sim: %v", height, err)
+	}
+	if env.Result == nil {
+		return reqs
+	}
+	var block struct {
+		Header struct {
+			Hash string `json:"hash"`
+		} `json:"header"`
+		Chunks []struct {
+			ChunkHash string `json:"chunk_hash"`
+			ShardID   uint64 `json:"shard_id"`
+		} `json:"chunks"`
+	}
+	if err := json.Unmarshal(env.Result, &block); err != nil {
+		t.Fatalf("decode block %d: %v", height, err)
+	}
+	reqs = append(reqs, request{"block", map[string]any{"block_id": block.Header.Hash}})
+	for _, c := range block.Chunks {
+		reqs = append(reqs,
+			request{"chunk", map[string]any{"block_id": height, "shard_id": c.ShardID}},
+			request{"chunk", map[string]any{"block_id": block.Header.Hash, "shard_id": c.ShardID}},
+			request{"chunk", map[string]any{"chunk_id": c.ChunkHash}},
+		)
+	}
+	reqs = append(reqs, request{"chunk", map[string]any{"block_id": height, "shard_id": len(block.Chunks) + 7}})
+	return reqs
+}
+
+// compare sends every request to both nodes and reports each difference in
+// result or error.
+func compare(t *testing.T, sim, serve *client, reqs []request) (compared int) {
+	t.Helper()
+	mismatches := 0
+	for _, r := range reqs {
+		want, err := sim.call(r.method, r.params)
+		if err != nil {
+			t.Fatalf("sim %s: %v", r, err)
+		}
+		got, err := serve.call(r.method, r.params)
+		if err != nil {
+			t.Fatalf("serve %s: %v", r, err)
+		}
+		compared++
+		if canonical(want.Result) == canonical(got.Result) && canonical(want.Error) == canonical(got.Error) {
+			continue
+		}
+		mismatches++
+		if mismatches <= 15 {
+			t.Errorf("%s:\n sim:   result=%.600s error=%.600s\n serve: result=%.600s error=%.600s",
+				r, want.Result, want.Error, got.Result, got.Error)
+		}
+	}
+	if mismatches > 15 {
+		t.Errorf("... %d mismatches in all", mismatches)
+	}
+	return compared
+}
+
+// TestSkeletonBlocksAndChunks is issue 2's end-to-end check: sim → index
+// --to → serve, then every height's block and chunk requests answered the
+// same by both, including the errors for heights with no block.
+func TestSkeletonBlocksAndChunks(t *testing.T) {
+	const maxHeight = 300
+	simAddr, serveAddr := freeAddr(t), freeAddr(t)
+	dbURL := freshDatabase(t)
+
+	start(t, "sim", "--listen", simAddr, "--seed", "7", "--shards", "4",
+		"--block-time", "0", "--max-height", strconv.Itoa(maxHeight))
+	sim := newClient(simAddr)
+	sim.waitReady(t, 30*time.Second)
+	shape := readShape(t, sim)
+
+	if out, err := runToEnd(t, 3*time.Minute, "index", "--database-url", dbURL,
+		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.head, 10)); err != nil {
+		t.Fatalf("nearline index: %v\n%s", err, tail(out, 40))
+	}
+
+	start(t, "serve", "--database-url", dbURL, "--listen", serveAddr)
+	serve := newClient(serveAddr)
+	serve.waitReady(t, 30*time.Second)
+
+	var reqs []request
+	for h := shape.genesisHeight; h <= shape.head+3; h++ {
+		reqs = append(reqs, blockRequests(t, sim, h)...)
+	}
+	reqs = append(reqs,
+		request{"block", map[string]any{"block_id": "11111111111111111111111111111111"}},
+		request{"chunk", map[string]any{"chunk_id": "11111111111111111111111111111111"}},
+		request{"block", map[string]any{"finality": "final"}},
+		request{"block", map[string]any{"block_id": -1}},
+		request{"block", map[string]any{"block_id": 1, "finality": "final"}},
+		request{"chunk", map[string]any{}},
+		request{"no_such_method", map[string]any{}},
+	)
+	n := compare(t, sim, serve, reqs)
+	t.Logf("compared %d requests over heights %d..%d", n, shape.genesisHeight, shape.head+3)
+	if n < maxHeight {
+		t.Fatalf("compared only %d requests", n)
+	}
+}

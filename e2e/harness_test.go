@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// binary is the nearline binary built once for the package's tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "nearline-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "nearline")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/nearline")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build nearline:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freeAddr returns a loopback address with a free port.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// process is a running nearline subcommand whose output is kept for the
+// test log.
+type process struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan error
+}
+
+func (p *process) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+func (p *process) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// start runs `nearline args...` in the background; it is killed when the
+// test ends.
+func start(t *testing.T, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(binary, args...), done: make(chan error, 1)}
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start nearline %v: %v", args, err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("nearline %s output:\n%s", args[0], tail(p.output(), 60))
+		}
+	})
+	return p
+}
+
+// runToEnd runs `nearline args...` and waits up to timeout for it to exit.
+func runToEnd(t *testing.T, timeout time.Duration, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binary, args...).CombinedOutput()
+	return string(out), err
+}
+
+func tail(s string, lines int) string {
+	var all []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		all = append(all, sc.Text())
+	}
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// client posts JSON-RPC requests.
+type client struct {
+	url  string
+	http *http.Client
+}
+
+func newClient(addr string) *client {
+	return &client{url: "http://" + addr, http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// envelope is a JSON-RPC response with result and error kept raw.
+type envelope struct {
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// call sends one request and returns the decoded envelope.
+func (c *client) call(method string, params any) (envelope, error) {
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "dontcare", "method": method, "params": params})
+	if err != nil {
+		return envelope{}, err
+	}
+	return c.post("", body)
+}
+
+func (c *client) post(path string, body []byte) (envelope, error) {
+	resp, err := c.http.Post(c.url+path, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return envelope{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return envelope{}, err
+	}
+	var env envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return envelope{}, fmt.Errorf("decode response (HTTP %d) %q: %w", resp.StatusCode, raw, err)
+	}
+	return env, nil
+}
+
+// waitReady polls status until the node answers or the deadline passes.
+func (c *client) waitReady(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		env, err := c.call("status", map[string]any{})
+		if err == nil && env.Result != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not answer status within %s: %v %s", c.url, timeout, err, env.Error)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// canonical re-encodes JSON with sorted keys, so equal documents compare
+// equal as strings; numbers keep their text.
+func canonical(raw json.RawMessage) string {
+	if raw == nil {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "invalid JSON: " + string(raw)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
