@@ -1,0 +1,241 @@
+package nearvm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+	"golang.org/x/sync/singleflight"
+)
+
+// Runtime runs NEAR contracts. It is long-lived and safe for concurrent
+// calls; each call gets its own module instance.
+type Runtime struct {
+	cfg    Config
+	wasm   wazero.Runtime
+	cache  *moduleCache
+	group  singleflight.Group
+	hostFn map[string]funcType // the env functions this runtime provides
+}
+
+// New builds a Runtime with cfg (zero fields take their defaults).
+func New(ctx context.Context, cfg Config) (*Runtime, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("validate config: %w", err)
+	}
+	features := api.CoreFeaturesV2.SetEnabled(api.CoreFeatureSIMD, false)
+	// NewRuntimeConfig picks the compiler where wazero supports the platform
+	// (amd64, arm64) and the interpreter elsewhere.
+	wcfg := wazero.NewRuntimeConfig().
+		WithCoreFeatures(features).
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(cfg.MemoryLimitPages)
+	r := &Runtime{
+		cfg:    cfg,
+		wasm:   wazero.NewRuntimeWithConfig(ctx, wcfg),
+		cache:  newModuleCache(cfg.CacheSize),
+		hostFn: map[string]funcType{},
+	}
+	if err := r.instantiateHost(ctx); err != nil {
+		_ = r.wasm.Close(ctx)
+		return nil, fmt.Errorf("instantiate host functions: %w", err)
+	}
+	return r, nil
+}
+
+// Close releases every compiled contract. Calls in flight fail.
+func (r *Runtime) Close(ctx context.Context) error {
+	if err := r.wasm.Close(ctx); err != nil {
+		return fmt.Errorf("close wazero runtime: %w", err)
+	}
+	return nil
+}
+
+// Call runs method of the contract code (whose hash codeHash keys the compile
+// cache; empty means hash the code) with the call context c over the state
+// st.
+//
+// A contract failure returns the Outcome so far (logs, gas) together with a
+// *FunctionCallError. Any other error (storage failure, ctx cancelled,
+// runtime closed) is returned with a nil Outcome and is not a
+// *FunctionCallError.
+func (r *Runtime) Call(ctx context.Context, code []byte, codeHash string, method string, c Context, st Storage) (*Outcome, error) {
+	if codeHash == "" {
+		sum := sha256.Sum256(code)
+		codeHash = hex.EncodeToString(sum[:])
+	}
+	entry, err := r.contract(ctx, code, codeHash)
+	if err != nil {
+		return nil, err
+	}
+	defer r.cache.release(ctx, entry)
+
+	out := &Outcome{ReturnedReceipt: -1, StorageUsage: c.StorageUsage}
+	if entry.compileErr != nil {
+		return out, entry.compileErr
+	}
+	if method == "" {
+		return out, methodResolveError("MethodEmptyName")
+	}
+	sig, ok := entry.exports[method]
+	if !ok {
+		return out, methodResolveError("MethodNotFound")
+	}
+	if len(sig.params) != 0 || len(sig.results) != 0 {
+		return out, methodResolveError("MethodInvalidSignature")
+	}
+	if entry.linkErr != nil {
+		return out, entry.linkErr
+	}
+	return r.run(ctx, entry, method, c, st)
+}
+
+// contract returns the cache entry for codeHash, compiling code on a miss
+// (one compile per hash at a time), with a reference the caller releases.
+func (r *Runtime) contract(ctx context.Context, code []byte, key string) (*compiledContract, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		if e := r.cache.acquire(key); e != nil {
+			return e, nil
+		}
+		v, err, _ := r.group.Do(key, func() (any, error) {
+			return r.compile(ctx, code, key)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if e := r.cache.add(ctx, v.(*compiledContract)); e != nil {
+			return e, nil
+		}
+	}
+	return nil, fmt.Errorf("compile contract %s: evicted while compiling", key)
+}
+
+func (r *Runtime) compile(ctx context.Context, code []byte, key string) (*compiledContract, error) {
+	start := time.Now()
+	e := &compiledContract{key: key}
+	p, err := prepareModule(code, r.cfg.MemoryLimitPages, wasmOpCost, r.cfg.MaxGas)
+	switch {
+	case errors.Is(err, errMemoryLimits):
+		e.compileErr = prepareError("Memory", "Error creating memory.")
+		return e, nil
+	case err != nil:
+		e.compileErr = prepareError("Deserialization", "Error happened while deserializing the module.")
+		r.cfg.Logger.Debug("contract rejected", "code_hash", key, "err", err)
+		return e, nil
+	}
+	e.exports = p.exports
+	e.linkErr = r.checkImports(p)
+	compiled, err := r.wasm.CompileModule(ctx, p.binary)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("compile contract %s: %w", key, ctx.Err())
+		}
+		e.compileErr = compileError(err.Error())
+		return e, nil
+	}
+	e.compiled = compiled
+	r.cfg.Logger.Debug("contract compiled", "code_hash", key, "code_bytes", len(code), "elapsed", time.Since(start))
+	return e, nil
+}
+
+// checkImports finds the first import the runtime cannot satisfy, as
+// nearcore's LinkError.
+func (r *Runtime) checkImports(p *prepared) *FunctionCallError {
+	for _, imp := range p.funcImports {
+		want, ok := r.hostFn[imp.name]
+		if imp.module != "env" || !ok {
+			return linkError(fmt.Sprintf("Error while importing %q.%q: unknown import. Expected Function(%s)", imp.module, imp.name, imp.typ))
+		}
+		if !want.equal(imp.typ) {
+			return linkError(fmt.Sprintf("Error while importing %q.%q: incompatible import type. Expected Function(%s) but received Function(%s)", imp.module, imp.name, imp.typ, want))
+		}
+	}
+	if len(p.otherImports) > 0 {
+		return linkError(p.otherImports[0])
+	}
+	return nil
+}
+
+type stateKey struct{}
+
+func (r *Runtime) run(ctx context.Context, e *compiledContract, method string, c Context, st Storage) (*Outcome, error) {
+	s := newCallState(r.cfg, c, st)
+	callCtx := context.WithValue(ctx, stateKey{}, s)
+	mod, err := r.wasm.InstantiateModule(callCtx, e.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("instantiate contract: %w", ctx.Err())
+		}
+		// A start function that failed, or data that does not fit memory.
+		return s.outcome(), prepareError("Instantiate", "Error happened during instantiation.")
+	}
+	defer func() { _ = mod.Close(context.WithoutCancel(ctx)) }()
+	gas, ok := mod.ExportedGlobal(gasGlobalExport).(api.MutableGlobal)
+	if !ok {
+		return nil, errors.New("instrumented contract lacks its gas global")
+	}
+	s.gas = gas
+	gas.Set(uint64(s.gasLimit))
+
+	_, callErr := mod.ExportedFunction(method).Call(callCtx)
+	out := s.outcome()
+	if callErr == nil {
+		return out, nil
+	}
+	out.clearEffects(c.StorageUsage)
+	switch {
+	case s.internalErr != nil:
+		return nil, s.internalErr
+	case s.hostErr != nil:
+		return out, s.hostErr
+	case int64(gas.Get()) < 0:
+		out.GasUsed = uint64(s.gasLimit)
+		return out, s.gasError()
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("call %s: %w", method, ctx.Err())
+	}
+	var exit *sys.ExitError
+	if errors.As(callErr, &exit) {
+		return nil, fmt.Errorf("call %s: module closed: %w", method, callErr)
+	}
+	return out, trapFromError(callErr)
+}
+
+// trapFromError maps a wazero runtime error to nearcore's WasmTrap. wazero
+// exports no sentinel for its traps, so its fixed messages are matched.
+func trapFromError(err error) *FunctionCallError {
+	msg := err.Error()
+	for _, t := range []struct{ text, variant string }{
+		{"wasm error: unreachable", "Unreachable"},
+		{"wasm error: out of bounds memory access", "MemoryOutOfBounds"},
+		{"wasm error: integer divide by zero", "IllegalArithmetic"},
+		{"wasm error: integer overflow", "IllegalArithmetic"},
+		{"wasm error: invalid conversion to integer", "IllegalArithmetic"},
+		{"wasm error: invalid table access", "CallIndirectOOB"},
+		{"wasm error: indirect call type mismatch", "IncorrectCallIndirectSignature"},
+		{"wasm error: stack overflow", "StackOverflow"},
+		{"wasm error: unaligned atomic", "MisalignedAtomicAccess"},
+		{"wasm error: null reference", "IndirectCallToNull"},
+	} {
+		if strings.HasPrefix(msg, t.text) {
+			return wasmTrap(t.variant)
+		}
+	}
+	return wasmTrap("GenericTrap")
+}
+
+func (o *Outcome) clearEffects(storageUsage uint64) {
+	o.StorageUsage = storageUsage
+	o.ReturnData = nil
+	o.Writes = nil
+	o.Receipts = nil
+	o.ReturnedReceipt = -1
+}
