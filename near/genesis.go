@@ -1,0 +1,225 @@
+package near
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Rational is a [numerator, denominator] pair, as nearcore's configs write
+// ratios (gas_price_adjustment_rate, protocol_reward_rate, ...).
+type Rational [2]uint64
+
+// GenesisConfig is the result of `genesis_config` /
+// `EXPERIMENTAL_genesis_config` and the config part of a nearcore
+// genesis.json (nearcore 2.x field set and order).
+type GenesisConfig struct {
+	ProtocolVersion                         uint32        `json:"protocol_version"`
+	GenesisTime                             string        `json:"genesis_time"`
+	ChainID                                 string        `json:"chain_id"`
+	GenesisHeight                           uint64        `json:"genesis_height"`
+	NumBlockProducerSeats                   uint64        `json:"num_block_producer_seats"`
+	NumBlockProducerSeatsPerShard           []uint64      `json:"num_block_producer_seats_per_shard"`
+	AvgHiddenValidatorSeatsPerShard         []uint64      `json:"avg_hidden_validator_seats_per_shard"`
+	DynamicResharding                       bool          `json:"dynamic_resharding"`
+	ProtocolUpgradeStakeThreshold           Rational      `json:"protocol_upgrade_stake_threshold"`
+	EpochLength                             uint64        `json:"epoch_length"`
+	GasLimit                                uint64        `json:"gas_limit"`
+	MinGasPrice                             U128          `json:"min_gas_price"`
+	MaxGasPrice                             U128          `json:"max_gas_price"`
+	BlockProducerKickoutThreshold           uint8         `json:"block_producer_kickout_threshold"`
+	ChunkProducerKickoutThreshold           uint8         `json:"chunk_producer_kickout_threshold"`
+	ChunkValidatorOnlyKickoutThreshold      uint8         `json:"chunk_validator_only_kickout_threshold"`
+	OnlineMinThreshold                      Rational      `json:"online_min_threshold"`
+	OnlineMaxThreshold                      Rational      `json:"online_max_threshold"`
+	GasPriceAdjustmentRate                  Rational      `json:"gas_price_adjustment_rate"`
+	Validators                              []AccountInfo `json:"validators"`
+	TransactionValidityPeriod               uint64        `json:"transaction_validity_period"`
+	ProtocolRewardRate                      Rational      `json:"protocol_reward_rate"`
+	MaxInflationRate                        Rational      `json:"max_inflation_rate"`
+	TotalSupply                             U128          `json:"total_supply"`
+	NumBlocksPerYear                        uint64        `json:"num_blocks_per_year"`
+	ProtocolTreasuryAccount                 string        `json:"protocol_treasury_account"`
+	FishermenThreshold                      U128          `json:"fishermen_threshold"`
+	MinimumStakeDivisor                     uint64        `json:"minimum_stake_divisor"`
+	ShardLayout                             ShardLayout   `json:"shard_layout"`
+	NumChunkOnlyProducerSeats               uint64        `json:"num_chunk_only_producer_seats"`
+	MinimumValidatorsPerShard               uint64        `json:"minimum_validators_per_shard"`
+	MaxKickoutStakePerc                     uint8         `json:"max_kickout_stake_perc"`
+	MinimumStakeRatio                       Rational      `json:"minimum_stake_ratio"`
+	UseProductionConfig                     bool          `json:"use_production_config"`
+	NumChunkProducerSeats                   uint64        `json:"num_chunk_producer_seats"`
+	NumChunkValidatorSeats                  uint64        `json:"num_chunk_validator_seats"`
+	ChunkProducerAssignmentChangesLimit     uint64        `json:"chunk_producer_assignment_changes_limit"`
+	TargetValidatorMandatesPerShard         uint64        `json:"target_validator_mandates_per_shard"`
+	ShuffleShardAssignmentForChunkProducers bool          `json:"shuffle_shard_assignment_for_chunk_producers"`
+}
+
+// AccountInfo is a genesis validator: account, staking key and stake.
+type AccountInfo struct {
+	AccountID string `json:"account_id"`
+	PublicKey string `json:"public_key"`
+	Amount    U128   `json:"amount"`
+}
+
+// ShardLayout is nearcore's externally tagged shard layout; only V1 and V2
+// are modelled ({"V1": {...}} or {"V2": {...}}).
+type ShardLayout struct {
+	V1 *ShardLayoutV1 `json:"V1,omitempty"`
+	V2 *ShardLayoutV2 `json:"V2,omitempty"`
+}
+
+// ShardLayoutV1 splits accounts by boundary accounts: shard i holds the ids
+// from boundary i-1 (inclusive) to boundary i (exclusive).
+type ShardLayoutV1 struct {
+	BoundaryAccounts []string   `json:"boundary_accounts"`
+	ShardsSplitMap   [][]uint64 `json:"shards_split_map"`
+	ToParentShardMap []uint64   `json:"to_parent_shard_map"`
+	Version          uint32     `json:"version"`
+}
+
+// ShardLayoutV2 is V1's rule with explicit shard ids per index.
+type ShardLayoutV2 struct {
+	BoundaryAccounts []string            `json:"boundary_accounts"`
+	ShardIDs         []uint64            `json:"shard_ids"`
+	IDToIndexMap     map[string]uint64   `json:"id_to_index_map"`
+	IndexToIDMap     map[string]uint64   `json:"index_to_id_map"`
+	ShardsParentMap  map[string]uint64   `json:"shards_parent_map,omitempty"`
+	ShardsSplitMap   map[string][]uint64 `json:"shards_split_map,omitempty"`
+	Version          uint32              `json:"version"`
+}
+
+// Boundaries returns the layout's boundary accounts.
+func (l ShardLayout) Boundaries() []string {
+	switch {
+	case l.V1 != nil:
+		return l.V1.BoundaryAccounts
+	case l.V2 != nil:
+		return l.V2.BoundaryAccounts
+	}
+	return nil
+}
+
+// ShardIndex returns the index of the shard that holds accountID under
+// boundary accounts sorted ascending: the number of boundaries that are <=
+// accountID (byte-wise comparison, as nearcore compares account ids).
+func ShardIndex(boundaries []string, accountID string) int {
+	i := 0
+	for _, b := range boundaries {
+		if accountID < b {
+			break
+		}
+		i++
+	}
+	return i
+}
+
+// GenesisFile is a nearcore genesis.json: the config fields at top level
+// and the state records.
+type GenesisFile struct {
+	GenesisConfig
+	Records []StateRecord `json:"records"`
+}
+
+// GenesisAccount is an account in a genesis Account record. nearcore writes
+// the account version ("V1", ...) beside the balance fields.
+type GenesisAccount struct {
+	Amount       U128   `json:"amount"`
+	Locked       U128   `json:"locked"`
+	CodeHash     string `json:"code_hash"`
+	StorageUsage uint64 `json:"storage_usage"`
+	Version      string `json:"version,omitempty"`
+}
+
+// AccountRecord is {"Account": {"account_id", "account"}}.
+type AccountRecord struct {
+	AccountID string         `json:"account_id"`
+	Account   GenesisAccount `json:"account"`
+}
+
+// AccessKeyRecord is {"AccessKey": {"account_id", "public_key", "access_key"}}.
+type AccessKeyRecord struct {
+	AccountID string        `json:"account_id"`
+	PublicKey string        `json:"public_key"`
+	AccessKey AccessKeyView `json:"access_key"`
+}
+
+// ContractRecord is {"Contract": {"account_id", "code"}}; Code is base64 in
+// JSON.
+type ContractRecord struct {
+	AccountID string `json:"account_id"`
+	Code      []byte `json:"code"`
+}
+
+// DataRecord is {"Data": {"account_id", "data_key", "value"}}; key and value
+// are base64 in JSON.
+type DataRecord struct {
+	AccountID string `json:"account_id"`
+	DataKey   []byte `json:"data_key"`
+	Value     []byte `json:"value"`
+}
+
+// StateRecord is one genesis record. Exactly one field is set; it encodes as
+// nearcore's externally tagged enum. Other keeps record kinds this package
+// does not model (PostponedReceipt, ReceivedData, DelayedReceipt, ...) as
+// raw JSON.
+type StateRecord struct {
+	Account   *AccountRecord
+	AccessKey *AccessKeyRecord
+	Contract  *ContractRecord
+	Data      *DataRecord
+	Other     json.RawMessage
+}
+
+// MarshalJSON encodes the record as {"<Kind>": {...}}.
+func (r StateRecord) MarshalJSON() ([]byte, error) {
+	switch {
+	case r.Account != nil:
+		return json.Marshal(map[string]*AccountRecord{"Account": r.Account})
+	case r.AccessKey != nil:
+		return json.Marshal(map[string]*AccessKeyRecord{"AccessKey": r.AccessKey})
+	case r.Contract != nil:
+		return json.Marshal(map[string]*ContractRecord{"Contract": r.Contract})
+	case r.Data != nil:
+		return json.Marshal(map[string]*DataRecord{"Data": r.Data})
+	case r.Other != nil:
+		return r.Other, nil
+	}
+	return nil, errors.New("encode state record: no record set")
+}
+
+// UnmarshalJSON decodes {"<Kind>": {...}}.
+func (r *StateRecord) UnmarshalJSON(data []byte) error {
+	*r = StateRecord{}
+	var tagged map[string]json.RawMessage
+	if err := json.Unmarshal(data, &tagged); err != nil {
+		return fmt.Errorf("decode state record: %w", err)
+	}
+	if len(tagged) != 1 {
+		return fmt.Errorf("decode state record: want one tag, got %d", len(tagged))
+	}
+	for kind, body := range tagged {
+		var target any
+		switch kind {
+		case "Account":
+			r.Account = new(AccountRecord)
+			target = r.Account
+		case "AccessKey":
+			r.AccessKey = new(AccessKeyRecord)
+			target = r.AccessKey
+		case "Contract":
+			r.Contract = new(ContractRecord)
+			target = r.Contract
+		case "Data":
+			r.Data = new(DataRecord)
+			target = r.Data
+		default:
+			r.Other = append(json.RawMessage(nil), data...)
+			return nil
+		}
+		if err := json.Unmarshal(body, target); err != nil {
+			return fmt.Errorf("decode %s record: %w", kind, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package near
+
+import "encoding/json"
+
+// ProtocolConfigView is the result of `EXPERIMENTAL_protocol_config`: the
+// genesis parameters in force at a block plus its runtime config.
+// RuntimeConfig is kept as JSON (nearcore's RuntimeConfigView is large and
+// changes with the protocol version).
+type ProtocolConfigView struct {
+	ProtocolVersion                         uint32          `json:"protocol_version"`
+	GenesisTime                             string          `json:"genesis_time"`
+	ChainID                                 string          `json:"chain_id"`
+	GenesisHeight                           uint64          `json:"genesis_height"`
+	NumBlockProducerSeats                   uint64          `json:"num_block_producer_seats"`
+	NumBlockProducerSeatsPerShard           []uint64        `json:"num_block_producer_seats_per_shard"`
+	AvgHiddenValidatorSeatsPerShard         []uint64        `json:"avg_hidden_validator_seats_per_shard"`
+	DynamicResharding                       bool            `json:"dynamic_resharding"`
+	ProtocolUpgradeStakeThreshold           Rational        `json:"protocol_upgrade_stake_threshold"`
+	EpochLength                             uint64          `json:"epoch_length"`
+	GasLimit                                uint64          `json:"gas_limit"`
+	MinGasPrice                             U128            `json:"min_gas_price"`
+	MaxGasPrice                             U128            `json:"max_gas_price"`
+	BlockProducerKickoutThreshold           uint8           `json:"block_producer_kickout_threshold"`
+	ChunkProducerKickoutThreshold           uint8           `json:"chunk_producer_kickout_threshold"`
+	ChunkValidatorOnlyKickoutThreshold      uint8           `json:"chunk_validator_only_kickout_threshold"`
+	OnlineMinThreshold                      Rational        `json:"online_min_threshold"`
+	OnlineMaxThreshold                      Rational        `json:"online_max_threshold"`
+	GasPriceAdjustmentRate                  Rational        `json:"gas_price_adjustment_rate"`
+	RuntimeConfig                           json.RawMessage `json:"runtime_config"`
+	TransactionValidityPeriod               uint64          `json:"transaction_validity_period"`
+	ProtocolRewardRate                      Rational        `json:"protocol_reward_rate"`
+	MaxInflationRate                        Rational        `json:"max_inflation_rate"`
+	NumBlocksPerYear                        uint64          `json:"num_blocks_per_year"`
+	ProtocolTreasuryAccount                 string          `json:"protocol_treasury_account"`
+	FishermenThreshold                      U128            `json:"fishermen_threshold"`
+	MinimumStakeDivisor                     uint64          `json:"minimum_stake_divisor"`
+	ShardLayout                             ShardLayout     `json:"shard_layout"`
+	MinimumValidatorsPerShard               uint64          `json:"minimum_validators_per_shard"`
+	MaxKickoutStakePerc                     uint8           `json:"max_kickout_stake_perc"`
+	MinimumStakeRatio                       Rational        `json:"minimum_stake_ratio"`
+	TargetValidatorMandatesPerShard         uint64          `json:"target_validator_mandates_per_shard"`
+	ShuffleShardAssignmentForChunkProducers bool            `json:"shuffle_shard_assignment_for_chunk_producers"`
+}
+
+// Fee is one action fee in gas: sending to the signer's own account
+// (send_sir), to another account (send_not_sir), and executing.
+type Fee struct {
+	SendSir    uint64 `json:"send_sir"`
+	SendNotSir uint64 `json:"send_not_sir"`
+	Execution  uint64 `json:"execution"`
+}
