@@ -16,17 +16,12 @@ const fixtureDir = "../../shared/fixtures/wasm"
 
 // fixture is a compiled contract and its descriptor.
 type fixture struct {
-	Name       string
-	Code       []byte
-	CodeHash   string `json:"code_hash_base58"`
-	Imports    []string `json:"imports_env"`
-	Exports    []string `json:"exports"`
-	ViewMethod []struct {
-		Name     string          `json:"name"`
-		Args     json.RawMessage `json:"args_json"`
-		Expected json.RawMessage `json:"expected"`
-	} `json:"view_methods"`
-	State []struct {
+	Name     string
+	Code     []byte
+	CodeHash string   `json:"code_hash_base58"`
+	Imports  []string `json:"imports_env"`
+	Exports  []string `json:"exports"`
+	State    []struct {
 		Key   []byte `json:"key_base64"`
 		Value []byte `json:"value_base64"`
 	} `json:"state"`
