@@ -44,7 +44,7 @@ type BlockHeaderView struct {
 	Approvals             []*string         `json:"approvals"`
 	Signature             string            `json:"signature"`
 	LatestProtocolVersion uint32            `json:"latest_protocol_version"`
-	ChunkEndorsements     [][]byte          `json:"chunk_endorsements,omitempty"`
+	ChunkEndorsements     []ByteArray       `json:"chunk_endorsements,omitempty"` // bitmaps as arrays of numbers
 }
 
 // ChunkHeaderView is a chunk header, in a block's `chunks` and a chunk's
