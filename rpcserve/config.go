@@ -1,0 +1,121 @@
+package rpcserve
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Config holds the protocol layer's limits and options. The zero value is
+// usable: every zero field takes the default documented on it.
+type Config struct {
+	// MaxBodyBytes caps a request body; a larger body is answered with a
+	// PARSE_ERROR envelope and HTTP 413. Default 10 MiB (nearcore's JSON
+	// payload limit).
+	MaxBodyBytes int64
+	// MaxBatch caps the number of requests in one batch. Default 100.
+	MaxBatch int
+	// RequestTimeout bounds the handling of one HTTP request (a whole
+	// batch included). Default 30s.
+	RequestTimeout time.Duration
+	// MaxConcurrent caps HTTP requests handled at once. Default 256.
+	MaxConcurrent int
+	// QueueWait is how long a request beyond MaxConcurrent waits for a slot
+	// before it is answered with a "server busy" error and HTTP 503.
+	// Default 1s.
+	QueueWait time.Duration
+	// APIKeys, when non-empty, makes every request carry one of these keys
+	// as the first path segment ("/<api-key>/..."). Default: none (open).
+	APIKeys []string
+	// Forward is an upstream NEAR RPC URL (http or https) that receives the
+	// requests this server cannot answer. Default "": such requests get an
+	// error saying so.
+	Forward string
+	// ForwardTimeout bounds one forwarded request. Default 30s.
+	ForwardTimeout time.Duration
+	// MaxForwardResponseBytes caps an upstream response. Default 64 MiB.
+	MaxForwardResponseBytes int64
+}
+
+// Defaults of Config's fields.
+const (
+	DefaultMaxBodyBytes            = 10 << 20
+	DefaultMaxBatch                = 100
+	DefaultRequestTimeout          = 30 * time.Second
+	DefaultMaxConcurrent           = 256
+	DefaultQueueWait               = time.Second
+	DefaultForwardTimeout          = 30 * time.Second
+	DefaultMaxForwardResponseBytes = 64 << 20
+)
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.MaxConcurrent == 0 {
+		c.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if c.QueueWait == 0 {
+		c.QueueWait = DefaultQueueWait
+	}
+	if c.ForwardTimeout == 0 {
+		c.ForwardTimeout = DefaultForwardTimeout
+	}
+	if c.MaxForwardResponseBytes == 0 {
+		c.MaxForwardResponseBytes = DefaultMaxForwardResponseBytes
+	}
+	return c
+}
+
+// Validate reports whether c (after defaults) is usable. NewHandler panics on
+// an invalid Config, so callers that take values from users call it first.
+func (c Config) Validate() error { return c.withDefaults().validate() }
+
+func (c Config) validate() error {
+	var errs []error
+	if c.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("max body bytes %d is negative", c.MaxBodyBytes))
+	}
+	if c.MaxBatch < 0 {
+		errs = append(errs, fmt.Errorf("max batch %d is negative", c.MaxBatch))
+	}
+	if c.RequestTimeout < 0 {
+		errs = append(errs, fmt.Errorf("request timeout %s is negative", c.RequestTimeout))
+	}
+	if c.MaxConcurrent < 0 {
+		errs = append(errs, fmt.Errorf("max concurrent %d is negative", c.MaxConcurrent))
+	}
+	if c.QueueWait < 0 {
+		errs = append(errs, fmt.Errorf("queue wait %s is negative", c.QueueWait))
+	}
+	if c.ForwardTimeout < 0 {
+		errs = append(errs, fmt.Errorf("forward timeout %s is negative", c.ForwardTimeout))
+	}
+	if c.MaxForwardResponseBytes < 0 {
+		errs = append(errs, fmt.Errorf("max forward response bytes %d is negative", c.MaxForwardResponseBytes))
+	}
+	for _, k := range c.APIKeys {
+		if k == "" || strings.ContainsAny(k, "/?#% ") {
+			errs = append(errs, fmt.Errorf("api key %q is empty or holds a character not allowed in a path segment", k))
+		}
+	}
+	if c.Forward != "" {
+		u, err := url.Parse(c.Forward)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("forward url %q is not an absolute http(s) url", c.Forward))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("invalid rpcserve config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+package rpcserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/nearline/nearline/near"
+)
+
+// call is one decoded JSON-RPC request.
+type call struct {
+	method string
+	params json.RawMessage
+	id     json.RawMessage
+	raw    []byte // the request object as received, forwarded as is when complete
+	whole  bool   // raw carries jsonrpc, id and method itself
+}
+
+var nullID = json.RawMessage("null")
+
+// handleBody answers a request body: one request or a batch.
+func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string) []byte {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		if pathMethod == "" {
+			return h.errorResponse(nil, near.ParseError("Empty request body: expected a JSON-RPC request object or a batch"))
+		}
+		trimmed = []byte("{}")
+	}
+	if trimmed[0] != '[' {
+		return h.handleOne(ctx, trimmed, pathMethod)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(trimmed, &items); err != nil {
+		return h.errorResponse(nil, near.ParseError("Invalid JSON: "+describeSyntax(err)))
+	}
+	switch {
+	case len(items) == 0:
+		return h.errorResponse(nil, near.ParseError("Empty batch: send at least one request"))
+	case len(items) > h.cfg.MaxBatch:
+		return h.errorResponse(nil, near.ParseError(fmt.Sprintf("Batch of %d requests exceeds the limit of %d", len(items), h.cfg.MaxBatch)))
+	}
+	var out bytes.Buffer
+	out.WriteByte('[')
+	for i, item := range items {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(h.handleOne(ctx, bytes.TrimSpace(item), pathMethod))
+	}
+	out.WriteByte(']')
+	return out.Bytes()
+}
+
+// handleOne decodes one request object and answers it.
+func (h *handler) handleOne(ctx context.Context, raw []byte, pathMethod string) []byte {
+	var req struct {
+		JSONRPC json.RawMessage `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		if !json.Valid(raw) {
+			return h.errorResponse(nil, near.ParseError("Invalid JSON: the request is not valid JSON"))
+		}
+		return h.errorResponse(nil, near.ParseError("Invalid request: expected a JSON-RPC request object"))
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return h.errorResponse(nil, near.ParseError("Invalid JSON: "+describeSyntax(err)))
+	}
+	c := call{params: req.Params, id: req.ID, raw: raw}
+	if c.id == nil {
+		c.id = near.DefaultID()
+	}
+	if req.JSONRPC != nil {
+		var version string
+		if json.Unmarshal(req.JSONRPC, &version) != nil || version != "2.0" {
+			return h.errorResponse(c.id, near.ParseError(`Invalid request: "jsonrpc" must be "2.0"`))
+		}
+	}
+	if req.Method != nil {
+		if json.Unmarshal(req.Method, &c.method) != nil {
+			return h.errorResponse(c.id, near.ParseError(`Invalid request: "method" must be a string`))
+		}
+	}
+	switch {
+	case pathMethod == "":
+	case c.method == "":
+		c.method = pathMethod
+	case c.method != pathMethod:
+		return h.errorResponse(c.id, near.ParseError(fmt.Sprintf(
+			"Invalid request: method %q in the body differs from method %q in the path", c.method, pathMethod)))
+	}
+	if c.method == "" {
+		return h.errorResponse(c.id, near.ParseError(`Invalid request: missing field "method"`))
+	}
+	c.whole = req.JSONRPC != nil && req.ID != nil && req.Method != nil
+	return h.call(ctx, c)
+}
+
+// call runs one method and encodes its response; it never panics.
+func (h *handler) call(ctx context.Context, c call) (resp []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.logger.Error("rpc method panicked", "method", c.method, "panic", p, "stack", string(debug.Stack()))
+			resp = h.errorResponse(c.id, genericInternal())
+		}
+	}()
+	m, ok := h.methods[c.method]
+	if !ok {
+		if isUpstreamMethod(c.method) {
+			return h.forwardOr(ctx, c, NotServed(c.method))
+		}
+		return h.errorResponse(c.id, near.MethodNotFound(c.method))
+	}
+	result, err := m(ctx, h.backend, c.params)
+	if err != nil {
+		return h.fail(ctx, c, err)
+	}
+	var buf bytes.Buffer
+	if err := encodeInto(&buf, result); err != nil {
+		return h.fail(ctx, c, fmt.Errorf("encode %s result: %w", c.method, err))
+	}
+	return h.encodeResponse(near.Response{JSONRPC: "2.0", Result: buf.Bytes(), ID: c.id})
+}
+
+// fail turns a method's error into its response: forwarded, a NEAR error
+// as is, or a logged generic INTERNAL_ERROR.
+func (h *handler) fail(ctx context.Context, c call, err error) []byte {
+	var fwd *ForwardError
+	if errors.As(err, &fwd) && fwd.Reason != nil {
+		return h.forwardOr(ctx, c, fwd.Reason)
+	}
+	var nerr *near.Error
+	if errors.As(err, &nerr) && nerr != nil {
+		return h.errorResponse(c.id, nerr)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || (ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+		h.logger.Warn("rpc method timed out", "method", c.method, "timeout", h.cfg.RequestTimeout)
+		return h.errorResponse(c.id, timedOut())
+	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		h.logger.Debug("rpc request canceled by the client", "method", c.method)
+		return h.errorResponse(c.id, genericInternal())
+	}
+	h.logger.Error("rpc method failed", "method", c.method, "err", err)
+	return h.errorResponse(c.id, genericInternal())
+}
+
+// forwardOr forwards c upstream when an upstream is configured, else
+// answers reason.
+func (h *handler) forwardOr(ctx context.Context, c call, reason *near.Error) []byte {
+	if h.forward == nil {
+		return h.errorResponse(c.id, reason)
+	}
+	body := c.raw
+	if !c.whole || body == nil {
+		req := near.Request{JSONRPC: "2.0", ID: c.id, Method: c.method, Params: c.params}
+		if req.Params == nil {
+			req.Params = json.RawMessage("[]")
+		}
+		var buf bytes.Buffer
+		if err := encodeInto(&buf, req); err != nil {
+			h.logger.Error("encode forwarded request", "method", c.method, "err", err)
+			return h.errorResponse(c.id, genericInternal())
+		}
+		body = buf.Bytes()
+	}
+	resp, err := h.forward.do(ctx, body)
+	if err != nil {
+		h.logger.Warn("forward request upstream", "method", c.method, "err", err)
+		return h.errorResponse(c.id, upstreamFailed())
+	}
+	return resp
+}
+
+// errorResponse encodes an error envelope; a nil id becomes null.
+func (h *handler) errorResponse(id json.RawMessage, e *near.Error) []byte {
+	if id == nil {
+		id = nullID
+	}
+	return h.encodeResponse(near.Response{JSONRPC: "2.0", Error: e, ID: id})
+}
+
+func (h *handler) encodeResponse(r near.Response) []byte {
+	var buf bytes.Buffer
+	if err := encodeInto(&buf, r); err != nil {
+		// Only an id that is not valid JSON could get here, and ids come
+		// from a decoded request.
+		h.logger.Error("encode rpc response", "err", err)
+		return []byte(`{"jsonrpc":"2.0","error":{"name":"INTERNAL_ERROR","cause":{"name":"INTERNAL_ERROR","info":{"error_message":"encode response"}},"code":-32000,"message":"Server error","data":"encode response"},"id":null}`)
+	}
+	return buf.Bytes()
+}
+
+// encodeInto writes v as compact JSON without HTML escaping (as nearcore's
+// serde_json does) and without a trailing newline.
+func encodeInto(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1)
+	return nil
+}
+
+// compactInto writes raw JSON compacted, failing on invalid JSON.
+func compactInto(buf *bytes.Buffer, raw json.RawMessage) error {
+	return json.Compact(buf, raw)
+}
+
+func describeSyntax(err error) string {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Sprintf("%s at offset %d", strings.TrimPrefix(syn.Error(), "json: "), syn.Offset)
+	}
+	return "the request is not valid JSON"
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,178 @@
+package rpcserve
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/nearline/nearline/near"
+)
+
+// handler is the http.Handler NewHandler returns.
+type handler struct {
+	backend Backend
+	cfg     Config
+	logger  *slog.Logger
+	methods map[string]methodFunc
+	slots   chan struct{}
+	forward *forwarder // nil without Config.Forward
+}
+
+// NewHandler returns the JSON-RPC handler answering from b. A zero Config
+// field takes its documented default; NewHandler panics when cfg is invalid
+// (callers taking values from users check Config.Validate first). A nil
+// logger discards logs.
+func NewHandler(b Backend, cfg Config, logger *slog.Logger) http.Handler {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		panic(err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	h := &handler{
+		backend: b,
+		cfg:     cfg,
+		logger:  logger,
+		methods: methodTable(),
+		slots:   make(chan struct{}, cfg.MaxConcurrent),
+	}
+	if cfg.Forward != "" {
+		h.forward = newForwarder(cfg)
+	}
+	return h
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			h.logger.Error("rpc handler panicked", "panic", p, "stack", string(debug.Stack()))
+			writeJSON(w, http.StatusInternalServerError, h.errorResponse(nil, genericInternal()))
+		}
+	}()
+	rest, ok := h.authorize(r.URL.Path)
+	if !ok {
+		writeJSON(w, http.StatusUnauthorized, h.errorResponse(nil, unauthorized()))
+		return
+	}
+	target := strings.Trim(rest, "/")
+	if strings.Contains(target, "/") {
+		writeJSON(w, http.StatusNotFound, h.errorResponse(nil, near.MethodNotFound(target)))
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodGet:
+		if target != "status" && target != "health" {
+			w.Header().Set("Allow", "POST")
+			writeJSON(w, http.StatusMethodNotAllowed, h.errorResponse(nil, near.ParseError("Use POST for JSON-RPC requests; GET serves only /status and /health")))
+			return
+		}
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		writeJSON(w, http.StatusMethodNotAllowed, h.errorResponse(nil, near.ParseError("Use POST for JSON-RPC requests")))
+		return
+	}
+
+	release, ok := h.acquire(r.Context())
+	if !ok {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, h.errorResponse(nil, serverBusy()))
+		return
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.RequestTimeout)
+	defer cancel()
+
+	if r.Method == http.MethodGet {
+		h.serveGet(ctx, w, target)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, h.errorResponse(nil, near.ParseError(
+				"Request body is larger than the limit of "+itoa(h.cfg.MaxBodyBytes)+" bytes")))
+			return
+		}
+		h.logger.Debug("read request body", "err", err)
+		writeJSON(w, http.StatusBadRequest, h.errorResponse(nil, near.ParseError("Could not read the request body")))
+		return
+	}
+	writeJSON(w, http.StatusOK, h.handleBody(ctx, body, target))
+}
+
+// authorize strips and checks the API key when keys are configured. It
+// returns the rest of the path.
+func (h *handler) authorize(path string) (string, bool) {
+	if len(h.cfg.APIKeys) == 0 {
+		return path, true
+	}
+	trimmed := strings.TrimPrefix(path, "/")
+	key, rest, _ := strings.Cut(trimmed, "/")
+	match := 0
+	for _, k := range h.cfg.APIKeys {
+		match |= subtle.ConstantTimeCompare([]byte(k), []byte(key))
+	}
+	return "/" + rest, match == 1
+}
+
+// acquire takes a concurrency slot, waiting at most QueueWait.
+func (h *handler) acquire(ctx context.Context) (func(), bool) {
+	select {
+	case h.slots <- struct{}{}:
+		return func() { <-h.slots }, true
+	default:
+	}
+	timer := time.NewTimer(h.cfg.QueueWait)
+	defer timer.Stop()
+	select {
+	case h.slots <- struct{}{}:
+		return func() { <-h.slots }, true
+	case <-timer.C:
+		h.logger.Warn("rpc request refused: too many concurrent requests", "max_concurrent", h.cfg.MaxConcurrent)
+		return nil, false
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
+// serveGet answers GET /status (the bare status object) and GET /health
+// (200 with an empty body, or 503), as nearcore does.
+func (h *handler) serveGet(ctx context.Context, w http.ResponseWriter, target string) {
+	if target == "health" {
+		if err := h.backend.Health(ctx); err != nil {
+			h.logger.Debug("health check failed", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	status, err := h.backend.Status(ctx)
+	if err == nil {
+		var buf bytes.Buffer
+		if err = compactInto(&buf, status); err == nil {
+			writeJSON(w, http.StatusOK, buf.Bytes())
+			return
+		}
+	}
+	writeJSON(w, http.StatusServiceUnavailable, h.fail(ctx, call{method: "status", id: near.DefaultID()}, err))
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // a client that went away is not our error
+}

@@ -1,0 +1,158 @@
+package rpcserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nearline/nearline/near"
+	"github.com/stretchr/testify/require"
+)
+
+// blockingBackend holds `block` calls until release is closed.
+type blockingBackend struct {
+	fakeBackend
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingBackend) Block(ctx context.Context, ref near.BlockReference) (json.RawMessage, error) {
+	b.started <- struct{}{}
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return b.fakeBackend.Block(ctx, ref)
+}
+
+func post(t *testing.T, h http.Handler, path, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
+	return rec
+}
+
+func errorCause(t *testing.T, body []byte) string {
+	t.Helper()
+	var resp near.Response
+	require.NoError(t, json.Unmarshal(body, &resp), "body %s", body)
+	require.NotNil(t, resp.Error, "body %s", body)
+	return resp.Error.CauseName()
+}
+
+func TestConcurrencyLimit(t *testing.T) {
+	t.Parallel()
+	backend := &blockingBackend{started: make(chan struct{}, 1), release: make(chan struct{})}
+	h := NewHandler(backend, Config{MaxConcurrent: 1, QueueWait: 20 * time.Millisecond}, nil)
+
+	var wg sync.WaitGroup
+	var first *httptest.ResponseRecorder
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		first = post(t, h, "/", `{"id":1,"method":"block","params":{"block_id":3}}`)
+	}()
+	<-backend.started
+
+	busy := post(t, h, "/", `{"id":2,"method":"gas_price","params":[3]}`)
+	require.Equal(t, http.StatusServiceUnavailable, busy.Code)
+	require.Equal(t, "1", busy.Header().Get("Retry-After"))
+	require.Equal(t, "INTERNAL_ERROR", errorCause(t, busy.Body.Bytes()))
+
+	close(backend.release)
+	wg.Wait()
+	require.Equal(t, http.StatusOK, first.Code)
+	require.Contains(t, first.Body.String(), `"height":3`)
+
+	// The slot is free again.
+	again := post(t, h, "/", `{"id":3,"method":"gas_price","params":[3]}`)
+	require.Equal(t, http.StatusOK, again.Code)
+	require.Contains(t, again.Body.String(), `"gas_price":"100000003"`)
+}
+
+func TestInternalErrorsAreLoggedNotShown(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	h := NewHandler(&fakeBackend{}, Config{}, slog.New(slog.NewTextHandler(&logs, nil)))
+
+	rec := post(t, h, "/", `{"id":1,"method":"block","params":{"block_id":7}}`)
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.NotContains(t, rec.Body.String(), "secret")
+	require.Equal(t, "INTERNAL_ERROR", errorCause(t, rec.Body.Bytes()))
+	require.Equal(t, 1, strings.Count(logs.String(), "secret database detail"), "logs: %s", logs.String())
+
+	logs.Reset()
+	rec = post(t, h, "/", `{"id":1,"method":"block","params":{"block_id":8}}`)
+	require.NotContains(t, rec.Body.String(), "height 8")
+	require.Equal(t, "INTERNAL_ERROR", errorCause(t, rec.Body.Bytes()))
+	require.Contains(t, logs.String(), "rpc method panicked")
+}
+
+func TestOversizedBodyOverHTTP(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(NewHandler(&fakeBackend{}, Config{MaxBodyBytes: 1024}, nil))
+	t.Cleanup(srv.Close)
+
+	// A body far larger than the limit is refused without reading it all.
+	body := `{"id":1,"method":"block","params":{"pad":"` + strings.Repeat("a", 8<<20) + `"}}`
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
+	require.NoError(t, err)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	require.Equal(t, "PARSE_ERROR", errorCause(t, got))
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cfg     Config
+		wantErr string
+	}{
+		{"zero value", Config{}, ""},
+		{"forward https", Config{Forward: "https://rpc.mainnet.near.org"}, ""},
+		{"forward not a url", Config{Forward: "rpc.mainnet.near.org"}, "forward url"},
+		{"forward ftp", Config{Forward: "ftp://x"}, "forward url"},
+		{"negative batch", Config{MaxBatch: -1}, "max batch"},
+		{"negative body", Config{MaxBodyBytes: -1}, "max body bytes"},
+		{"negative timeout", Config{RequestTimeout: -time.Second}, "request timeout"},
+		{"empty key", Config{APIKeys: []string{"ok", ""}}, "api key"},
+		{"key with slash", Config{APIKeys: []string{"a/b"}}, "api key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+	require.Panics(t, func() { NewHandler(&fakeBackend{}, Config{MaxBatch: -1}, nil) })
+}
+
+func TestWithDefaults(t *testing.T) {
+	t.Parallel()
+	cfg := Config{MaxBatch: 7}.withDefaults()
+	require.Equal(t, 7, cfg.MaxBatch)
+	require.Equal(t, int64(DefaultMaxBodyBytes), cfg.MaxBodyBytes)
+	require.Equal(t, DefaultRequestTimeout, cfg.RequestTimeout)
+	require.Equal(t, DefaultMaxConcurrent, cfg.MaxConcurrent)
+	require.Equal(t, DefaultQueueWait, cfg.QueueWait)
+}

@@ -1,0 +1,209 @@
+package rpcserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/nearline/nearline/near"
+)
+
+// methodFunc parses one method's params and asks the Backend. Its result is
+// encoded as the response's `result`.
+type methodFunc func(ctx context.Context, b Backend, params json.RawMessage) (any, error)
+
+// methodTable is the explicit list of methods answered from the Backend.
+func methodTable() map[string]methodFunc {
+	return map[string]methodFunc{
+		"block":                         blockMethod,
+		"chunk":                         chunkMethod,
+		"block_effects":                 blockEffectsMethod,
+		"EXPERIMENTAL_changes_in_block": changesInBlockMethod,
+		"changes":                       changesMethod,
+		"EXPERIMENTAL_changes":          changesMethod,
+		"query":                         queryMethod,
+		"gas_price":                     gasPriceMethod,
+		"genesis_config":                genesisConfigMethod,
+		"EXPERIMENTAL_genesis_config":   genesisConfigMethod,
+		"EXPERIMENTAL_protocol_config":  protocolConfigMethod,
+		"status":                        statusMethod,
+		"health":                        healthMethod,
+		"tx":                            txMethod(false),
+		"EXPERIMENTAL_tx_status":        txMethod(true),
+		"validators":                    validatorsMethod,
+	}
+}
+
+// isUpstreamMethod reports whether name is a NEAR method the archive never
+// answers itself: it is forwarded upstream or refused with NotServed.
+func isUpstreamMethod(name string) bool {
+	switch name {
+	case "send_tx", "broadcast_tx_async", "broadcast_tx_commit",
+		"network_info", "client_config",
+		"light_client_proof", "next_light_client_block",
+		"EXPERIMENTAL_light_client_proof", "EXPERIMENTAL_light_client_block_proof",
+		"EXPERIMENTAL_light_client_execution_proof",
+		"EXPERIMENTAL_check_tx", "EXPERIMENTAL_receipt",
+		"EXPERIMENTAL_validators_ordered", "EXPERIMENTAL_maintenance_windows",
+		"EXPERIMENTAL_split_storage_info", "EXPERIMENTAL_congestion_level":
+		return true
+	}
+	return false
+}
+
+var errNoResult = errors.New("backend returned no result")
+
+// raw rejects an empty raw result, which would encode as an empty `result`.
+func raw(v json.RawMessage, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	if len(v) == 0 {
+		return nil, errNoResult
+	}
+	return v, nil
+}
+
+func blockMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	ref, perr := near.ParseBlockReference(params)
+	if perr != nil {
+		return nil, perr
+	}
+	return raw(b.Block(ctx, ref))
+}
+
+func chunkMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	req, perr := near.ParseChunkRequest(params)
+	if perr != nil {
+		return nil, perr
+	}
+	return raw(b.Chunk(ctx, req))
+}
+
+// blockEffectsResult carries the effects under both names: `changes`
+// (nearcore) and `block_effects` (the published interface).
+type blockEffectsResult struct {
+	BlockHash    string                     `json:"block_hash"`
+	Changes      []near.StateChangeKindView `json:"changes"`
+	BlockEffects []near.StateChangeKindView `json:"block_effects"`
+}
+
+func blockEffects(ctx context.Context, b Backend, params json.RawMessage) (*near.BlockEffectsView, error) {
+	ref, perr := near.ParseBlockReference(params)
+	if perr != nil {
+		return nil, perr
+	}
+	view, err := b.BlockEffects(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if view == nil {
+		return nil, errNoResult
+	}
+	out := *view
+	if out.Changes == nil {
+		out.Changes = []near.StateChangeKindView{}
+	}
+	return &out, nil
+}
+
+func blockEffectsMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	view, err := blockEffects(ctx, b, params)
+	if err != nil {
+		return nil, err
+	}
+	return blockEffectsResult{BlockHash: view.BlockHash, Changes: view.Changes, BlockEffects: view.Changes}, nil
+}
+
+func changesInBlockMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	return blockEffects(ctx, b, params)
+}
+
+func changesMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	req, perr := near.ParseChangesRequest(params)
+	if perr != nil {
+		return nil, perr
+	}
+	view, err := b.Changes(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if view == nil {
+		return nil, errNoResult
+	}
+	out := *view
+	if out.Changes == nil {
+		out.Changes = []near.StateChangeWithCauseView{}
+	}
+	return &out, nil
+}
+
+func queryMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	req, perr := near.ParseQueryRequest(params)
+	if perr != nil {
+		return nil, perr
+	}
+	result, err := b.Query(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if result == nil {
+		return nil, errNoResult
+	}
+	return result, nil
+}
+
+func gasPriceMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	id, perr := near.ParseGasPriceRequest(params)
+	if perr != nil {
+		return nil, perr
+	}
+	view, err := b.GasPrice(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if view == nil {
+		return nil, errNoResult
+	}
+	return view, nil
+}
+
+func genesisConfigMethod(ctx context.Context, b Backend, _ json.RawMessage) (any, error) {
+	return raw(b.GenesisConfig(ctx))
+}
+
+func protocolConfigMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	ref, perr := near.ParseBlockReference(params)
+	if perr != nil {
+		return nil, perr
+	}
+	return raw(b.ProtocolConfig(ctx, ref))
+}
+
+func statusMethod(ctx context.Context, b Backend, _ json.RawMessage) (any, error) {
+	return raw(b.Status(ctx))
+}
+
+func healthMethod(ctx context.Context, b Backend, _ json.RawMessage) (any, error) {
+	if err := b.Health(ctx); err != nil {
+		return nil, err
+	}
+	return json.RawMessage("null"), nil
+}
+
+func txMethod(withReceipts bool) methodFunc {
+	return func(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+		req, perr := near.ParseTxRequest(params)
+		if perr != nil {
+			return nil, perr
+		}
+		return raw(b.Tx(ctx, req, withReceipts))
+	}
+}
+
+func validatorsMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	if params == nil {
+		params = json.RawMessage("null")
+	}
+	return raw(b.Validators(ctx, params))
+}
