@@ -29,12 +29,14 @@ CREATE TABLE blocks (
     chunks_included   integer NOT NULL,
     view              json NOT NULL
 );
+CREATE INDEX blocks_time_idx ON blocks (block_time);
 
 -- Heights between two committed blocks where the chain produced no block.
 CREATE TABLE skipped_heights (
     height      bigint PRIMARY KEY,
     next_height bigint NOT NULL
 );
+CREATE INDEX skipped_heights_next_height_idx ON skipped_heights (next_height);
 
 -- One row per shard per block: which chunk the block carries for the shard
 -- (a missing chunk repeats an older chunk, whose height_included lags).
@@ -132,20 +134,25 @@ CREATE TABLE execution_outcomes (
     gas_burnt       bigint NOT NULL,
     tokens_burnt    numeric(39,0) NOT NULL,
     status          json NOT NULL,
+    tx_hash         text NOT NULL,          -- the transaction whose status listed it
+    tx_block_height bigint NOT NULL,        -- height of the block including that tx
     view            json NOT NULL,
     PRIMARY KEY (id, block_hash)
 );
 CREATE INDEX execution_outcomes_executor_idx ON execution_outcomes (executor_id, block_height);
 CREATE INDEX execution_outcomes_block_height_idx ON execution_outcomes (block_height);
+CREATE INDEX execution_outcomes_tx_block_height_idx ON execution_outcomes (tx_block_height);
 
 -- Final tx status results (EXPERIMENTAL_tx_status) of indexed transactions.
 CREATE TABLE transaction_statuses (
     tx_hash         text NOT NULL,
     signer_id       text NOT NULL,
     block_height    bigint NOT NULL,        -- height of the block including the tx
+    final_execution_status text NOT NULL,   -- FINAL, EXECUTED, ... as the upstream said
     view            json NOT NULL,
     PRIMARY KEY (tx_hash, signer_id)
 );
+CREATE INDEX transaction_statuses_block_height_idx ON transaction_statuses (block_height);
 
 -- Every state change of every block, in the order the upstream listed it.
 CREATE TABLE state_changes (
@@ -162,6 +169,8 @@ CREATE TABLE state_changes (
     PRIMARY KEY (block_height, index_in_block)
 );
 CREATE INDEX state_changes_account_idx ON state_changes (account_id, block_height);
+CREATE INDEX state_changes_cause_tx_idx ON state_changes (cause_tx_hash) WHERE cause_tx_hash IS NOT NULL;
+CREATE INDEX state_changes_cause_receipt_idx ON state_changes (cause_receipt_hash) WHERE cause_receipt_hash IS NOT NULL;
 
 -- block_effects / EXPERIMENTAL_changes_in_block, in upstream order.
 CREATE TABLE block_effects (
@@ -228,12 +237,28 @@ CREATE TABLE chain_config (
 
 CREATE TABLE protocol_configs (
     protocol_version integer PRIMARY KEY,
-    first_height     bigint NOT NULL,
+    first_height     bigint NOT NULL,       -- lowest indexed height seen with it
     view             json NOT NULL
 );
 
+-- The protocol version of each epoch seen (EXPERIMENTAL_protocol_config is
+-- per epoch): "config at height H" is blocks -> epoch_protocol_versions ->
+-- protocol_configs.
+CREATE TABLE epoch_protocol_versions (
+    epoch_id         text PRIMARY KEY,
+    protocol_version integer NOT NULL
+);
+
+-- Where state history starts: the genesis height when genesis records were
+-- loaded, or the start height of a snapshot (one row).
+CREATE TABLE history_start (
+    singleton        boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    height           bigint NOT NULL,
+    source           text NOT NULL          -- 'genesis' or 'snapshot'
+);
+
 -- +goose Down
-DROP TABLE protocol_configs, chain_config, contract_codes, contract_code_history,
+DROP TABLE history_start, epoch_protocol_versions, protocol_configs, chain_config, contract_codes, contract_code_history,
     contract_data_history, access_key_history, account_history, block_effects,
     state_changes, transaction_statuses, execution_outcomes, actions, receipts,
     transactions, chunks, block_chunks, skipped_heights, blocks, indexer_cursor;

@@ -1,0 +1,75 @@
+package store
+
+import (
+	"encoding/json"
+
+	"github.com/nearline/nearline/near"
+)
+
+// Bundle is everything indexed for one block: the unit a Source produces and
+// Commit writes.
+type Bundle struct {
+	// Block is the decoded `block` result and BlockJSON the result exactly as
+	// the upstream served it.
+	Block     near.BlockView
+	BlockJSON json.RawMessage
+	// Chunks are the chunks new in this block (height_included equal to the
+	// block height). Missing chunks (an older chunk repeated) are only
+	// recorded in block_chunks, from Block.
+	Chunks []Chunk
+	// Effects is the EXPERIMENTAL_changes_in_block result, in upstream order.
+	Effects []near.StateChangeKindView
+	// Changes are the EXPERIMENTAL_changes results, in the order fetched:
+	// account, access key, data, then contract code changes; within a kind,
+	// accounts in the order the source asked for them, each account's
+	// changes in upstream order.
+	Changes []StateChange
+	// TxStatuses are the EXPERIMENTAL_tx_status results of the transactions
+	// of Chunks.
+	TxStatuses []TxStatus
+	// ProtocolConfig is set when the source fetched the epoch's
+	// EXPERIMENTAL_protocol_config with this block.
+	ProtocolConfig *ProtocolConfig
+	// Skipped are heights below this block, after the previous committed
+	// block, where the chain produced no block. Set by the indexer.
+	Skipped []uint64
+}
+
+// Height returns the block's height.
+func (b *Bundle) Height() uint64 { return b.Block.Header.Height }
+
+// Chunk is a `chunk` result, decoded and as served.
+type Chunk struct {
+	View near.ChunkView
+	JSON json.RawMessage
+}
+
+// StateChange is one entry of an EXPERIMENTAL_changes result, decoded and as
+// served (JSON may be nil; then View is encoded).
+type StateChange struct {
+	View near.StateChangeWithCauseView
+	JSON json.RawMessage
+}
+
+// TxStatus is an EXPERIMENTAL_tx_status result, as served. BlockHeights maps
+// the block hashes of its execution outcomes to their heights (outcomes whose
+// block is not in the map are stored with the transaction's height).
+type TxStatus struct {
+	TxHash       string
+	SignerID     string
+	JSON         json.RawMessage
+	BlockHeights map[string]uint64
+}
+
+// ProtocolConfig is an EXPERIMENTAL_protocol_config result for an epoch.
+type ProtocolConfig struct {
+	EpochID         string
+	ProtocolVersion uint32
+	JSON            json.RawMessage
+}
+
+// Cursor is a committed block: the indexer resumes after it.
+type Cursor struct {
+	Height uint64
+	Hash   string
+}

@@ -1,0 +1,20 @@
+// Package store is Nearline's PostgreSQL archive: it writes batches of
+// indexed blocks (Bundles) in one transaction each, and answers the read
+// queries the JSON-RPC layer needs.
+//
+// Invariants a reader must know:
+//   - Data and the indexer cursor commit in the same transaction (Commit), so
+//     the archive holds exactly the blocks up to the cursor, never half a
+//     block.
+//   - Rows keyed by height (blocks, chunks, transactions, receipts, actions,
+//     state changes, block effects, tx statuses, outcomes) are deleted and
+//     rewritten when a height at or below the cursor is committed again;
+//     state history and contract code are upserted. Committing a height twice
+//     therefore never duplicates a row.
+//   - State history tables hold the value after each block that changed a
+//     key, deletions included (deleted = true). The value at height H is the
+//     newest row with block_height <= H: one backward index scan.
+//   - Every "not there" answer satisfies errors.Is(err, ErrNotFound).
+//   - `view` columns hold the JSON exactly as the upstream node served it and
+//     are returned as-is.
+package store

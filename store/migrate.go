@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/nearline/nearline/migrations"
+)
+
+// migrationLockID is the advisory lock goose's session locker holds while
+// migrating, so two processes migrating at once take turns.
+const migrationLockID = 7_146_233_001
+
+// Migrate applies the embedded migrations to the database at url. It is
+// idempotent and safe to run from several processes at once.
+func Migrate(ctx context.Context, url string, logger *slog.Logger) error {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return fmt.Errorf("connect for migration: %w", err)
+	}
+	defer pool.Close()
+	return MigratePool(ctx, pool, logger)
+}
+
+// MigratePool applies the embedded migrations through pool.
+func MigratePool(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID))
+	if err != nil {
+		return fmt.Errorf("create migration locker: %w", err)
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
+		goose.WithSessionLocker(locker),
+		goose.WithDisableGlobalRegistry(true),
+	)
+	if err != nil {
+		return fmt.Errorf("create migration provider: %w", err)
+	}
+	results, err := provider.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	for _, r := range results {
+		logger.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path, "elapsed", r.Duration)
+	}
+	return nil
+}

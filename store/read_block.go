@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/nearline/nearline/near"
+)
+
+// LatestBlock returns the cursor's block: the newest committed block.
+func (s *Store) LatestBlock(ctx context.Context) (height uint64, hash string, err error) {
+	c, ok, err := s.Cursor(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	if !ok {
+		return 0, "", fmt.Errorf("latest block: %w", ErrNotFound)
+	}
+	return c.Height, c.Hash, nil
+}
+
+// EarliestBlock returns the lowest stored block.
+func (s *Store) EarliestBlock(ctx context.Context) (height uint64, hash string, err error) {
+	var h int64
+	err = s.pool.QueryRow(ctx, `SELECT height, hash FROM blocks ORDER BY height LIMIT 1`).Scan(&h, &hash)
+	if err != nil {
+		return 0, "", notFound(err, "earliest block")
+	}
+	return uint64(h), hash, nil
+}
+
+// blockWhere returns the WHERE clause and argument selecting block id.
+func blockWhere(id near.BlockID) (string, any) {
+	if id.IsHeight() {
+		return "height = $1", int64(id.Height)
+	}
+	return "hash = $1", id.Hash
+}
+
+// BlockView returns the stored `block` result.
+func (s *Store) BlockView(ctx context.Context, id near.BlockID) (json.RawMessage, error) {
+	where, arg := blockWhere(id)
+	var view string
+	if err := s.pool.QueryRow(ctx, `SELECT view::text FROM blocks WHERE `+where, arg).Scan(&view); err != nil {
+		return nil, notFound(err, "block "+id.String())
+	}
+	return json.RawMessage(view), nil
+}
+
+// BlockStamp returns the height and hash of a stored block.
+func (s *Store) BlockStamp(ctx context.Context, id near.BlockID) (near.BlockStamp, error) {
+	where, arg := blockWhere(id)
+	var h int64
+	var stamp near.BlockStamp
+	if err := s.pool.QueryRow(ctx, `SELECT height, hash FROM blocks WHERE `+where, arg).Scan(&h, &stamp.BlockHash); err != nil {
+		return near.BlockStamp{}, notFound(err, "block "+id.String())
+	}
+	stamp.BlockHeight = uint64(h)
+	return stamp, nil
+}
+
+// IsSkippedHeight reports whether the chain produced no block at height
+// (known once a later block linked over it).
+func (s *Store) IsSkippedHeight(ctx context.Context, height uint64) (bool, error) {
+	var skipped bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM skipped_heights WHERE height = $1)`, int64(height)).Scan(&skipped)
+	if err != nil {
+		return false, fmt.Errorf("read skipped height %d: %w", height, err)
+	}
+	return skipped, nil
+}
+
+// ChunkView returns the stored `chunk` result.
+func (s *Store) ChunkView(ctx context.Context, chunkHash string) (json.RawMessage, error) {
+	var view string
+	if err := s.pool.QueryRow(ctx, `SELECT view::text FROM chunks WHERE chunk_hash = $1`, chunkHash).Scan(&view); err != nil {
+		return nil, notFound(err, "chunk "+chunkHash)
+	}
+	return json.RawMessage(view), nil
+}
+
+// ChunkHashAt returns the hash of the chunk block blockHeight carries for
+// shardID (for a missing chunk, the older chunk it repeats).
+func (s *Store) ChunkHashAt(ctx context.Context, blockHeight uint64, shardID uint64) (string, error) {
+	var hash string
+	err := s.pool.QueryRow(ctx, `SELECT chunk_hash FROM block_chunks WHERE block_height = $1 AND shard_id = $2`,
+		int64(blockHeight), int64(shardID)).Scan(&hash)
+	if err != nil {
+		return "", notFound(err, fmt.Sprintf("chunk of shard %d at %d", shardID, blockHeight))
+	}
+	return hash, nil
+}
+
+// blockExists returns ErrNotFound when no block is stored at height.
+func (s *Store) blockExists(ctx context.Context, height uint64) error {
+	var one int
+	err := s.pool.QueryRow(ctx, `SELECT 1 FROM blocks WHERE height = $1`, int64(height)).Scan(&one)
+	if err != nil {
+		return notFound(err, fmt.Sprintf("block %d", height))
+	}
+	return nil
+}
+
+// BlockEffects returns the block's EXPERIMENTAL_changes_in_block entries in
+// upstream order.
+func (s *Store) BlockEffects(ctx context.Context, height uint64) ([]near.StateChangeKindView, error) {
+	if err := s.blockExists(ctx, height); err != nil {
+		return nil, err
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT effect_type, account_id FROM block_effects
+		WHERE block_height = $1 ORDER BY index_in_block`, int64(height))
+	effects, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (near.StateChangeKindView, error) {
+		var e near.StateChangeKindView
+		err := row.Scan(&e.Type, &e.AccountID)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read block effects at %d: %w", height, err)
+	}
+	if effects == nil {
+		effects = []near.StateChangeKindView{}
+	}
+	return effects, nil
+}
+
+// StateChanges returns the block's state changes of the given types for the
+// given accounts: accounts in the order asked (repeated when asked twice,
+// as nearcore does), each account's changes in upstream order.
+func (s *Store) StateChanges(ctx context.Context, height uint64, changeTypes []string, accountIDs []string) ([]near.StateChangeWithCauseView, error) {
+	if err := s.blockExists(ctx, height); err != nil {
+		return nil, err
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT account_id, view::text FROM state_changes
+		WHERE block_height = $1 AND change_type = ANY($2) AND account_id = ANY($3)
+		ORDER BY index_in_block`, int64(height), changeTypes, accountIDs)
+	byAccount := map[string][]near.StateChangeWithCauseView{}
+	var account, view string
+	_, err := pgx.ForEachRow(rows, []any{&account, &view}, func() error {
+		var c near.StateChangeWithCauseView
+		if err := json.Unmarshal([]byte(view), &c); err != nil {
+			return fmt.Errorf("decode state change of %s: %w", account, err)
+		}
+		byAccount[account] = append(byAccount[account], c)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read state changes at %d: %w", height, err)
+	}
+	out := []near.StateChangeWithCauseView{}
+	for _, id := range accountIDs {
+		out = append(out, byAccount[id]...)
+	}
+	return out, nil
+}
+
+// TxStatus returns the stored EXPERIMENTAL_tx_status result.
+func (s *Store) TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error) {
+	var view string
+	err := s.pool.QueryRow(ctx, `SELECT view::text FROM transaction_statuses WHERE tx_hash = $1 AND signer_id = $2`,
+		txHash, signerID).Scan(&view)
+	if err != nil {
+		return nil, notFound(err, "transaction "+txHash)
+	}
+	return json.RawMessage(view), nil
+}
+
+// GenesisConfig returns the stored genesis_config result.
+func (s *Store) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
+	var view string
+	err := s.pool.QueryRow(ctx, `SELECT view::text FROM chain_config WHERE name = 'genesis_config'`).Scan(&view)
+	if err != nil {
+		return nil, notFound(err, "genesis config")
+	}
+	return json.RawMessage(view), nil
+}
+
+// PutGenesisConfig stores the genesis_config result (replacing any).
+func (s *Store) PutGenesisConfig(ctx context.Context, cfg json.RawMessage) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO chain_config (name, view) VALUES ('genesis_config', $1)
+		ON CONFLICT (name) DO UPDATE SET view = EXCLUDED.view`, string(cfg))
+	if err != nil {
+		return fmt.Errorf("store genesis config: %w", err)
+	}
+	return nil
+}
+
+// ProtocolConfigAt returns the EXPERIMENTAL_protocol_config result of the
+// epoch of the block at height.
+func (s *Store) ProtocolConfigAt(ctx context.Context, height uint64) (json.RawMessage, error) {
+	var view string
+	err := s.pool.QueryRow(ctx, `SELECT p.view::text FROM blocks b
+		JOIN epoch_protocol_versions e ON e.epoch_id = b.epoch_id
+		JOIN protocol_configs p ON p.protocol_version = e.protocol_version
+		WHERE b.height = $1`, int64(height)).Scan(&view)
+	if err != nil {
+		return nil, notFound(err, fmt.Sprintf("protocol config at %d", height))
+	}
+	return json.RawMessage(view), nil
+}
+
+// HistoryStart returns the height from which state history is complete.
+func (s *Store) HistoryStart(ctx context.Context) (uint64, error) {
+	var h int64
+	err := s.pool.QueryRow(ctx, `SELECT height FROM history_start`).Scan(&h)
+	if err != nil {
+		return 0, notFound(err, "history start")
+	}
+	return uint64(h), nil
+}
+
+// SetHistoryStart records where state history starts (source is "genesis"
+// or "snapshot"), unless it is already recorded.
+func (s *Store) SetHistoryStart(ctx context.Context, height uint64, source string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO history_start (height, source) VALUES ($1, $2)
+		ON CONFLICT (singleton) DO NOTHING`, int64(height), source)
+	if err != nil {
+		return fmt.Errorf("record history start %d: %w", height, err)
+	}
+	return nil
+}

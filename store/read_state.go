@@ -1,0 +1,282 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/nearline/nearline/near"
+)
+
+func u128(n pgtype.Numeric) (near.U128, error) {
+	if !n.Valid || n.Int == nil {
+		return near.U128{}, fmt.Errorf("null amount")
+	}
+	v := new(big.Int).Set(n.Int)
+	for i := int32(0); i < n.Exp; i++ {
+		v.Mul(v, big.NewInt(10))
+	}
+	return near.ParseU128(v.String())
+}
+
+func uint64Of(n pgtype.Numeric) (uint64, error) {
+	v, err := u128(n)
+	if err != nil {
+		return 0, err
+	}
+	if v.Hi != 0 {
+		return 0, fmt.Errorf("%s exceeds u64", v)
+	}
+	return v.Lo, nil
+}
+
+const accountAtSQL = `
+SELECT deleted, amount, locked, code_hash, storage_usage, storage_paid_at
+FROM account_history WHERE account_id = $1 AND block_height <= $2
+ORDER BY block_height DESC LIMIT 1`
+
+// AccountAt returns the account after the block at height; ErrNotFound when
+// it does not exist (never created, or deleted) at that height.
+func (s *Store) AccountAt(ctx context.Context, accountID string, height uint64) (near.Account, error) {
+	var (
+		deleted        bool
+		amount, locked pgtype.Numeric
+		codeHash       *string
+		usage, paidAt  *int64
+		acc            near.Account
+		err            error
+	)
+	what := fmt.Sprintf("account %s at %d", accountID, height)
+	if err := s.pool.QueryRow(ctx, accountAtSQL, accountID, int64(height)).Scan(&deleted, &amount, &locked, &codeHash, &usage, &paidAt); err != nil {
+		return near.Account{}, notFound(err, what)
+	}
+	if deleted {
+		return near.Account{}, fmt.Errorf("%s: deleted: %w", what, ErrNotFound)
+	}
+	if acc.Amount, err = u128(amount); err != nil {
+		return near.Account{}, fmt.Errorf("read %s: %w", what, err)
+	}
+	if acc.Locked, err = u128(locked); err != nil {
+		return near.Account{}, fmt.Errorf("read %s: %w", what, err)
+	}
+	if codeHash != nil {
+		acc.CodeHash = *codeHash
+	}
+	if usage != nil {
+		acc.StorageUsage = uint64(*usage)
+	}
+	if paidAt != nil {
+		acc.StoragePaidAt = uint64(*paidAt)
+	}
+	return acc, nil
+}
+
+func decodeAccessKey(nonce pgtype.Numeric, permission string) (near.AccessKeyView, error) {
+	var key near.AccessKeyView
+	n, err := uint64Of(nonce)
+	if err != nil {
+		return key, err
+	}
+	key.Nonce = n
+	if err := json.Unmarshal([]byte(permission), &key.Permission); err != nil {
+		return key, err
+	}
+	return key, nil
+}
+
+const accessKeyAtSQL = `
+SELECT deleted, nonce, permission::text
+FROM access_key_history WHERE account_id = $1 AND public_key = $2 AND block_height <= $3
+ORDER BY block_height DESC LIMIT 1`
+
+// AccessKeyAt returns an access key after the block at height.
+func (s *Store) AccessKeyAt(ctx context.Context, accountID, publicKey string, height uint64) (near.AccessKeyView, error) {
+	var (
+		deleted    bool
+		nonce      pgtype.Numeric
+		permission *string
+	)
+	what := fmt.Sprintf("access key %s of %s at %d", publicKey, accountID, height)
+	err := s.pool.QueryRow(ctx, accessKeyAtSQL, accountID, publicKey, int64(height)).Scan(&deleted, &nonce, &permission)
+	if err != nil {
+		return near.AccessKeyView{}, notFound(err, what)
+	}
+	if deleted || permission == nil {
+		return near.AccessKeyView{}, fmt.Errorf("%s: deleted: %w", what, ErrNotFound)
+	}
+	key, err := decodeAccessKey(nonce, *permission)
+	if err != nil {
+		return near.AccessKeyView{}, fmt.Errorf("decode %s: %w", what, err)
+	}
+	return key, nil
+}
+
+// accessKeysAtSQL scans the account's keys once, newest row per key first.
+const accessKeysAtSQL = `
+SELECT DISTINCT ON (public_key) public_key, deleted, nonce, permission::text
+FROM access_key_history WHERE account_id = $1 AND block_height <= $2
+ORDER BY public_key, block_height DESC`
+
+// AccessKeysAt returns the account's access keys after the block at height,
+// sorted as nearcore's trie holds them: by key type, then key bytes.
+func (s *Store) AccessKeysAt(ctx context.Context, accountID string, height uint64) ([]near.AccessKeyInfoView, error) {
+	rows, _ := s.pool.Query(ctx, accessKeysAtSQL, accountID, int64(height))
+	var (
+		publicKey  string
+		deleted    bool
+		nonce      pgtype.Numeric
+		permission *string
+		keys       = []near.AccessKeyInfoView{}
+	)
+	_, err := pgx.ForEachRow(rows, []any{&publicKey, &deleted, &nonce, &permission}, func() error {
+		if deleted || permission == nil {
+			return nil
+		}
+		key, err := decodeAccessKey(nonce, *permission)
+		if err != nil {
+			return fmt.Errorf("decode access key %s: %w", publicKey, err)
+		}
+		keys = append(keys, near.AccessKeyInfoView{PublicKey: publicKey, AccessKey: key})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read access keys of %s at %d: %w", accountID, height, err)
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		return bytes.Compare(trieKeyBytes(keys[i].PublicKey), trieKeyBytes(keys[j].PublicKey)) < 0
+	})
+	return keys, nil
+}
+
+// trieKeyBytes is a public key as borsh puts it in the trie: a key type byte
+// (0 ed25519, 1 secp256k1) then the key bytes.
+func trieKeyBytes(publicKey string) []byte {
+	curve, data, ok := strings.Cut(publicKey, ":")
+	if !ok {
+		curve, data = "ed25519", publicKey
+	}
+	raw, err := near.Base58Decode(data)
+	if err != nil {
+		return []byte(publicKey)
+	}
+	typ := byte(0)
+	if curve == "secp256k1" {
+		typ = 1
+	}
+	return append([]byte{typ}, raw...)
+}
+
+const codeAtSQL = `
+SELECT h.deleted, h.code_hash, c.code
+FROM (SELECT deleted, code_hash FROM contract_code_history
+      WHERE account_id = $1 AND block_height <= $2 ORDER BY block_height DESC LIMIT 1) h
+LEFT JOIN contract_codes c ON c.code_hash = h.code_hash`
+
+// ContractCodeAt returns the account's contract code and its hash after the
+// block at height; ErrNotFound when it has none.
+func (s *Store) ContractCodeAt(ctx context.Context, accountID string, height uint64) ([]byte, string, error) {
+	var (
+		deleted  bool
+		codeHash *string
+		code     []byte
+	)
+	what := fmt.Sprintf("contract code of %s at %d", accountID, height)
+	if err := s.pool.QueryRow(ctx, codeAtSQL, accountID, int64(height)).Scan(&deleted, &codeHash, &code); err != nil {
+		return nil, "", notFound(err, what)
+	}
+	if deleted || codeHash == nil {
+		return nil, "", fmt.Errorf("%s: deleted: %w", what, ErrNotFound)
+	}
+	if code == nil {
+		return nil, "", fmt.Errorf("%s: code %s missing from contract_codes", what, *codeHash)
+	}
+	return code, *codeHash, nil
+}
+
+const dataAtSQL = `
+SELECT deleted, value FROM contract_data_history
+WHERE account_id = $1 AND data_key = $2 AND block_height <= $3
+ORDER BY block_height DESC LIMIT 1`
+
+// ContractDataAt returns one contract state value after the block at height.
+func (s *Store) ContractDataAt(ctx context.Context, accountID string, key []byte, height uint64) ([]byte, error) {
+	var (
+		deleted bool
+		value   []byte
+	)
+	if key == nil {
+		key = []byte{}
+	}
+	what := fmt.Sprintf("data key %x of %s at %d", key, accountID, height)
+	if err := s.pool.QueryRow(ctx, dataAtSQL, accountID, key, int64(height)).Scan(&deleted, &value); err != nil {
+		return nil, notFound(err, what)
+	}
+	if deleted {
+		return nil, fmt.Errorf("%s: deleted: %w", what, ErrNotFound)
+	}
+	if value == nil {
+		value = []byte{}
+	}
+	return value, nil
+}
+
+// stateAtSQL is one range scan of the primary key (account_id, data_key,
+// block_height): the newest row per key at or below the height.
+const stateAtSQL = `
+SELECT DISTINCT ON (data_key) data_key, deleted, value FROM contract_data_history
+WHERE account_id = $1 AND data_key >= $2 AND ($3::bytea IS NULL OR data_key < $3) AND block_height <= $4
+ORDER BY data_key, block_height DESC`
+
+// prefixEnd returns the smallest key greater than every key starting with
+// prefix, or nil when there is none.
+func prefixEnd(prefix []byte) []byte {
+	end := bytes.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// ContractStateAt returns the account's state under prefix after the block
+// at height, in key order. With limitBytes > 0 it returns ErrTooLarge once
+// keys plus values exceed it.
+func (s *Store) ContractStateAt(ctx context.Context, accountID string, prefix []byte, height uint64, limitBytes int) ([]near.StateItem, error) {
+	if prefix == nil {
+		prefix = []byte{}
+	}
+	rows, _ := s.pool.Query(ctx, stateAtSQL, accountID, prefix, prefixEnd(prefix), int64(height))
+	var (
+		key, value []byte
+		deleted    bool
+		total      int
+		items      = []near.StateItem{}
+	)
+	_, err := pgx.ForEachRow(rows, []any{&key, &deleted, &value}, func() error {
+		if deleted {
+			return nil
+		}
+		total += len(key) + len(value)
+		if limitBytes > 0 && total > limitBytes {
+			return ErrTooLarge
+		}
+		if value == nil {
+			value = []byte{}
+		}
+		items = append(items, near.StateItem{Key: bytes.Clone(key), Value: bytes.Clone(value)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read state of %s at %d: %w", accountID, height, err)
+	}
+	return items, nil
+}

@@ -1,0 +1,205 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/nearline/nearline/near"
+)
+
+// rowSet holds the rows of a batch, per table, in COPY column order.
+type rowSet struct {
+	blocks, skipped, blockChunks, chunks, transactions, receipts, actions [][]any
+	outcomes, txStatuses, stateChanges, blockEffects                      [][]any
+	accounts, accessKeys, data, codeHistory, codes, protocols, epochs     [][]any
+	seenCodes, seenProtocols                                              map[string]bool
+}
+
+func numeric(v near.U128) pgtype.Numeric {
+	return pgtype.Numeric{Int: v.Big(), Valid: true}
+}
+
+func numeric64(v uint64) pgtype.Numeric {
+	return pgtype.Numeric{Int: new(big.Int).SetUint64(v), Valid: true}
+}
+
+// jsonText returns raw when set, else v encoded.
+func jsonText(raw json.RawMessage, v any) (string, error) {
+	if len(raw) > 0 {
+		return string(raw), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+func (r *rowSet) addBundle(b *Bundle) error {
+	h := b.Block.Header
+	height := int64(h.Height)
+	blockJSON, err := jsonText(b.BlockJSON, b.Block)
+	if err != nil {
+		return fmt.Errorf("encode block %d: %w", h.Height, err)
+	}
+	var prevHeight *int64
+	if h.PrevHeight != nil {
+		p := int64(*h.PrevHeight)
+		prevHeight = &p
+	}
+	r.blocks = append(r.blocks, []any{height, h.Hash, h.PrevHash, prevHeight, h.EpochID, b.Block.Author,
+		int64(h.Timestamp), time.Unix(0, int64(h.Timestamp)).UTC(), numeric(h.GasPrice), numeric(h.TotalSupply),
+		int32(h.LatestProtocolVersion), int32(h.ChunksIncluded), blockJSON})
+	for _, s := range b.Skipped {
+		r.skipped = append(r.skipped, []any{int64(s), height})
+	}
+	for _, c := range b.Block.Chunks {
+		r.blockChunks = append(r.blockChunks, []any{height, int32(c.ShardID), c.ChunkHash, int64(c.HeightIncluded)})
+	}
+	for i := range b.Chunks {
+		if err := r.addChunk(height, &b.Chunks[i]); err != nil {
+			return err
+		}
+	}
+	for i, e := range b.Effects {
+		r.blockEffects = append(r.blockEffects, []any{height, int32(i), e.AccountID, e.Type})
+	}
+	if err := r.addChanges(height, b.Changes); err != nil {
+		return err
+	}
+	for i := range b.TxStatuses {
+		if err := r.addTxStatus(height, &b.TxStatuses[i]); err != nil {
+			return err
+		}
+	}
+	if pc := b.ProtocolConfig; pc != nil {
+		r.epochs = append(r.epochs, []any{pc.EpochID, int32(pc.ProtocolVersion)})
+		key := fmt.Sprint(pc.ProtocolVersion)
+		if !r.seenProtocols[key] {
+			r.seenProtocols[key] = true
+			r.protocols = append(r.protocols, []any{int32(pc.ProtocolVersion), height, string(pc.JSON)})
+		}
+	}
+	return nil
+}
+
+func (r *rowSet) addChunk(height int64, c *Chunk) error {
+	v := c.View
+	hdr := v.Header
+	chunkJSON, err := jsonText(c.JSON, v)
+	if err != nil {
+		return fmt.Errorf("encode chunk %s: %w", hdr.ChunkHash, err)
+	}
+	shard := int32(hdr.ShardID)
+	r.chunks = append(r.chunks, []any{hdr.ChunkHash, height, shard, v.Author, int64(hdr.HeightCreated),
+		int64(hdr.GasUsed), int64(hdr.GasLimit), numeric(hdr.BalanceBurnt), int32(len(v.Transactions)),
+		int32(len(v.Receipts)), chunkJSON})
+	for i, tx := range v.Transactions {
+		r.transactions = append(r.transactions, []any{hdr.ChunkHash, int32(i), tx.Hash, height, shard, tx.SignerID,
+			tx.PublicKey, numeric64(tx.Nonce), tx.ReceiverID, numeric64(tx.PriorityFee), int32(len(tx.Actions))})
+		for j, a := range tx.Actions {
+			row, err := actionRow(hdr.ChunkHash, "transaction", i, j, height, &tx.Hash, nil, a)
+			if err != nil {
+				return err
+			}
+			r.actions = append(r.actions, row)
+		}
+	}
+	for i, rc := range v.Receipts {
+		kind, signer := "Data", (*string)(nil)
+		if act := rc.Receipt.Action; act != nil {
+			kind = "Action"
+			s := act.SignerID
+			signer = &s
+			for j, a := range act.Actions {
+				id := rc.ReceiptID
+				row, err := actionRow(hdr.ChunkHash, "receipt", i, j, height, nil, &id, a)
+				if err != nil {
+					return err
+				}
+				r.actions = append(r.actions, row)
+			}
+		}
+		r.receipts = append(r.receipts, []any{hdr.ChunkHash, int32(i), rc.ReceiptID, height, shard,
+			rc.PredecessorID, rc.ReceiverID, kind, signer})
+	}
+	return nil
+}
+
+func actionRow(chunkHash, parentKind string, parent, index int, height int64, txHash, receiptID *string, a near.ActionView) ([]any, error) {
+	detail, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("encode action %d of %s %d in chunk %s: %w", index, parentKind, parent, chunkHash, err)
+	}
+	var (
+		method, publicKey, beneficiary *string
+		gas                            *int64
+		deposit                        *pgtype.Numeric
+		args                           []byte
+	)
+	switch {
+	case a.FunctionCall != nil:
+		method = &a.FunctionCall.MethodName
+		g := int64(a.FunctionCall.Gas)
+		gas = &g
+		d := numeric(a.FunctionCall.Deposit)
+		deposit = &d
+		args = a.FunctionCall.Args
+	case a.Transfer != nil:
+		d := numeric(a.Transfer.Deposit)
+		deposit = &d
+	case a.Stake != nil:
+		d := numeric(a.Stake.Stake)
+		deposit = &d
+		publicKey = &a.Stake.PublicKey
+	case a.AddKey != nil:
+		publicKey = &a.AddKey.PublicKey
+	case a.DeleteKey != nil:
+		publicKey = &a.DeleteKey.PublicKey
+	case a.DeleteAccount != nil:
+		beneficiary = &a.DeleteAccount.BeneficiaryID
+	}
+	return []any{chunkHash, parentKind, int32(parent), int32(index), height, txHash, receiptID, a.Kind(),
+		method, gas, deposit, publicKey, beneficiary, args, string(detail)}, nil
+}
+
+// txStatusBody is the part of a tx status the store reads, keeping each
+// outcome as served.
+type txStatusBody struct {
+	FinalExecutionStatus string            `json:"final_execution_status"`
+	TransactionOutcome   json.RawMessage   `json:"transaction_outcome"`
+	ReceiptsOutcome      []json.RawMessage `json:"receipts_outcome"`
+}
+
+func (r *rowSet) addTxStatus(height int64, st *TxStatus) error {
+	var body txStatusBody
+	if err := json.Unmarshal(st.JSON, &body); err != nil {
+		return fmt.Errorf("decode tx status %s: %w", st.TxHash, err)
+	}
+	r.txStatuses = append(r.txStatuses, []any{st.TxHash, st.SignerID, height, body.FinalExecutionStatus, string(st.JSON)})
+	all := append([]json.RawMessage{body.TransactionOutcome}, body.ReceiptsOutcome...)
+	for _, raw := range all {
+		if len(raw) == 0 || string(raw) == "null" {
+			continue
+		}
+		var o near.ExecutionOutcomeWithIDView
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return fmt.Errorf("decode outcome in tx status %s: %w", st.TxHash, err)
+		}
+		at := height
+		if h, ok := st.BlockHeights[o.BlockHash]; ok {
+			at = int64(h)
+		}
+		status := string(o.Outcome.Status)
+		if status == "" {
+			status = "null"
+		}
+		r.outcomes = append(r.outcomes, []any{o.ID, o.BlockHash, at, o.Outcome.ExecutorID, int64(o.Outcome.GasBurnt),
+			numeric(o.Outcome.TokensBurnt), status, st.TxHash, height, string(raw)})
+	}
+	return nil
+}

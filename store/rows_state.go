@@ -1,0 +1,163 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/nearline/nearline/near"
+)
+
+// historyKey names one state entry: an account, an access key, a data key or
+// an account's code.
+type historyKey struct {
+	kind      string // account, access_key, data, code
+	accountID string
+	sub       string // public key or data key bytes
+}
+
+// changeKind returns the history kind a change type writes.
+func changeKind(changeType string) (kind string, deleted bool, err error) {
+	switch changeType {
+	case near.ChangeAccountUpdate:
+		return "account", false, nil
+	case near.ChangeAccountDeletion:
+		return "account", true, nil
+	case near.ChangeAccessKeyUpdate:
+		return "access_key", false, nil
+	case near.ChangeAccessKeyDeletion:
+		return "access_key", true, nil
+	case near.ChangeDataUpdate:
+		return "data", false, nil
+	case near.ChangeDataDeletion:
+		return "data", true, nil
+	case near.ChangeContractCodeUpdate:
+		return "code", false, nil
+	case near.ChangeContractCodeDeletion:
+		return "code", true, nil
+	}
+	return "", false, fmt.Errorf("unknown state change type %q", changeType)
+}
+
+// addChanges writes the state_changes rows of a block and, per changed key,
+// one history row holding the value after the block.
+func (r *rowSet) addChanges(height int64, changes []StateChange) error {
+	last := map[historyKey]int{}
+	var order []historyKey
+	for i := range changes {
+		c := &changes[i]
+		v := c.View
+		text, err := jsonText(c.JSON, v)
+		if err != nil {
+			return fmt.Errorf("encode state change %d at %d: %w", i, height, err)
+		}
+		kind, _, err := changeKind(v.Type)
+		if err != nil {
+			return fmt.Errorf("state change %d at %d: %w", i, height, err)
+		}
+		var causeTx, causeReceipt *string
+		if v.Cause.TxHash != "" {
+			causeTx = &v.Cause.TxHash
+		}
+		if v.Cause.ReceiptHash != "" {
+			causeReceipt = &v.Cause.ReceiptHash
+		}
+		var dataKey []byte
+		if v.Change.KeyBase64 != nil {
+			dataKey = *v.Change.KeyBase64
+			if dataKey == nil {
+				dataKey = []byte{}
+			}
+		}
+		r.stateChanges = append(r.stateChanges, []any{height, int32(i), v.Change.AccountID, v.Type, v.Cause.Type,
+			causeTx, causeReceipt, v.Change.PublicKey, dataKey, text})
+		key := historyKey{kind: kind, accountID: v.Change.AccountID}
+		switch kind {
+		case "access_key":
+			if v.Change.PublicKey == nil {
+				return fmt.Errorf("state change %d at %d: %s without public_key", i, height, v.Type)
+			}
+			key.sub = *v.Change.PublicKey
+		case "data":
+			if v.Change.KeyBase64 == nil {
+				return fmt.Errorf("state change %d at %d: %s without key_base64", i, height, v.Type)
+			}
+			key.sub = string(dataKey)
+		}
+		if _, ok := last[key]; !ok {
+			order = append(order, key)
+		}
+		last[key] = i
+	}
+	for _, key := range order {
+		if err := r.addHistory(height, key, &changes[last[key]].View); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *rowSet) addHistory(height int64, key historyKey, v *near.StateChangeWithCauseView) error {
+	_, deleted, _ := changeKind(v.Type)
+	ch := v.Change
+	switch key.kind {
+	case "account":
+		row := []any{key.accountID, height, deleted, nil, nil, nil, nil, nil}
+		if !deleted {
+			if ch.Account == nil {
+				return fmt.Errorf("account_update of %s at %d without account", key.accountID, height)
+			}
+			a := ch.Account
+			row = []any{key.accountID, height, false, numeric(a.Amount), numeric(a.Locked), a.CodeHash,
+				int64(a.StorageUsage), int64(a.StoragePaidAt)}
+		}
+		r.accounts = append(r.accounts, row)
+	case "access_key":
+		row := []any{key.accountID, key.sub, height, deleted, nil, nil}
+		if !deleted {
+			if ch.AccessKey == nil {
+				return fmt.Errorf("access_key_update of %s at %d without access_key", key.accountID, height)
+			}
+			perm, err := json.Marshal(ch.AccessKey.Permission)
+			if err != nil {
+				return fmt.Errorf("encode permission of %s at %d: %w", key.accountID, height, err)
+			}
+			row[4], row[5] = numeric64(ch.AccessKey.Nonce), string(perm)
+		}
+		r.accessKeys = append(r.accessKeys, row)
+	case "data":
+		var value []byte
+		if !deleted {
+			if ch.ValueBase64 == nil {
+				return fmt.Errorf("data_update of %s at %d without value", key.accountID, height)
+			}
+			value = *ch.ValueBase64
+			if value == nil {
+				value = []byte{}
+			}
+		}
+		r.data = append(r.data, []any{key.accountID, []byte(key.sub), height, deleted, value})
+	case "code":
+		var codeHash *string
+		if !deleted {
+			if ch.CodeBase64 == nil {
+				return fmt.Errorf("contract_code_update of %s at %d without code", key.accountID, height)
+			}
+			hash := near.HashOf(*ch.CodeBase64).String()
+			codeHash = &hash
+			r.addCode(hash, *ch.CodeBase64)
+		}
+		r.codeHistory = append(r.codeHistory, []any{key.accountID, height, deleted, codeHash})
+	}
+	return nil
+}
+
+func (r *rowSet) addCode(hash string, code []byte) {
+	if r.seenCodes[hash] {
+		return
+	}
+	r.seenCodes[hash] = true
+	if code == nil {
+		code = []byte{}
+	}
+	r.codes = append(r.codes, []any{hash, code})
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNotFound is returned (wrapped) by every read that finds nothing.
+var ErrNotFound = errors.New("not found")
+
+// ErrTooLarge is returned by ContractStateAt when the state under the prefix
+// exceeds the byte limit.
+var ErrTooLarge = errors.New("contract state too large")
+
+// cursorName is the indexer_cursor row the indexer advances.
+const cursorName = "main"
+
+// Config tunes the connection pool. The zero value is usable.
+type Config struct {
+	// MaxConns is the pool's maximum size. Default 10.
+	MaxConns int32
+	// MinConns is the number of idle connections kept open. Default 0.
+	MinConns int32
+	// ApplicationName is reported to Postgres (pg_stat_activity). Default
+	// "nearline".
+	ApplicationName string
+	// StatementTimeout bounds every statement. Default 60s; negative
+	// disables it.
+	StatementTimeout time.Duration
+	// Logger receives the store's logs. Default: discard.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxConns == 0 {
+		c.MaxConns = 10
+	}
+	if c.ApplicationName == "" {
+		c.ApplicationName = "nearline"
+	}
+	if c.StatementTimeout == 0 {
+		c.StatementTimeout = 60 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.MaxConns < 1 {
+		return fmt.Errorf("max conns %d: want at least 1", c.MaxConns)
+	}
+	if c.MinConns < 0 || c.MinConns > c.MaxConns {
+		return fmt.Errorf("min conns %d: want 0 to max conns %d", c.MinConns, c.MaxConns)
+	}
+	return nil
+}
+
+// Store is the archive. It is safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	logger *slog.Logger
+}
+
+// Open connects to the database at url. It does not migrate; call Migrate
+// first.
+func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	pcfg.MaxConns = cfg.MaxConns
+	pcfg.MinConns = cfg.MinConns
+	rt := pcfg.ConnConfig.RuntimeParams
+	if rt["application_name"] == "" {
+		rt["application_name"] = cfg.ApplicationName
+	}
+	if cfg.StatementTimeout > 0 {
+		rt["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	return &Store{pool: pool, logger: cfg.Logger}, nil
+}
+
+// Close closes the pool, waiting for connections in use.
+func (s *Store) Close() { s.pool.Close() }
+
+// Pool returns the underlying pool, for tests and analytics tools.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// notFound maps pgx.ErrNoRows to ErrNotFound, wrapping what was looked up.
+func notFound(err error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return fmt.Errorf("read %s: %w", what, err)
+}

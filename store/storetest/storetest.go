@@ -1,0 +1,234 @@
+// Package storetest gives each test its own freshly migrated PostgreSQL
+// database.
+//
+// The server comes from NEARLINE_TEST_DATABASE_URL when set (any database on
+// it; the helper creates and drops others beside it, so the role needs
+// CREATEDB). Otherwise a Postgres container is started with testcontainers-go
+// once per test binary. When neither works the test fails, saying how to
+// provide a database: it never skips.
+//
+// Each test database is created from a template database migrated once per
+// schema version (named after a hash of the migrations), so a test pays for a
+// CREATE DATABASE, not for the migrations.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/modules/postgres"
+
+	"github.com/nearline/nearline/migrations"
+	"github.com/nearline/nearline/store"
+)
+
+// EnvURL names the variable that points the tests at a Postgres server.
+const EnvURL = "NEARLINE_TEST_DATABASE_URL"
+
+const howTo = "set " + EnvURL + " to a Postgres URL whose role may CREATE DATABASE " +
+	"(e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable), or make Docker available for testcontainers-go"
+
+// server is the process-wide Postgres the tests share: the URL from the
+// environment or the one container started for this test binary.
+var server struct {
+	once sync.Once
+	url  string
+	err  error
+}
+
+func serverURL(ctx context.Context) (string, error) {
+	server.once.Do(func() {
+		if u := os.Getenv(EnvURL); u != "" {
+			server.url = u
+			return
+		}
+		ctr, err := postgres.Run(ctx, "postgres:16-alpine",
+			postgres.WithDatabase("nearline"), postgres.WithUsername("postgres"), postgres.WithPassword("postgres"),
+			postgres.BasicWaitStrategies())
+		if err != nil {
+			if ctr != nil {
+				_ = testcontainers.TerminateContainer(ctr)
+			}
+			server.err = fmt.Errorf("start postgres container: %w", err)
+			return
+		}
+		// The container lives as long as the test binary; testcontainers'
+		// reaper removes it afterwards.
+		server.url, server.err = ctr.ConnectionString(ctx, "sslmode=disable")
+	})
+	return server.url, server.err
+}
+
+// withDatabase returns base with its database name replaced.
+func withDatabase(base, name string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("parse %s: %w", EnvURL, err)
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+// templateName is derived from the migrations' content, so a schema change
+// gets a new template.
+func templateName() (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(migrations.FS, path)
+		if err != nil {
+			return err
+		}
+		h.Write([]byte(path))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("hash migrations: %w", err)
+	}
+	return "nearline_tmpl_" + hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// ensureTemplate creates and migrates the template database unless it
+// exists, under an advisory lock so parallel test binaries take turns.
+func ensureTemplate(ctx context.Context, admin *pgx.Conn, base, name string) error {
+	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock(7146233002)`); err != nil {
+		return fmt.Errorf("lock template creation: %w", err)
+	}
+	defer admin.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(7146233002)`)
+	var exists bool
+	if err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return fmt.Errorf("look up template: %w", err)
+	}
+	if exists {
+		return nil
+	}
+	building := name + "_build"
+	if _, err := admin.Exec(ctx, `DROP DATABASE IF EXISTS `+building+` WITH (FORCE)`); err != nil {
+		return fmt.Errorf("drop stale template build: %w", err)
+	}
+	if _, err := admin.Exec(ctx, `CREATE DATABASE `+building); err != nil {
+		return fmt.Errorf("create template: %w", err)
+	}
+	buildURL, err := withDatabase(base, building)
+	if err != nil {
+		return err
+	}
+	if err := store.Migrate(ctx, buildURL, nil); err != nil {
+		return fmt.Errorf("migrate template: %w", err)
+	}
+	if _, err := admin.Exec(ctx, `ALTER DATABASE `+building+` RENAME TO `+name); err != nil {
+		return fmt.Errorf("publish template: %w", err)
+	}
+	return nil
+}
+
+// NewDatabaseURL creates a fresh, migrated database for t, drops it when t
+// ends, and returns its URL (to hand to the nearline binary, for example).
+func NewDatabaseURL(t testing.TB) string {
+	t.Helper()
+	u, err := newDatabase(t)
+	if err != nil {
+		t.Fatalf("storetest: %v\nTo run these tests, %s.", err, howTo)
+	}
+	return u
+}
+
+// NewEmptyDatabaseURL is NewDatabaseURL without the migrations, for tests of
+// the migrations themselves.
+func NewEmptyDatabaseURL(t testing.TB) string {
+	t.Helper()
+	u, err := createDatabase(t, "")
+	if err != nil {
+		t.Fatalf("storetest: %v\nTo run these tests, %s.", err, howTo)
+	}
+	return u
+}
+
+func newDatabase(t testing.TB) (string, error) {
+	tmpl, err := templateName()
+	if err != nil {
+		return "", err
+	}
+	return createDatabase(t, tmpl)
+}
+
+func createDatabase(t testing.TB, tmpl string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base, err := serverURL(ctx)
+	if err != nil {
+		return "", err
+	}
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return "", fmt.Errorf("connect to test server: %w", err)
+	}
+	defer admin.Close(context.Background())
+	name := "nearline_test_" + rand.Text()[:16]
+	name = strings.ToLower(name)
+	create := `CREATE DATABASE ` + name
+	if tmpl != "" {
+		if err := ensureTemplate(ctx, admin, base, tmpl); err != nil {
+			return "", err
+		}
+		create += ` TEMPLATE ` + tmpl
+	}
+	// Another session copying the same template makes CREATE DATABASE fail
+	// for a moment; retry until the deadline.
+	for {
+		_, err = admin.Exec(ctx, create)
+		if err == nil || !strings.Contains(err.Error(), "being accessed by other users") || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("create test database: %w", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Logf("storetest: drop %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+			t.Logf("storetest: drop %s: %v", name, err)
+		}
+	})
+	return withDatabase(base, name)
+}
+
+// NewStore opens a store on a fresh migrated database, closed when t ends.
+func NewStore(t testing.TB) *store.Store {
+	t.Helper()
+	u := NewDatabaseURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := store.Open(ctx, u, store.Config{MaxConns: 4})
+	if err != nil {
+		t.Fatalf("storetest: open store: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}

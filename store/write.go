@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// table describes how a batch's rows reach one table.
+type table struct {
+	name    string
+	columns []string
+	rows    func(*rowSet) [][]any
+	// heightColumn, when set, is deleted over the batch's height range
+	// before the rows are copied (re-indexed heights).
+	heightColumn string
+	// conflict, when set, loads through a temporary table and this
+	// ON CONFLICT clause instead of a plain COPY.
+	conflict string
+}
+
+var tables = []table{
+	{name: "blocks", heightColumn: "height", rows: func(r *rowSet) [][]any { return r.blocks },
+		columns: []string{"height", "hash", "prev_hash", "prev_height", "epoch_id", "author", "timestamp_nanos",
+			"block_time", "gas_price", "total_supply", "protocol_version", "chunks_included", "view"}},
+	{name: "skipped_heights", heightColumn: "next_height", rows: func(r *rowSet) [][]any { return r.skipped },
+		columns: []string{"height", "next_height"}},
+	{name: "block_chunks", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.blockChunks },
+		columns: []string{"block_height", "shard_id", "chunk_hash", "height_included"}},
+	{name: "chunks", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.chunks },
+		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
+			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "view"}},
+	{name: "transactions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.transactions },
+		columns: []string{"chunk_hash", "index_in_chunk", "hash", "block_height", "shard_id", "signer_id",
+			"public_key", "nonce", "receiver_id", "priority_fee", "action_count"}},
+	{name: "receipts", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.receipts },
+		columns: []string{"chunk_hash", "index_in_chunk", "receipt_id", "block_height", "shard_id",
+			"predecessor_id", "receiver_id", "kind", "signer_id"}},
+	{name: "actions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.actions },
+		columns: []string{"chunk_hash", "parent_kind", "parent_index", "action_index", "block_height", "tx_hash",
+			"receipt_id", "kind", "method_name", "gas", "deposit", "public_key", "beneficiary_id", "args", "detail"}},
+	{name: "execution_outcomes", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
+		rows: func(r *rowSet) [][]any { return r.outcomes },
+		columns: []string{"id", "block_hash", "block_height", "executor_id", "gas_burnt", "tokens_burnt", "status",
+			"tx_hash", "tx_block_height", "view"}},
+	{name: "transaction_statuses", heightColumn: "block_height", conflict: "ON CONFLICT DO NOTHING",
+		rows:    func(r *rowSet) [][]any { return r.txStatuses },
+		columns: []string{"tx_hash", "signer_id", "block_height", "final_execution_status", "view"}},
+	{name: "state_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.stateChanges },
+		columns: []string{"block_height", "index_in_block", "account_id", "change_type", "cause_type",
+			"cause_tx_hash", "cause_receipt_hash", "public_key", "data_key", "view"}},
+	{name: "block_effects", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.blockEffects },
+		columns: []string{"block_height", "index_in_block", "account_id", "effect_type"}},
+	{name: "account_history", rows: func(r *rowSet) [][]any { return r.accounts },
+		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			amount = EXCLUDED.amount, locked = EXCLUDED.locked, code_hash = EXCLUDED.code_hash,
+			storage_usage = EXCLUDED.storage_usage, storage_paid_at = EXCLUDED.storage_paid_at`,
+		columns: []string{"account_id", "block_height", "deleted", "amount", "locked", "code_hash", "storage_usage", "storage_paid_at"}},
+	{name: "access_key_history", rows: func(r *rowSet) [][]any { return r.accessKeys },
+		conflict: `ON CONFLICT (account_id, public_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			nonce = EXCLUDED.nonce, permission = EXCLUDED.permission`,
+		columns: []string{"account_id", "public_key", "block_height", "deleted", "nonce", "permission"}},
+	{name: "contract_data_history", rows: func(r *rowSet) [][]any { return r.data },
+		conflict: `ON CONFLICT (account_id, data_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			value = EXCLUDED.value`,
+		columns: []string{"account_id", "data_key", "block_height", "deleted", "value"}},
+	{name: "contract_code_history", rows: func(r *rowSet) [][]any { return r.codeHistory },
+		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			code_hash = EXCLUDED.code_hash`,
+		columns: []string{"account_id", "block_height", "deleted", "code_hash"}},
+	{name: "contract_codes", rows: func(r *rowSet) [][]any { return r.codes },
+		conflict: "ON CONFLICT (code_hash) DO NOTHING", columns: []string{"code_hash", "code"}},
+	{name: "protocol_configs", rows: func(r *rowSet) [][]any { return r.protocols },
+		conflict: `ON CONFLICT (protocol_version) DO UPDATE SET
+			first_height = LEAST(protocol_configs.first_height, EXCLUDED.first_height)`,
+		columns: []string{"protocol_version", "first_height", "view"}},
+	{name: "epoch_protocol_versions", rows: func(r *rowSet) [][]any { return r.epochs },
+		conflict: "ON CONFLICT (epoch_id) DO NOTHING", columns: []string{"epoch_id", "protocol_version"}},
+}
+
+// CommitStats says what one Commit wrote.
+type CommitStats struct {
+	Blocks int
+	Rows   int
+}
+
+// Commit writes bundles (ascending, contiguous heights) and moves the cursor
+// to the last of them, all in one transaction. Heights at or below the
+// current cursor are rewritten, never duplicated. The cursor never moves
+// backwards.
+func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, error) {
+	if len(bundles) == 0 {
+		return CommitStats{}, nil
+	}
+	rows := &rowSet{seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}}
+	for i := range bundles {
+		if i > 0 && bundles[i].Height() <= bundles[i-1].Height() {
+			return CommitStats{}, fmt.Errorf("commit: heights not ascending: %d after %d", bundles[i].Height(), bundles[i-1].Height())
+		}
+		if err := rows.addBundle(&bundles[i]); err != nil {
+			return CommitStats{}, fmt.Errorf("commit: %w", err)
+		}
+	}
+	lo, hi := int64(bundles[0].Height()), int64(bundles[len(bundles)-1].Height())
+	last := bundles[len(bundles)-1].Block.Header
+	stats := CommitStats{Blocks: len(bundles)}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rewrite, err := s.needsRewrite(ctx, tx, lo)
+		if err != nil {
+			return err
+		}
+		for _, t := range tables {
+			if rewrite && t.heightColumn != "" {
+				q := fmt.Sprintf("DELETE FROM %s WHERE %s BETWEEN $1 AND $2", t.name, t.heightColumn)
+				if _, err := tx.Exec(ctx, q, lo, hi); err != nil {
+					return fmt.Errorf("clear %s %d-%d: %w", t.name, lo, hi, err)
+				}
+			}
+			n, err := copyRows(ctx, tx, t, t.rows(rows))
+			if err != nil {
+				return err
+			}
+			stats.Rows += n
+		}
+		return setCursor(ctx, tx, Cursor{Height: last.Height, Hash: last.Hash})
+	})
+	if err != nil {
+		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
+	}
+	return stats, nil
+}
+
+// needsRewrite reports whether heights from lo on may already be stored:
+// only then are their rows deleted first.
+func (s *Store) needsRewrite(ctx context.Context, tx pgx.Tx, lo int64) (bool, error) {
+	var maxHeight int64
+	err := tx.QueryRow(ctx, `SELECT height FROM blocks ORDER BY height DESC LIMIT 1`).Scan(&maxHeight)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read highest block: %w", err)
+	}
+	return lo <= maxHeight, nil
+}
+
+func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	if t.conflict == "" {
+		n, err := tx.CopyFrom(ctx, pgx.Identifier{t.name}, t.columns, pgx.CopyFromRows(rows))
+		if err != nil {
+			return 0, fmt.Errorf("copy %s: %w", t.name, err)
+		}
+		return int(n), nil
+	}
+	stage := "stage_" + t.name
+	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE IF NOT EXISTS %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DELETE ROWS", stage, t.name)); err != nil {
+		return 0, fmt.Errorf("stage %s: %w", t.name, err)
+	}
+	if _, err := tx.Exec(ctx, "TRUNCATE "+stage); err != nil {
+		return 0, fmt.Errorf("truncate stage %s: %w", t.name, err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{stage}, t.columns, pgx.CopyFromRows(rows)); err != nil {
+		return 0, fmt.Errorf("copy %s: %w", t.name, err)
+	}
+	list := strings.Join(t.columns, ", ")
+	tag, err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s %s", t.name, list, list, stage, t.conflict))
+	if err != nil {
+		return 0, fmt.Errorf("insert %s: %w", t.name, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+const setCursorSQL = `
+INSERT INTO indexer_cursor (name, height, hash, updated_at) VALUES ($1, $2, $3, now())
+ON CONFLICT (name) DO UPDATE SET height = EXCLUDED.height, hash = EXCLUDED.hash, updated_at = now()
+WHERE indexer_cursor.height <= EXCLUDED.height`
+
+func setCursor(ctx context.Context, tx pgx.Tx, c Cursor) error {
+	if _, err := tx.Exec(ctx, setCursorSQL, cursorName, int64(c.Height), c.Hash); err != nil {
+		return fmt.Errorf("advance cursor to %d: %w", c.Height, err)
+	}
+	return nil
+}
+
+// Cursor returns the last committed block; ok is false before the first
+// commit.
+func (s *Store) Cursor(ctx context.Context) (c Cursor, ok bool, err error) {
+	var height int64
+	err = s.pool.QueryRow(ctx, `SELECT height, hash FROM indexer_cursor WHERE name = $1`, cursorName).Scan(&height, &c.Hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Cursor{}, false, nil
+	}
+	if err != nil {
+		return Cursor{}, false, fmt.Errorf("read cursor: %w", err)
+	}
+	c.Height = uint64(height)
+	return c, true, nil
+}
+
+// BlockBefore returns the stored block with the greatest height below
+// height; ok is false when there is none.
+func (s *Store) BlockBefore(ctx context.Context, height uint64) (c Cursor, ok bool, err error) {
+	var h int64
+	err = s.pool.QueryRow(ctx, `SELECT height, hash FROM blocks WHERE height < $1 ORDER BY height DESC LIMIT 1`,
+		int64(height)).Scan(&h, &c.Hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Cursor{}, false, nil
+	}
+	if err != nil {
+		return Cursor{}, false, fmt.Errorf("read block before %d: %w", height, err)
+	}
+	c.Height = uint64(h)
+	return c, true, nil
+}
