@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
 
@@ -227,12 +228,13 @@ func (s *Store) ContractDataAt(ctx context.Context, accountID string, key []byte
 	return value, nil
 }
 
-// stateAtSQL is one range scan of the primary key (account_id, data_key,
-// block_height): the newest row per key at or below the height.
+// stateAtSQL is one backward range scan of the primary key (account_id,
+// data_key, block_height), without a sort: the newest row per key at or
+// below the height, keys descending (the caller reverses them).
 const stateAtSQL = `
 SELECT DISTINCT ON (data_key) data_key, deleted, value FROM contract_data_history
 WHERE account_id = $1 AND data_key >= $2 AND ($3::bytea IS NULL OR data_key < $3) AND block_height <= $4
-ORDER BY data_key, block_height DESC`
+ORDER BY data_key DESC, block_height DESC`
 
 // prefixEnd returns the smallest key greater than every key starting with
 // prefix, or nil when there is none.
@@ -278,5 +280,6 @@ func (s *Store) ContractStateAt(ctx context.Context, accountID string, prefix []
 	if err != nil {
 		return nil, fmt.Errorf("read state of %s at %d: %w", accountID, height, err)
 	}
+	slices.Reverse(items)
 	return items, nil
 }
