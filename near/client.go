@@ -1,0 +1,405 @@
+package near
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrNeedsArchival is returned (wrapped) when every upstream has
+// garbage-collected the block a request needs: only an archival node can
+// answer it.
+var ErrNeedsArchival = errors.New("needs an archival node")
+
+// Error kinds the client reports to ClientConfig.OnError.
+const (
+	FailTimeout    = "timeout"
+	FailTransport  = "transport"
+	FailHTTP5xx    = "http_5xx"
+	FailHTTP429    = "http_429"
+	FailHTTPOther  = "http_other"
+	FailMalformed  = "malformed"
+	FailInternal   = "internal_error"
+	FailNotSynced  = "not_synced"
+	FailGarbageCol = "garbage_collected"
+)
+
+// ClientConfig configures a Client. Only Endpoints is required.
+type ClientConfig struct {
+	// Endpoints are the upstream JSON-RPC URLs, tried in order on failure.
+	Endpoints []string
+	// Timeout bounds one HTTP request. Default 10s.
+	Timeout time.Duration
+	// MaxAttempts bounds the attempts of one call across all endpoints.
+	// Default 8.
+	MaxAttempts int
+	// BaseBackoff is the first retry's backoff ceiling; it doubles per retry
+	// up to MaxBackoff, and the wait is drawn uniformly below it (full
+	// jitter). Defaults 100ms and 5s.
+	BaseBackoff, MaxBackoff time.Duration
+	// MaxResponseBytes bounds a response body. Default 512 MiB.
+	MaxResponseBytes int64
+	// HTTPClient sends the requests. Default: a client without its own
+	// timeout (Timeout applies per request).
+	HTTPClient *http.Client
+	// Logger receives retry logs. Default: discard.
+	Logger *slog.Logger
+	// OnError, when set, is told the kind (Fail*) of every failed attempt.
+	OnError func(kind string)
+}
+
+func (c ClientConfig) withDefaults() ClientConfig {
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 8
+	}
+	if c.BaseBackoff == 0 {
+		c.BaseBackoff = 100 * time.Millisecond
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = 5 * time.Second
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = 512 << 20
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.OnError == nil {
+		c.OnError = func(string) {}
+	}
+	return c
+}
+
+func (c ClientConfig) validate() error {
+	if len(c.Endpoints) == 0 {
+		return errors.New("no upstream endpoint")
+	}
+	for _, e := range c.Endpoints {
+		if !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
+			return fmt.Errorf("upstream %q: want an http:// or https:// URL", e)
+		}
+	}
+	if c.MaxAttempts < 1 || c.Timeout < 0 || c.BaseBackoff < 0 || c.MaxBackoff < c.BaseBackoff {
+		return errors.New("invalid retry settings")
+	}
+	return nil
+}
+
+// Client calls NEAR JSON-RPC methods on one or more upstream nodes with
+// per-request timeouts, retries with exponential backoff and jitter, and
+// failover between endpoints. It is safe for concurrent use.
+type Client struct {
+	cfg       ClientConfig
+	nextID    atomic.Uint64
+	preferred atomic.Int64 // endpoint that answered last
+
+	mu       sync.Mutex
+	earliest map[int]earliestInfo // endpoint index -> earliest available height
+}
+
+type earliestInfo struct {
+	height uint64
+	at     time.Time
+}
+
+// NewClient returns a client for cfg.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("configure near client: %w", err)
+	}
+	return &Client{cfg: cfg, earliest: map[int]earliestInfo{}}, nil
+}
+
+// attemptError is one failed attempt: its kind and whether another attempt
+// (here or elsewhere) may succeed.
+type attemptError struct {
+	kind      string
+	retryable bool
+	err       error
+}
+
+func (e *attemptError) Error() string { return e.err.Error() }
+func (e *attemptError) Unwrap() error { return e.err }
+
+// Call invokes method with params (encoded as JSON; nil omits them) and
+// decodes the result into result (nil discards it). A NEAR error the caller
+// should see is returned as a *Error (use errors.As).
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	var body json.RawMessage
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return fmt.Errorf("encode %s params: %w", method, err)
+		}
+		body = b
+	}
+	raw, err := c.call(ctx, method, body)
+	if err != nil {
+		return err
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("decode %s result: %w", method, err)
+	}
+	return nil
+}
+
+// CallRaw is Call returning the result as served.
+func (c *Client) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	var body json.RawMessage
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", method, err)
+		}
+		body = b
+	}
+	return c.call(ctx, method, body)
+}
+
+func (c *Client) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	n := len(c.cfg.Endpoints)
+	start := int(c.preferred.Load())
+	gcd := map[int]uint64{} // endpoints that garbage-collected the block, with their earliest height
+	var last error
+	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
+		idx := (start + attempt) % n
+		if _, ok := gcd[idx]; ok {
+			if len(gcd) == n {
+				break
+			}
+			continue
+		}
+		if attempt > 0 {
+			if err := c.backoff(ctx, attempt); err != nil {
+				return nil, fmt.Errorf("call %s: %w (last error: %v)", method, err, last)
+			}
+		}
+		raw, err := c.attempt(ctx, idx, method, params)
+		if err == nil {
+			c.preferred.Store(int64(idx))
+			return raw, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("call %s: %w", method, ctx.Err())
+		}
+		var ae *attemptError
+		if !errors.As(err, &ae) {
+			return nil, fmt.Errorf("call %s on %s: %w", method, c.cfg.Endpoints[idx], err)
+		}
+		if earliest, ok := c.garbageCollected(ctx, idx, ae, params); ok {
+			c.cfg.OnError(FailGarbageCol)
+			gcd[idx] = earliest
+			if len(gcd) == n {
+				break
+			}
+			attempt-- // moving to an archival endpoint is not a retry
+			start++
+			continue
+		}
+		c.cfg.OnError(ae.kind)
+		if !ae.retryable {
+			return nil, fmt.Errorf("call %s on %s: %w", method, c.cfg.Endpoints[idx], ae.err)
+		}
+		c.cfg.Logger.Warn("upstream call failed, retrying", "method", method, "upstream", c.cfg.Endpoints[idx],
+			"kind", ae.kind, "attempt", attempt+1, "err", ae.err)
+		last = fmt.Errorf("%s: %w", c.cfg.Endpoints[idx], ae.err)
+	}
+	if len(gcd) > 0 && (len(gcd) == n || last == nil) {
+		var parts []string
+		for idx, h := range gcd {
+			parts = append(parts, fmt.Sprintf("%s keeps blocks from %d", c.cfg.Endpoints[idx], h))
+		}
+		return nil, fmt.Errorf("call %s %s: block garbage-collected on every upstream (%s): %w",
+			method, params, strings.Join(parts, ", "), ErrNeedsArchival)
+	}
+	return nil, fmt.Errorf("call %s: %d attempts failed, last: %w", method, c.cfg.MaxAttempts, last)
+}
+
+// backoff waits before retry number attempt (1-based): uniform in
+// [0, min(MaxBackoff, BaseBackoff*2^(attempt-1))).
+func (c *Client) backoff(ctx context.Context, attempt int) error {
+	ceiling := c.cfg.BaseBackoff << min(attempt-1, 30)
+	if ceiling > c.cfg.MaxBackoff || ceiling <= 0 {
+		ceiling = c.cfg.MaxBackoff
+	}
+	if ceiling <= 0 {
+		return ctx.Err()
+	}
+	wait := time.Duration(rand.Int64N(int64(ceiling)))
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// attempt sends one request to endpoint idx.
+func (c *Client) attempt(ctx context.Context, idx int, method string, params json.RawMessage) (json.RawMessage, error) {
+	id := c.nextID.Add(1)
+	req := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      string          `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", fmt.Sprintf("nearline-%d", id), method, params}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	reqCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	httpReq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.cfg.Endpoints[idx], bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	httpReq.Header.Set("Content-Type", "application/json")
+	resp, err := c.cfg.HTTPClient.Do(httpReq)
+	if err != nil {
+		return nil, classifyTransport(ctx, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxResponseBytes+1))
+	if err != nil {
+		return nil, classifyTransport(ctx, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return nil, &attemptError{FailHTTP429, true, fmt.Errorf("http %d", resp.StatusCode)}
+	case resp.StatusCode >= 500 && len(data) == 0:
+		return nil, &attemptError{FailHTTP5xx, true, fmt.Errorf("http %d", resp.StatusCode)}
+	}
+	if int64(len(data)) > c.cfg.MaxResponseBytes {
+		return nil, &attemptError{FailMalformed, false, fmt.Errorf("response larger than %d bytes", c.cfg.MaxResponseBytes)}
+	}
+	var env struct {
+		Result json.RawMessage `json:"result"`
+		Error  *Error          `json:"error"`
+	}
+	if err := json.Unmarshal(data, &env); err != nil || (env.Result == nil && env.Error == nil) {
+		if resp.StatusCode >= 500 {
+			return nil, &attemptError{FailHTTP5xx, true, fmt.Errorf("http %d", resp.StatusCode)}
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, &attemptError{FailHTTPOther, resp.StatusCode == http.StatusRequestTimeout, fmt.Errorf("http %d", resp.StatusCode)}
+		}
+		return nil, &attemptError{FailMalformed, true, fmt.Errorf("malformed response body (%d bytes)", len(data))}
+	}
+	if env.Error != nil {
+		return nil, classifyNEAR(env.Error)
+	}
+	return env.Result, nil
+}
+
+func classifyTransport(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var netErr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return &attemptError{FailTimeout, true, fmt.Errorf("request timed out: %w", err)}
+	}
+	return &attemptError{FailTransport, true, err}
+}
+
+// classifyNEAR decides whether a NEAR error is worth retrying elsewhere.
+func classifyNEAR(e *Error) error {
+	switch {
+	case e.Name == KindInternal || e.CauseName() == "INTERNAL_ERROR":
+		return &attemptError{FailInternal, true, e}
+	case e.CauseName() == "NOT_SYNCED_YET" || e.CauseName() == "NO_SYNCED_BLOCKS":
+		return &attemptError{FailNotSynced, true, e}
+	case e.CauseName() == "TIMEOUT_ERROR":
+		return &attemptError{FailTimeout, true, e}
+	}
+	return &attemptError{"near_" + strings.ToLower(e.CauseName()), false, e}
+}
+
+// garbageCollected reports whether a failed attempt means endpoint idx no
+// longer has the block: GARBAGE_COLLECTED_BLOCK, or UNKNOWN_BLOCK for a
+// block_id height below the endpoint's earliest available block.
+func (c *Client) garbageCollected(ctx context.Context, idx int, ae *attemptError, params json.RawMessage) (uint64, bool) {
+	var ne *Error
+	if !errors.As(ae.err, &ne) {
+		return 0, false
+	}
+	switch ne.CauseName() {
+	case "GARBAGE_COLLECTED_BLOCK":
+		earliest, _ := c.earliestHeight(ctx, idx)
+		return earliest, true
+	case "UNKNOWN_BLOCK":
+	default:
+		return 0, false
+	}
+	var ref struct {
+		BlockID json.RawMessage `json:"block_id"`
+	}
+	if json.Unmarshal(params, &ref) != nil || len(ref.BlockID) == 0 {
+		return 0, false
+	}
+	var id BlockID
+	if json.Unmarshal(ref.BlockID, &id) != nil || !id.IsHeight() {
+		return 0, false
+	}
+	earliest, ok := c.earliestHeight(ctx, idx)
+	if !ok || id.Height >= earliest {
+		return 0, false
+	}
+	return earliest, true
+}
+
+// earliestHeight returns the endpoint's earliest available block from its
+// `status` (cached for a minute).
+func (c *Client) earliestHeight(ctx context.Context, idx int) (uint64, bool) {
+	c.mu.Lock()
+	info, ok := c.earliest[idx]
+	c.mu.Unlock()
+	if ok && time.Since(info.at) < time.Minute {
+		return info.height, true
+	}
+	raw, err := c.attempt(ctx, idx, "status", json.RawMessage("[]"))
+	if err != nil {
+		return 0, false
+	}
+	var st struct {
+		SyncInfo struct {
+			EarliestBlockHeight *uint64 `json:"earliest_block_height"`
+		} `json:"sync_info"`
+	}
+	if json.Unmarshal(raw, &st) != nil || st.SyncInfo.EarliestBlockHeight == nil {
+		return 0, false
+	}
+	c.mu.Lock()
+	c.earliest[idx] = earliestInfo{height: *st.SyncInfo.EarliestBlockHeight, at: time.Now()}
+	c.mu.Unlock()
+	return *st.SyncInfo.EarliestBlockHeight, true
+}
+
+// IsUnknownBlock reports whether err is NEAR's UNKNOWN_BLOCK.
+func IsUnknownBlock(err error) bool {
+	var ne *Error
+	return errors.As(err, &ne) && ne.CauseName() == "UNKNOWN_BLOCK"
+}

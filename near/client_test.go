@@ -1,0 +1,205 @@
+package near
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rpcServer answers every request with handler's (status, body), counting
+// requests.
+func rpcServer(t *testing.T, handler func(n int64, method string, w http.ResponseWriter)) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var count atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req Request
+		_ = json.Unmarshal(body, &req)
+		handler(count.Add(1), req.Method, w)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &count
+}
+
+func okResult(w http.ResponseWriter, result string) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":"x","result":`+result+`}`)
+}
+
+func nearError(w http.ResponseWriter, e *Error) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "x", "error": e})
+	_, _ = w.Write(b)
+}
+
+func fastConfig(endpoints ...string) ClientConfig {
+	return ClientConfig{Endpoints: endpoints, Timeout: 200 * time.Millisecond, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
+}
+
+func TestClientRetriesEachFailureKindOnOneEndpoint(t *testing.T) {
+	t.Parallel()
+	cases := map[string]func(w http.ResponseWriter){
+		FailHTTP5xx:   func(w http.ResponseWriter) { w.WriteHeader(http.StatusBadGateway) },
+		FailHTTP429:   func(w http.ResponseWriter) { w.WriteHeader(http.StatusTooManyRequests) },
+		FailMalformed: func(w http.ResponseWriter) { _, _ = io.WriteString(w, `{"jsonrpc":"2.0","resu`) },
+		FailTimeout:   func(w http.ResponseWriter) { time.Sleep(400 * time.Millisecond) },
+		FailInternal:  func(w http.ResponseWriter) { nearError(w, InternalError("boom")) },
+		FailNotSynced: func(w http.ResponseWriter) { nearError(w, NotSyncedYet()) },
+	}
+	for kind, fail := range cases {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			srv, count := rpcServer(t, func(n int64, _ string, w http.ResponseWriter) {
+				if n <= 2 {
+					fail(w)
+					return
+				}
+				okResult(w, `{"answer":42}`)
+			})
+			var kinds []string
+			var mu sync.Mutex
+			cfg := fastConfig(srv.URL)
+			cfg.OnError = func(k string) { mu.Lock(); kinds = append(kinds, k); mu.Unlock() }
+			c, err := NewClient(cfg)
+			require.NoError(t, err)
+			var out struct{ Answer int }
+			require.NoError(t, c.Call(context.Background(), "block", map[string]any{"finality": "final"}, &out))
+			require.Equal(t, 42, out.Answer)
+			require.Equal(t, int64(3), count.Load())
+			require.Equal(t, []string{kind, kind}, kinds)
+		})
+	}
+}
+
+func TestClientFailsOverToHealthyEndpoint(t *testing.T) {
+	t.Parallel()
+	bad, badCount := rpcServer(t, func(n int64, _ string, w http.ResponseWriter) {
+		switch n % 4 {
+		case 0:
+			w.WriteHeader(http.StatusInternalServerError)
+		case 1:
+			w.WriteHeader(http.StatusTooManyRequests)
+		case 2:
+			_, _ = io.WriteString(w, "<html>bad gateway</html>")
+		case 3:
+			time.Sleep(400 * time.Millisecond)
+		}
+	})
+	good, goodCount := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { okResult(w, `"fine"`) })
+	c, err := NewClient(fastConfig(bad.URL, good.URL))
+	require.NoError(t, err)
+	for range 20 {
+		var out string
+		require.NoError(t, c.Call(context.Background(), "block", nil, &out))
+		require.Equal(t, "fine", out)
+	}
+	require.Equal(t, int64(20), goodCount.Load())
+	require.Equal(t, int64(1), badCount.Load(), "after one failure the client sticks to the endpoint that answered")
+}
+
+func TestClientGivesUpAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
+	srv, count := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
+	cfg := fastConfig(srv.URL)
+	cfg.MaxAttempts = 4
+	c, err := NewClient(cfg)
+	require.NoError(t, err)
+	err = c.Call(context.Background(), "block", nil, nil)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "http 503")
+	require.Equal(t, int64(4), count.Load())
+}
+
+func TestClientReturnsNEARErrorsWithoutRetry(t *testing.T) {
+	t.Parallel()
+	srv, count := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { nearError(w, UnknownBlock(HeightID(7))) })
+	c, err := NewClient(fastConfig(srv.URL))
+	require.NoError(t, err)
+	err = c.Call(context.Background(), "block", map[string]any{"block_id": 7}, nil)
+	var ne *Error
+	require.ErrorAs(t, err, &ne)
+	require.Equal(t, "UNKNOWN_BLOCK", ne.CauseName())
+	require.True(t, IsUnknownBlock(err))
+	require.False(t, errors.Is(err, ErrNeedsArchival), "status has no earliest height, so the block is just unknown")
+	require.Equal(t, int64(2), count.Load(), "one call plus one status probe")
+}
+
+func TestClientReportsGarbageCollectedUpstream(t *testing.T) {
+	t.Parallel()
+	gcNode := func(t *testing.T) *httptest.Server {
+		srv, _ := rpcServer(t, func(_ int64, method string, w http.ResponseWriter) {
+			if method == "status" {
+				okResult(w, `{"sync_info":{"earliest_block_height":1000,"latest_block_height":2000}}`)
+				return
+			}
+			nearError(w, UnknownBlock(HeightID(5)))
+		})
+		return srv
+	}
+	t.Run("every upstream collected", func(t *testing.T) {
+		t.Parallel()
+		c, err := NewClient(fastConfig(gcNode(t).URL, gcNode(t).URL))
+		require.NoError(t, err)
+		err = c.Call(context.Background(), "block", map[string]any{"block_id": 5}, nil)
+		require.ErrorIs(t, err, ErrNeedsArchival)
+		require.Contains(t, err.Error(), "keeps blocks from 1000")
+	})
+	t.Run("garbage collected block error", func(t *testing.T) {
+		t.Parallel()
+		srv, _ := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) {
+			nearError(w, GarbageCollectedBlock(BlockStamp{BlockHeight: 5, BlockHash: "x"}))
+		})
+		c, err := NewClient(fastConfig(srv.URL))
+		require.NoError(t, err)
+		err = c.Call(context.Background(), "chunk", map[string]any{"block_id": 5, "shard_id": 0}, nil)
+		require.ErrorIs(t, err, ErrNeedsArchival)
+	})
+	t.Run("archival node behind a regular one", func(t *testing.T) {
+		t.Parallel()
+		archival, _ := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { okResult(w, `{"height":5}`) })
+		c, err := NewClient(fastConfig(gcNode(t).URL, archival.URL))
+		require.NoError(t, err)
+		var out struct{ Height int }
+		require.NoError(t, c.Call(context.Background(), "block", map[string]any{"block_id": 5}, &out))
+		require.Equal(t, 5, out.Height)
+	})
+	t.Run("height above earliest is a plain unknown block", func(t *testing.T) {
+		t.Parallel()
+		c, err := NewClient(fastConfig(gcNode(t).URL))
+		require.NoError(t, err)
+		err = c.Call(context.Background(), "block", map[string]any{"block_id": 1500}, nil)
+		require.True(t, IsUnknownBlock(err))
+		require.NotErrorIs(t, err, ErrNeedsArchival)
+	})
+}
+
+func TestClientStopsOnContextCancel(t *testing.T) {
+	t.Parallel()
+	srv, _ := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { time.Sleep(300 * time.Millisecond) })
+	cfg := fastConfig(srv.URL)
+	cfg.Timeout = 5 * time.Second
+	c, err := NewClient(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = c.Call(ctx, "block", nil, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(start), 250*time.Millisecond)
+}
+
+func TestClientConfigValidation(t *testing.T) {
+	t.Parallel()
+	_, err := NewClient(ClientConfig{})
+	require.Error(t, err)
+	_, err = NewClient(ClientConfig{Endpoints: []string{"localhost:3030"}})
+	require.Error(t, err)
+}
