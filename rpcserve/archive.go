@@ -1,0 +1,93 @@
+package rpcserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/nearvm"
+	"github.com/nearline/nearline/store"
+)
+
+// ArchiveStore is the store read API the archive answers from
+// (*store.Store implements it). Every "not there" answer satisfies
+// errors.Is(err, store.ErrNotFound).
+type ArchiveStore interface {
+	LatestBlock(ctx context.Context) (height uint64, hash string, err error)
+	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
+	BlockView(ctx context.Context, id near.BlockID) (json.RawMessage, error)
+	BlockStamp(ctx context.Context, id near.BlockID) (near.BlockStamp, error)
+	ChunkView(ctx context.Context, chunkHash string) (json.RawMessage, error)
+	ChunkHashAt(ctx context.Context, blockHeight uint64, shardID uint64) (string, error)
+	BlockEffects(ctx context.Context, height uint64) ([]near.StateChangeKindView, error)
+	StateChanges(ctx context.Context, height uint64, changeTypes []string, accountIDs []string) ([]near.StateChangeWithCauseView, error)
+	AccountAt(ctx context.Context, accountID string, height uint64) (near.Account, error)
+	AccessKeyAt(ctx context.Context, accountID, publicKey string, height uint64) (near.AccessKeyView, error)
+	AccessKeysAt(ctx context.Context, accountID string, height uint64) ([]near.AccessKeyInfoView, error)
+	ContractCodeAt(ctx context.Context, accountID string, height uint64) (code []byte, codeHash string, err error)
+	ContractDataAt(ctx context.Context, accountID string, key []byte, height uint64) ([]byte, error)
+	ContractStateAt(ctx context.Context, accountID string, prefix []byte, height uint64, limitBytes int) ([]near.StateItem, error)
+	TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error)
+	GenesisConfig(ctx context.Context) (json.RawMessage, error)
+	ProtocolConfigAt(ctx context.Context, height uint64) (json.RawMessage, error)
+	HistoryStart(ctx context.Context) (height uint64, err error)
+}
+
+var _ ArchiveStore = (*store.Store)(nil)
+
+// ArchiveConfig tunes the archive Backend. The zero value is usable.
+type ArchiveConfig struct {
+	// ViewStateLimit is view_state's limit, as a regular node applies it:
+	// an account whose storage usage minus its code size exceeds it gets
+	// TOO_LARGE_CONTRACT_STATE. Default DefaultViewStateLimit (50 kB);
+	// negative means no limit.
+	ViewStateLimit int
+	// RPCAddr is reported as `rpc_addr` by `status`. Default: null.
+	RPCAddr string
+	// Version is reported as the node version by `status`. Default "nearline".
+	Version string
+}
+
+// DefaultViewStateLimit is a regular nearcore node's view_state limit.
+const DefaultViewStateLimit = 50_000
+
+func (c ArchiveConfig) withDefaults() ArchiveConfig {
+	if c.ViewStateLimit == 0 {
+		c.ViewStateLimit = DefaultViewStateLimit
+	}
+	if c.Version == "" {
+		c.Version = "nearline"
+	}
+	return c
+}
+
+// Archive is the Backend that answers from the Postgres archive.
+//
+// Block selection: `final`, `near-final` and `optimistic` all select the
+// latest indexed block (the archive only holds final blocks). A height the
+// chain skipped, one above the archive's head, or an unknown hash is
+// UNKNOWN_BLOCK; a height below the archive's first block is forwarded
+// upstream (ForwardError) or refused with BeforeArchive.
+type Archive struct {
+	store   ArchiveStore
+	vm      *nearvm.Runtime
+	cfg     ArchiveConfig
+	logger  *slog.Logger
+	started time.Time
+}
+
+var _ Backend = (*Archive)(nil)
+
+// NewArchive returns the archive Backend over st. vm runs call_function; it
+// is long-lived so compiled contracts stay cached. A nil logger discards.
+func NewArchive(st ArchiveStore, vm *nearvm.Runtime, cfg ArchiveConfig, logger *slog.Logger) *Archive {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Archive{store: st, vm: vm, cfg: cfg.withDefaults(), logger: logger, started: time.Now()}
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,0 +1,208 @@
+package rpcserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/nearline/nearline/near"
+)
+
+// Block returns the stored `block` result.
+func (a *Archive) Block(ctx context.Context, ref near.BlockReference) (json.RawMessage, error) {
+	stamp, err := a.resolve(ctx, ref, blockFlavor)
+	if err != nil {
+		return nil, err
+	}
+	view, err := a.store.BlockView(ctx, near.HeightID(stamp.BlockHeight))
+	if err != nil {
+		return nil, fmt.Errorf("read block %d: %w", stamp.BlockHeight, err)
+	}
+	return view, nil
+}
+
+// Chunk returns the stored `chunk` result, by hash or by block and shard.
+func (a *Archive) Chunk(ctx context.Context, req near.ChunkRequest) (json.RawMessage, error) {
+	hash := req.ChunkID
+	if req.BlockID != nil {
+		stamp, err := a.resolve(ctx, near.BlockReference{BlockID: req.BlockID}, blockFlavor)
+		if err != nil {
+			return nil, err
+		}
+		hash, err = a.store.ChunkHashAt(ctx, stamp.BlockHeight, req.ShardID)
+		if isNotFound(err) {
+			return nil, near.InvalidShardID(req.ShardID)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read chunk hash of shard %d at %d: %w", req.ShardID, stamp.BlockHeight, err)
+		}
+	}
+	view, err := a.store.ChunkView(ctx, hash)
+	if isNotFound(err) {
+		// A chunk the archive lacks may be older than its first block.
+		return nil, &ForwardError{Reason: near.UnknownChunk(hash)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read chunk %s: %w", hash, err)
+	}
+	return view, nil
+}
+
+// BlockEffects returns the block's `EXPERIMENTAL_changes_in_block` result.
+func (a *Archive) BlockEffects(ctx context.Context, ref near.BlockReference) (*near.BlockEffectsView, error) {
+	stamp, err := a.resolve(ctx, ref, blockFlavor)
+	if err != nil {
+		return nil, err
+	}
+	effects, err := a.store.BlockEffects(ctx, stamp.BlockHeight)
+	if err != nil {
+		return nil, fmt.Errorf("read block effects at %d: %w", stamp.BlockHeight, err)
+	}
+	return &near.BlockEffectsView{BlockHash: stamp.BlockHash, Changes: effects}, nil
+}
+
+// changeTypes maps a changes_type to the state change types it returns.
+func changeTypes(changesType string) []string {
+	switch changesType {
+	case near.ChangesAccount:
+		return []string{near.ChangeAccountUpdate, near.ChangeAccountDeletion}
+	case near.ChangesAllAccessKey, near.ChangesSingleAccessKey:
+		return []string{near.ChangeAccessKeyUpdate, near.ChangeAccessKeyDeletion}
+	case near.ChangesData:
+		return []string{near.ChangeDataUpdate, near.ChangeDataDeletion}
+	case near.ChangesContractCode:
+		return []string{near.ChangeContractCodeUpdate, near.ChangeContractCodeDeletion}
+	}
+	return nil
+}
+
+// Changes returns the `EXPERIMENTAL_changes` result: the block's stored
+// state changes of the asked kind and accounts, in upstream order.
+func (a *Archive) Changes(ctx context.Context, req near.ChangesRequest) (*near.ChangesView, error) {
+	stamp, err := a.resolve(ctx, req.Block, blockFlavor)
+	if err != nil {
+		return nil, err
+	}
+	types := changeTypes(req.ChangesType)
+	if types == nil {
+		return nil, near.ParseError(fmt.Sprintf("Failed parsing args: unknown changes_type %q", req.ChangesType))
+	}
+	accounts := req.AccountIDs
+	if req.ChangesType == near.ChangesSingleAccessKey {
+		accounts = keyAccounts(req.Keys)
+	}
+	changes, err := a.store.StateChanges(ctx, stamp.BlockHeight, types, accounts)
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %d: %w", req.ChangesType, stamp.BlockHeight, err)
+	}
+	switch req.ChangesType {
+	case near.ChangesSingleAccessKey:
+		changes = filterKeys(changes, req.Keys)
+	case near.ChangesData:
+		changes = filterPrefix(changes, req.KeyPrefix)
+	}
+	if changes == nil {
+		changes = []near.StateChangeWithCauseView{}
+	}
+	return &near.ChangesView{BlockHash: stamp.BlockHash, Changes: changes}, nil
+}
+
+// keyAccounts lists the accounts of keys once each, in first-seen order.
+func keyAccounts(keys []near.AccountPublicKey) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range keys {
+		if !seen[k.AccountID] {
+			seen[k.AccountID] = true
+			out = append(out, k.AccountID)
+		}
+	}
+	return out
+}
+
+// filterKeys keeps the changes of the named keys, key by key in the order
+// asked, each key's changes in upstream order.
+func filterKeys(changes []near.StateChangeWithCauseView, keys []near.AccountPublicKey) []near.StateChangeWithCauseView {
+	out := []near.StateChangeWithCauseView{}
+	for _, k := range keys {
+		for _, c := range changes {
+			if c.Change.AccountID == k.AccountID && c.Change.PublicKey != nil && *c.Change.PublicKey == k.PublicKey {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// filterPrefix keeps the data changes whose key starts with prefix.
+func filterPrefix(changes []near.StateChangeWithCauseView, prefix []byte) []near.StateChangeWithCauseView {
+	out := []near.StateChangeWithCauseView{}
+	for _, c := range changes {
+		if c.Change.KeyBase64 != nil && bytes.HasPrefix(*c.Change.KeyBase64, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// GasPrice returns the gas price in the header of the block id names, or of
+// the latest block for nil.
+func (a *Archive) GasPrice(ctx context.Context, id *near.BlockID) (*near.GasPriceView, error) {
+	ref := near.BlockReference{BlockID: id}
+	if id == nil {
+		ref.Finality = near.FinalityFinal
+	}
+	stamp, err := a.resolve(ctx, ref, blockFlavor)
+	if err != nil {
+		return nil, err
+	}
+	header, err := a.header(ctx, stamp.BlockHeight)
+	if err != nil {
+		return nil, err
+	}
+	return &near.GasPriceView{GasPrice: header.GasPrice}, nil
+}
+
+// blockHeader is the part of a stored block header the archive reads.
+type blockHeader struct {
+	Height                uint64    `json:"height"`
+	Hash                  string    `json:"hash"`
+	EpochID               string    `json:"epoch_id"`
+	PrevStateRoot         string    `json:"prev_state_root"`
+	Timestamp             uint64    `json:"timestamp"`
+	TimestampNanosec      string    `json:"timestamp_nanosec"`
+	GasPrice              near.U128 `json:"gas_price"`
+	LatestProtocolVersion uint32    `json:"latest_protocol_version"`
+}
+
+func (a *Archive) header(ctx context.Context, height uint64) (blockHeader, error) {
+	view, err := a.store.BlockView(ctx, near.HeightID(height))
+	if err != nil {
+		return blockHeader{}, fmt.Errorf("read block %d: %w", height, err)
+	}
+	var block struct {
+		Header blockHeader `json:"header"`
+	}
+	if err := json.Unmarshal(view, &block); err != nil {
+		return blockHeader{}, fmt.Errorf("decode block %d header: %w", height, err)
+	}
+	return block.Header, nil
+}
+
+// ProtocolConfig returns the stored protocol config of the block's epoch.
+func (a *Archive) ProtocolConfig(ctx context.Context, ref near.BlockReference) (json.RawMessage, error) {
+	stamp, err := a.resolve(ctx, ref, blockFlavor)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := a.store.ProtocolConfigAt(ctx, stamp.BlockHeight)
+	if isNotFound(err) {
+		return nil, &ForwardError{Reason: near.InternalError(fmt.Sprintf(
+			"The protocol config of block #%d is not in the archive", stamp.BlockHeight))}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read protocol config at %d: %w", stamp.BlockHeight, err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,85 @@
+package rpcserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/nearvm"
+)
+
+// callFunction runs a view call against the contract state at the block.
+//
+// The call context follows nearcore's view calls: signer and predecessor
+// are the contract, the signer key is an empty ED25519 key, no deposit, the
+// view gas limit. Two values the archive does not store are fixed: the
+// epoch height is 0 and the random seed is 32 zero bytes (nearcore uses the
+// shard's state root).
+func (a *Archive) callFunction(ctx context.Context, req near.QueryRequest, at near.BlockStamp) (any, error) {
+	acc, err := a.account(ctx, req.AccountID, at)
+	if err != nil {
+		return nil, err
+	}
+	code, codeHash, found, err := a.code(ctx, req.AccountID, acc, at)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, CodeDoesNotExist(req.AccountID, at)
+	}
+	if a.vm == nil {
+		return nil, errors.New("call function: no contract runtime configured")
+	}
+	header, err := a.header(ctx, at.BlockHeight)
+	if err != nil {
+		return nil, err
+	}
+	call := nearvm.Context{
+		CurrentAccountID:     req.AccountID,
+		SignerAccountID:      req.AccountID,
+		SignerAccountPK:      make([]byte, 33), // ED25519 type byte 0, 32 zero bytes
+		PredecessorAccountID: req.AccountID,
+		Input:                req.Args,
+		BlockHeight:          at.BlockHeight,
+		BlockTimestamp:       header.Timestamp,
+		StorageUsage:         acc.StorageUsage,
+		AccountBalance:       nearvm.U128{Hi: acc.Amount.Hi, Lo: acc.Amount.Lo},
+		AccountLockedBalance: nearvm.U128{Hi: acc.Locked.Hi, Lo: acc.Locked.Lo},
+		RandomSeed:           make([]byte, 32),
+		View:                 true,
+	}
+	st := &historyStorage{store: a.store, accountID: req.AccountID, height: at.BlockHeight}
+	out, err := a.vm.Call(ctx, code, codeHash, req.MethodName, call, st)
+	var fce *nearvm.FunctionCallError
+	if errors.As(err, &fce) {
+		return nil, NewContractError(fce, at)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("call %s.%s at %d: %w", req.AccountID, req.MethodName, at.BlockHeight, err)
+	}
+	logs := out.Logs
+	if logs == nil {
+		logs = []string{}
+	}
+	return near.CallResult{Result: near.ByteArray(out.ReturnData), Logs: logs, BlockStamp: at}, nil
+}
+
+// historyStorage is a contract's state at one height, read from the
+// archive's history (nearvm caches each key per call).
+type historyStorage struct {
+	store     ArchiveStore
+	accountID string
+	height    uint64
+}
+
+func (s *historyStorage) Get(ctx context.Context, key []byte) ([]byte, bool, error) {
+	value, err := s.store.ContractDataAt(ctx, s.accountID, key, s.height)
+	if isNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read state key of %s at %d: %w", s.accountID, s.height, err)
+	}
+	return value, true, nil
+}

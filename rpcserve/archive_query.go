@@ -1,0 +1,126 @@
+package rpcserve
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nearline/nearline/near"
+)
+
+// noCodeHash is the code_hash of an account without a contract.
+const noCodeHash = "11111111111111111111111111111111"
+
+// Query answers `query` from the state history at the selected block.
+func (a *Archive) Query(ctx context.Context, req near.QueryRequest) (any, error) {
+	at, err := a.resolve(ctx, req.Block, queryFlavor)
+	if err != nil {
+		return nil, err
+	}
+	switch req.RequestType {
+	case near.QueryViewAccount:
+		acc, err := a.account(ctx, req.AccountID, at)
+		if err != nil {
+			return nil, err
+		}
+		return near.AccountView{Account: acc, BlockStamp: at}, nil
+	case near.QueryViewCode:
+		return a.viewCode(ctx, req.AccountID, at)
+	case near.QueryViewState:
+		return a.viewState(ctx, req.AccountID, req.Prefix, at)
+	case near.QueryViewAccessKey:
+		key, err := a.store.AccessKeyAt(ctx, req.AccountID, req.PublicKey, at.BlockHeight)
+		if isNotFound(err) {
+			return nil, near.UnknownAccessKey(req.PublicKey, at)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read access key %s of %s at %d: %w", req.PublicKey, req.AccountID, at.BlockHeight, err)
+		}
+		return near.AccessKeyResult{AccessKeyView: key, BlockStamp: at}, nil
+	case near.QueryViewAccessKeyList:
+		keys, err := a.store.AccessKeysAt(ctx, req.AccountID, at.BlockHeight)
+		if err != nil {
+			return nil, fmt.Errorf("read access keys of %s at %d: %w", req.AccountID, at.BlockHeight, err)
+		}
+		if keys == nil {
+			keys = []near.AccessKeyInfoView{}
+		}
+		return near.AccessKeyListView{Keys: keys, BlockStamp: at}, nil
+	case near.QueryCallFunction:
+		return a.callFunction(ctx, req, at)
+	}
+	return nil, near.ParseError(fmt.Sprintf("Failed parsing args: unknown request_type %q", req.RequestType))
+}
+
+// account reads an account, UNKNOWN_ACCOUNT when it does not exist.
+func (a *Archive) account(ctx context.Context, accountID string, at near.BlockStamp) (near.Account, error) {
+	acc, err := a.store.AccountAt(ctx, accountID, at.BlockHeight)
+	if isNotFound(err) {
+		return near.Account{}, near.UnknownAccount(accountID, at)
+	}
+	if err != nil {
+		return near.Account{}, fmt.Errorf("read account %s at %d: %w", accountID, at.BlockHeight, err)
+	}
+	return acc, nil
+}
+
+// code reads an account's contract code; found is false when it has none.
+func (a *Archive) code(ctx context.Context, accountID string, acc near.Account, at near.BlockStamp) (code []byte, hash string, found bool, err error) {
+	if acc.CodeHash == noCodeHash {
+		return nil, "", false, nil
+	}
+	code, hash, err = a.store.ContractCodeAt(ctx, accountID, at.BlockHeight)
+	if isNotFound(err) {
+		return nil, "", false, nil
+	}
+	if err != nil {
+		return nil, "", false, fmt.Errorf("read contract code of %s at %d: %w", accountID, at.BlockHeight, err)
+	}
+	return code, hash, true, nil
+}
+
+func (a *Archive) viewCode(ctx context.Context, accountID string, at near.BlockStamp) (any, error) {
+	acc, err := a.account(ctx, accountID, at)
+	if err != nil {
+		return nil, err
+	}
+	code, hash, found, err := a.code(ctx, accountID, acc, at)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, near.NoContractCode(accountID, at)
+	}
+	return near.ContractCodeView{CodeBase64: code, Hash: hash, BlockStamp: at}, nil
+}
+
+// viewState applies nearcore's limit: the account's storage usage minus its
+// code size must not exceed ViewStateLimit.
+func (a *Archive) viewState(ctx context.Context, accountID string, prefix []byte, at near.BlockStamp) (any, error) {
+	acc, err := a.account(ctx, accountID, at)
+	if err != nil {
+		return nil, err
+	}
+	if limit := a.cfg.ViewStateLimit; limit > 0 {
+		code, _, _, err := a.code(ctx, accountID, acc, at)
+		if err != nil {
+			return nil, err
+		}
+		usage := acc.StorageUsage
+		if n := uint64(len(code)); n < usage {
+			usage -= n
+		} else {
+			usage = 0
+		}
+		if usage > uint64(limit) {
+			return nil, near.TooLargeContractState(accountID, at)
+		}
+	}
+	items, err := a.store.ContractStateAt(ctx, accountID, prefix, at.BlockHeight, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read state of %s at %d: %w", accountID, at.BlockHeight, err)
+	}
+	if items == nil {
+		items = []near.StateItem{}
+	}
+	return near.ViewStateResult{Values: items, BlockStamp: at}, nil
+}

@@ -1,0 +1,131 @@
+package rpcserve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/nearline/nearline/near"
+)
+
+// flavor picks the errors nearcore gives a method family for a block it
+// cannot select.
+type flavor int
+
+const (
+	// blockFlavor: block, chunk, changes, gas_price, protocol config:
+	// UNKNOWN_BLOCK without info, NOT_SYNCED_YET.
+	blockFlavor flavor = iota
+	// queryFlavor: query: UNKNOWN_BLOCK with the block reference,
+	// NO_SYNCED_BLOCKS; and state must be known at the height.
+	queryFlavor
+)
+
+func (f flavor) unknown(ref near.BlockReference) *near.Error {
+	if f == queryFlavor {
+		return near.QueryUnknownBlock(ref)
+	}
+	if ref.BlockID == nil {
+		return near.UnknownBlock(near.HashID(""))
+	}
+	return near.UnknownBlock(*ref.BlockID)
+}
+
+func (f flavor) notSynced() *near.Error {
+	if f == queryFlavor {
+		return near.NoSyncedBlocks()
+	}
+	return near.NotSyncedYet()
+}
+
+// resolve selects the block ref names. Finality (any of the three) selects
+// the latest indexed block.
+func (a *Archive) resolve(ctx context.Context, ref near.BlockReference, fl flavor) (near.BlockStamp, error) {
+	latest, latestHash, err := a.store.LatestBlock(ctx)
+	if isNotFound(err) {
+		return near.BlockStamp{}, fl.notSynced()
+	}
+	if err != nil {
+		return near.BlockStamp{}, fmt.Errorf("read latest block: %w", err)
+	}
+	id := ref.BlockID
+	switch {
+	case ref.SyncCheckpoint == "earliest_available":
+		h, hash, err := a.store.EarliestBlock(ctx)
+		if err != nil {
+			return near.BlockStamp{}, fmt.Errorf("read earliest block: %w", err)
+		}
+		return a.checkState(ctx, near.BlockStamp{BlockHeight: h, BlockHash: hash}, fl)
+	case ref.SyncCheckpoint == "genesis":
+		h, err := a.genesisHeight(ctx)
+		if err != nil {
+			return near.BlockStamp{}, err
+		}
+		gid := near.HeightID(h)
+		id = &gid
+	case id == nil:
+		return a.checkState(ctx, near.BlockStamp{BlockHeight: latest, BlockHash: latestHash}, fl)
+	}
+
+	if id.IsHeight() {
+		if id.Height > latest {
+			return near.BlockStamp{}, fl.unknown(ref)
+		}
+		start, _, err := a.store.EarliestBlock(ctx)
+		if err != nil {
+			return near.BlockStamp{}, fmt.Errorf("read earliest block: %w", err)
+		}
+		if id.Height < start {
+			return near.BlockStamp{}, &ForwardError{Reason: BeforeArchive(id.Height, start)}
+		}
+	}
+	stamp, err := a.store.BlockStamp(ctx, *id)
+	switch {
+	case isNotFound(err) && id.IsHeight():
+		// A height the chain skipped, or one the archive never saw.
+		return near.BlockStamp{}, fl.unknown(ref)
+	case isNotFound(err):
+		// A hash the archive does not know may be older than its start.
+		return near.BlockStamp{}, &ForwardError{Reason: fl.unknown(ref)}
+	case err != nil:
+		return near.BlockStamp{}, fmt.Errorf("read block %s: %w", id, err)
+	}
+	return a.checkState(ctx, stamp, fl)
+}
+
+// checkState makes sure a query's state is known at the block: state
+// history is complete from HistoryStart (or, when none was recorded, from
+// the first indexed block).
+func (a *Archive) checkState(ctx context.Context, stamp near.BlockStamp, fl flavor) (near.BlockStamp, error) {
+	if fl != queryFlavor {
+		return stamp, nil
+	}
+	start, err := a.store.HistoryStart(ctx)
+	if isNotFound(err) {
+		start, _, err = a.store.EarliestBlock(ctx)
+	}
+	if err != nil {
+		return near.BlockStamp{}, fmt.Errorf("read history start: %w", err)
+	}
+	if stamp.BlockHeight < start {
+		return near.BlockStamp{}, &ForwardError{Reason: BeforeArchive(stamp.BlockHeight, start)}
+	}
+	return stamp, nil
+}
+
+func (a *Archive) genesisHeight(ctx context.Context) (uint64, error) {
+	raw, err := a.store.GenesisConfig(ctx)
+	if isNotFound(err) {
+		return 0, &ForwardError{Reason: near.InternalError("The genesis config is not in the archive yet")}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read genesis config: %w", err)
+	}
+	var g struct {
+		GenesisHeight uint64 `json:"genesis_height"`
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return 0, fmt.Errorf("decode genesis config: %w", err)
+	}
+	return g.GenesisHeight, nil
+}

@@ -1,0 +1,191 @@
+package rpcserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nearline/nearline/near"
+)
+
+// GenesisConfig returns the stored genesis config.
+func (a *Archive) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
+	cfg, err := a.store.GenesisConfig(ctx)
+	if isNotFound(err) {
+		return nil, &ForwardError{Reason: near.InternalError("The genesis config is not in the archive yet")}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read genesis config: %w", err)
+	}
+	return cfg, nil
+}
+
+// Tx returns the stored transaction status: EXPERIMENTAL_tx_status as
+// stored, `tx` without its `receipts`.
+func (a *Archive) Tx(ctx context.Context, req near.TxRequest, withReceipts bool) (json.RawMessage, error) {
+	status, err := a.store.TxStatus(ctx, req.TxHash, req.SenderAccountID)
+	if isNotFound(err) {
+		// Older than the archive, or not final yet: an upstream may know it.
+		return nil, &ForwardError{Reason: near.UnknownTransaction(req.TxHash)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read transaction %s: %w", req.TxHash, err)
+	}
+	if withReceipts {
+		return status, nil
+	}
+	out, err := dropKey(status, "receipts")
+	if err != nil {
+		return nil, fmt.Errorf("shape tx result %s: %w", req.TxHash, err)
+	}
+	return out, nil
+}
+
+// dropKey returns the JSON object raw without key, other keys in order.
+func dropKey(raw json.RawMessage, key string) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("want a JSON object")
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	first := true
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("read key: %w", err)
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return nil, fmt.Errorf("want a key, got %v", tok)
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, fmt.Errorf("read value of %s: %w", name, err)
+		}
+		if name == key {
+			continue
+		}
+		if !first {
+			out.WriteByte(',')
+		}
+		first = false
+		k, _ := json.Marshal(name)
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(value)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+// Validators is not stored: it goes upstream.
+func (a *Archive) Validators(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return nil, &ForwardError{Reason: NotServed("validators")}
+}
+
+// Health reports NOT_SYNCED_YET until the first block is indexed.
+func (a *Archive) Health(ctx context.Context) error {
+	_, _, err := a.store.LatestBlock(ctx)
+	if isNotFound(err) {
+		return near.NotSyncedYet()
+	}
+	if err != nil {
+		return fmt.Errorf("read latest block: %w", err)
+	}
+	return nil
+}
+
+// Status reports the archive in nearcore's status shape: the latest and
+// earliest indexed blocks, syncing while nothing is indexed yet.
+func (a *Archive) Status(ctx context.Context) (json.RawMessage, error) {
+	view := near.StatusView{
+		Version:       near.NodeVersion{Version: a.cfg.Version, Build: a.cfg.Version, RustcVersion: ""},
+		Validators:    []near.ValidatorInfoView{},
+		NodePublicKey: "ed25519:11111111111111111111111111111111",
+		UptimeSec:     int64(time.Since(a.started).Seconds()),
+		SyncInfo:      near.StatusSyncInfo{Syncing: true},
+	}
+	if a.cfg.RPCAddr != "" {
+		addr := a.cfg.RPCAddr
+		view.RPCAddr = &addr
+	}
+	if raw, err := a.store.GenesisConfig(ctx); err == nil {
+		var g struct {
+			ChainID         string `json:"chain_id"`
+			ProtocolVersion uint32 `json:"protocol_version"`
+			GenesisHeight   uint64 `json:"genesis_height"`
+		}
+		if err := json.Unmarshal(raw, &g); err != nil {
+			return nil, fmt.Errorf("decode genesis config: %w", err)
+		}
+		view.ChainID, view.ProtocolVersion, view.LatestProtocolVersion = g.ChainID, g.ProtocolVersion, g.ProtocolVersion
+		if stamp, err := a.store.BlockStamp(ctx, near.HeightID(g.GenesisHeight)); err == nil {
+			view.GenesisHash = stamp.BlockHash
+		}
+	} else if !isNotFound(err) {
+		return nil, fmt.Errorf("read genesis config: %w", err)
+	}
+
+	latest, _, err := a.store.LatestBlock(ctx)
+	if isNotFound(err) {
+		return json.Marshal(view)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read latest block: %w", err)
+	}
+	head, err := a.header(ctx, latest)
+	if err != nil {
+		return nil, err
+	}
+	earliest, _, err := a.store.EarliestBlock(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read earliest block: %w", err)
+	}
+	first, err := a.header(ctx, earliest)
+	if err != nil {
+		return nil, err
+	}
+	view.ProtocolVersion, view.LatestProtocolVersion = head.LatestProtocolVersion, head.LatestProtocolVersion
+	epochID := head.EpochID
+	earliestTime := headerTime(first)
+	view.SyncInfo = near.StatusSyncInfo{
+		LatestBlockHash:     head.Hash,
+		LatestBlockHeight:   head.Height,
+		LatestStateRoot:     head.PrevStateRoot,
+		LatestBlockTime:     headerTime(head),
+		Syncing:             false,
+		EarliestBlockHash:   &first.Hash,
+		EarliestBlockHeight: &first.Height,
+		EarliestBlockTime:   &earliestTime,
+		EpochID:             &epochID,
+	}
+	return json.Marshal(view)
+}
+
+// headerTime formats a header's timestamp as nearcore's status does:
+// RFC 3339 in UTC with 0, 3, 6 or 9 fractional digits, the fewest that
+// keep the value (chrono's AutoSi).
+func headerTime(h blockHeader) string {
+	ns := h.Timestamp
+	if h.TimestampNanosec != "" {
+		if v, err := strconv.ParseUint(h.TimestampNanosec, 10, 64); err == nil {
+			ns = v
+		}
+	}
+	t := time.Unix(0, int64(ns)).UTC()
+	layout := "2006-01-02T15:04:05.000000000Z"
+	switch frac := t.Nanosecond(); {
+	case frac == 0:
+		layout = "2006-01-02T15:04:05Z"
+	case frac%1_000_000 == 0:
+		layout = "2006-01-02T15:04:05.000Z"
+	case frac%1_000 == 0:
+		layout = "2006-01-02T15:04:05.000000Z"
+	}
+	return t.Format(layout)
+}
