@@ -1,0 +1,247 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nearline/nearline/near"
+)
+
+// Status answers `status`.
+func (n *Node) Status(context.Context) (json.RawMessage, error) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	c := n.chain
+	head := c.head()
+	if head == nil {
+		return nil, near.NotSyncedYet()
+	}
+	rfc := func(b *block) string {
+		return time.Unix(0, int64(b.view.Header.Timestamp)).UTC().Format("2006-01-02T15:04:05.000000000Z")
+	}
+	var earliest *block
+	for h := c.earliest(); h <= head.height && earliest == nil; h++ {
+		earliest = c.byHeight[h]
+	}
+	eh, ehash, etime := earliest.height, earliest.hash, rfc(earliest)
+	epochStart := head.epochStart
+	epochID := head.epochID
+	vals := make([]near.ValidatorInfoView, len(c.validators))
+	for i, v := range c.validators {
+		vals[i] = near.ValidatorInfoView{AccountID: v.account}
+	}
+	genesis := c.byHeight[c.cfg.GenesisHeight]
+	view := near.StatusView{
+		Version:               near.NodeVersion{Version: "2.4.0", Build: "nearline-sim", RustcVersion: "1.82.0"},
+		ChainID:               c.cfg.ChainID,
+		ProtocolVersion:       c.cfg.ProtocolVersion,
+		LatestProtocolVersion: c.cfg.ProtocolVersion,
+		Validators:            vals,
+		SyncInfo: near.StatusSyncInfo{
+			LatestBlockHash: head.hash, LatestBlockHeight: head.height,
+			LatestStateRoot: head.view.Header.PrevStateRoot, LatestBlockTime: rfc(head),
+			EarliestBlockHash: &ehash, EarliestBlockHeight: &eh, EarliestBlockTime: &etime,
+			EpochID: &epochID, EpochStartHeight: &epochStart,
+		},
+		NodePublicKey: publicKey(c.cfg.Seed, "sim-node", 0),
+		UptimeSec:     int64(time.Since(n.started).Seconds()),
+		GenesisHash:   genesis.hash,
+	}
+	b, err := json.Marshal(view)
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	return b, nil
+}
+
+// Health answers `health`: healthy once the first block exists.
+func (n *Node) Health(context.Context) error {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if n.chain.head() == nil {
+		return near.NotSyncedYet()
+	}
+	return nil
+}
+
+// Tx answers `tx` and, with receipts, `EXPERIMENTAL_tx_status`.
+func (n *Node) Tx(_ context.Context, req near.TxRequest, withReceipts bool) (json.RawMessage, error) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	c := n.chain
+	t := c.txs[req.TxHash]
+	if t == nil || t.view.SignerID != req.SenderAccountID || c.gcd(t.height) {
+		return nil, near.UnknownTransaction(req.TxHash)
+	}
+	view := near.FinalExecutionOutcomeView{
+		Transaction:        t.view,
+		TransactionOutcome: t.outcome,
+		ReceiptsOutcome:    []near.ExecutionOutcomeWithIDView{},
+	}
+	if withReceipts {
+		view.Receipts = []near.ReceiptView{}
+	}
+	done := true
+	queue := []string{t.receiptID}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		r := c.receipts[id]
+		if r == nil || !r.executed {
+			done = false
+			continue
+		}
+		view.ReceiptsOutcome = append(view.ReceiptsOutcome, r.outcome)
+		if withReceipts && r.view.PredecessorID != systemAccount {
+			view.Receipts = append(view.Receipts, r.view)
+		}
+		queue = append(queue, r.outcome.Outcome.ReceiptIDs...)
+	}
+	view.Status = c.finalStatus(t.receiptID)
+	view.FinalExecutionStatus = "FINAL"
+	if !done {
+		view.FinalExecutionStatus = "EXECUTED_OPTIMISTIC"
+	}
+	if view.Status == nil {
+		view.Status = json.RawMessage(`"Started"`)
+		view.FinalExecutionStatus = "INCLUDED_FINAL"
+	}
+	b, err := json.Marshal(view)
+	if err != nil {
+		return nil, fmt.Errorf("encode tx status: %w", err)
+	}
+	return b, nil
+}
+
+// finalStatus follows SuccessReceiptId links from the transaction's receipt
+// to the value or failure that ends it; nil while still running.
+func (c *chain) finalStatus(id string) json.RawMessage {
+	for range 64 {
+		r := c.receipts[id]
+		if r == nil || !r.executed {
+			return nil
+		}
+		var next struct {
+			SuccessReceiptID *string `json:"SuccessReceiptId"`
+		}
+		if json.Unmarshal(r.outcome.Outcome.Status, &next) == nil && next.SuccessReceiptID != nil {
+			id = *next.SuccessReceiptID
+			continue
+		}
+		return r.outcome.Outcome.Status
+	}
+	return nil
+}
+
+// Validators answers `validators` for [null], null, {}, [block_id] or
+// {"block_id": ...}: the epoch of that block (default the head's).
+func (n *Node) Validators(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	c := n.chain
+	ref := near.BlockReference{Finality: near.FinalityFinal}
+	trimmed := bytes.TrimSpace(params)
+	var arr []json.RawMessage
+	var obj struct {
+		BlockID json.RawMessage `json:"block_id"`
+	}
+	var idRaw json.RawMessage
+	switch {
+	case len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")):
+	case trimmed[0] == '[' && json.Unmarshal(trimmed, &arr) == nil && len(arr) == 1:
+		idRaw = arr[0]
+	case trimmed[0] == '{' && json.Unmarshal(trimmed, &obj) == nil:
+		idRaw = obj.BlockID
+	default:
+		return nil, near.ParseError("Failed parsing args: expected [block_id], [null] or {\"block_id\": ...}")
+	}
+	if len(idRaw) > 0 && !bytes.Equal(bytes.TrimSpace(idRaw), []byte("null")) {
+		var id near.BlockID
+		if err := json.Unmarshal(idRaw, &id); err != nil {
+			return nil, near.ParseError("Failed parsing args: " + err.Error())
+		}
+		ref = near.BlockReference{BlockID: &id}
+	}
+	b, err := c.blockFor(ref)
+	if err != nil {
+		return nil, err
+	}
+	view := c.epochValidators(b)
+	out, err := json.Marshal(view)
+	if err != nil {
+		return nil, fmt.Errorf("encode validators: %w", err)
+	}
+	return out, nil
+}
+
+func (c *chain) epochValidators(b *block) near.EpochValidatorInfo {
+	nv := len(c.validators)
+	shards := c.cfg.Shards
+	type counts struct {
+		expB, prodB uint64
+		expC, prodC []uint64
+	}
+	cs := make([]counts, nv)
+	for i := range cs {
+		cs[i].expC = make([]uint64, shards)
+		cs[i].prodC = make([]uint64, shards)
+	}
+	for h := b.epochStart; h <= b.height; h++ {
+		p := int(h % uint64(nv))
+		cs[p].expB++
+		blk := c.byHeight[h]
+		if blk != nil {
+			cs[p].prodB++
+		}
+		for s := 0; s < shards; s++ {
+			cp := (int(h) + s) % nv
+			cs[cp].expC[s]++
+			if blk != nil && blk.view.Header.ChunkMask[s] {
+				cs[cp].prodC[s]++
+			}
+		}
+	}
+	allShards := make([]uint64, shards)
+	for s := range allShards {
+		allShards[s] = uint64(s)
+	}
+	sum := func(v []uint64) uint64 {
+		t := uint64(0)
+		for _, x := range v {
+			t += x
+		}
+		return t
+	}
+	out := near.EpochValidatorInfo{
+		CurrentFishermen: []near.ValidatorStakeView{}, NextFishermen: []near.ValidatorStakeView{},
+		CurrentProposals: []near.ValidatorStakeView{}, PrevEpochKickout: []near.ValidatorKickoutView{},
+		EpochStartHeight: b.epochStart, EpochHeight: (b.epochStart-c.cfg.GenesisHeight)/c.cfg.EpochLength + 1,
+	}
+	for i, v := range c.validators {
+		stake := v.stake
+		if acc := c.st.accountAt(v.account, b.height); acc != nil {
+			stake = acc.Locked
+		}
+		out.CurrentValidators = append(out.CurrentValidators, near.CurrentEpochValidatorInfo{
+			AccountID: v.account, PublicKey: v.key, Stake: stake, Shards: allShards,
+			NumProducedBlocks: cs[i].prodB, NumExpectedBlocks: cs[i].expB,
+			NumProducedChunks: sum(cs[i].prodC), NumExpectedChunks: sum(cs[i].expC),
+			NumProducedChunksPerShard: cs[i].prodC, NumExpectedChunksPerShard: cs[i].expC,
+			NumProducedEndorsements: sum(cs[i].prodC) * uint64(nv), NumExpectedEndorsements: sum(cs[i].expC) * uint64(nv),
+			NumProducedEndorsementsPerShard: scale(cs[i].prodC, nv), NumExpectedEndorsementsPerShard: scale(cs[i].expC, nv),
+		})
+		out.NextValidators = append(out.NextValidators, near.NextEpochValidatorInfo{AccountID: v.account, PublicKey: v.key, Stake: stake, Shards: allShards})
+	}
+	return out
+}
+
+func scale(v []uint64, m int) []uint64 {
+	out := make([]uint64, len(v))
+	for i, x := range v {
+		out[i] = x * uint64(m)
+	}
+	return out
+}

@@ -1,0 +1,173 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config describes the simulated chain and node. The chain's content
+// depends only on the fields marked "chain"; faults never change it.
+type Config struct {
+	// Seed selects the chain (chain). Same seed and chain fields give the
+	// same chain, byte for byte. Default 0.
+	Seed uint64
+	// Shards is the number of shards (chain). Default 4; at most 16.
+	Shards int
+	// GenesisHeight is the height of the genesis block (chain). Default 0.
+	GenesisHeight uint64
+	// EpochLength is the epoch length in heights (chain). Default 100.
+	EpochLength uint64
+	// ProtocolVersion is the protocol version the chain runs (chain).
+	// Default 73.
+	ProtocolVersion uint32
+	// ChainID names the chain (chain). Default "nearline-sim".
+	ChainID string
+	// SkipRate is the fraction of heights with no block (chain). Default 0.
+	SkipRate float64
+	// MissingChunkRate is the fraction of (block, shard) pairs whose chunk
+	// was not produced (chain). Default 0.
+	MissingChunkRate float64
+	// TxsPerBlock is the mean number of transactions per block (chain).
+	// Default 0 (no transactions); DefaultConfig uses 4.
+	TxsPerBlock int
+	// NoContracts leaves the WASM contracts out of genesis and of the
+	// generated transactions (chain). Default false.
+	NoContracts bool
+	// ForkAt, when non-zero, serves a different chain from this height on:
+	// block ForkAt's prev_hash does not match block ForkAt-1 (chain).
+	ForkAt uint64
+
+	// BlockTime is the pause between blocks in Run; 0 produces every block
+	// up to MaxHeight at once. Default 0.
+	BlockTime time.Duration
+	// MaxHeight stops production at this height; 0 means no limit (only
+	// with BlockTime > 0). Default 0.
+	MaxHeight uint64
+	// GCWindow, when non-zero, makes the node a regular (non-archival) node
+	// that answers for the last GCWindow heights only. Default 0 (archival).
+	GCWindow uint64
+
+	// Faults configures fault injection in Handler. Default: no faults.
+	Faults FaultConfig
+
+	// Logger receives the node's logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// FaultConfig configures the fault-injection middleware. Every fraction is
+// drawn from a random stream of its own, seeded by Seed, so faults never
+// change the chain.
+type FaultConfig struct {
+	// Seed seeds the fault stream. Default 0.
+	Seed uint64
+	// Latency is added to every response. Default 0.
+	Latency time.Duration
+	// LatencyJitter adds a uniform random 0..LatencyJitter on top. Default 0.
+	LatencyJitter time.Duration
+	// Fail5xx is the fraction of requests answered with HTTP 500/502/503.
+	Fail5xx float64
+	// FailInternal is the fraction answered with a JSON-RPC INTERNAL_ERROR.
+	FailInternal float64
+	// FailMalformed is the fraction answered with a body that is not JSON.
+	FailMalformed float64
+	// FailTruncated is the fraction answered with the real body cut short.
+	FailTruncated float64
+	// Stall is the fraction of requests held without an answer until
+	// StallDuration passes or the client goes away.
+	Stall float64
+	// StallDuration bounds a stall. Default 30s.
+	StallDuration time.Duration
+	// RateLimit, when positive, answers HTTP 429 past this many requests
+	// per second (token bucket, burst of one second). Default 0 (off).
+	RateLimit float64
+}
+
+// DefaultConfig returns the configuration `nearline sim` starts from: four
+// shards, a few skipped heights and missing chunks, four transactions per
+// block, one block per second.
+func DefaultConfig() Config {
+	return Config{
+		Shards:           4,
+		EpochLength:      100,
+		ProtocolVersion:  73,
+		ChainID:          "nearline-sim",
+		SkipRate:         0.05,
+		MissingChunkRate: 0.05,
+		TxsPerBlock:      4,
+		BlockTime:        time.Second,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	if c.Shards == 0 {
+		c.Shards = 4
+	}
+	if c.EpochLength == 0 {
+		c.EpochLength = 100
+	}
+	if c.ProtocolVersion == 0 {
+		c.ProtocolVersion = 73
+	}
+	if c.ChainID == "" {
+		c.ChainID = "nearline-sim"
+	}
+	if c.Faults.StallDuration == 0 {
+		c.Faults.StallDuration = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	rate := func(name string, v float64) error {
+		if v < 0 || v > 1 {
+			return fmt.Errorf("%s %v: want a fraction from 0 to 1", name, v)
+		}
+		return nil
+	}
+	if c.Shards < 1 || c.Shards > 16 {
+		return fmt.Errorf("shards %d: want 1 to 16", c.Shards)
+	}
+	if c.EpochLength < 2 {
+		return fmt.Errorf("epoch length %d: want at least 2", c.EpochLength)
+	}
+	if c.TxsPerBlock < 0 || c.TxsPerBlock > 1000 {
+		return fmt.Errorf("txs per block %d: want 0 to 1000", c.TxsPerBlock)
+	}
+	if c.SkipRate >= 1 {
+		return errors.New("skip rate must be below 1")
+	}
+	if c.BlockTime < 0 {
+		return fmt.Errorf("block time %s: must not be negative", c.BlockTime)
+	}
+	if c.BlockTime == 0 && c.MaxHeight == 0 {
+		return errors.New("block time 0 produces every block at once and needs a max height")
+	}
+	if c.MaxHeight != 0 && c.MaxHeight < c.GenesisHeight {
+		return fmt.Errorf("max height %d is below the genesis height %d", c.MaxHeight, c.GenesisHeight)
+	}
+	if c.ForkAt != 0 && c.ForkAt <= c.GenesisHeight {
+		return fmt.Errorf("fork height %d must be above the genesis height %d", c.ForkAt, c.GenesisHeight)
+	}
+	f := c.Faults
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"skip rate", c.SkipRate}, {"missing chunk rate", c.MissingChunkRate}, {"fail-5xx", f.Fail5xx},
+		{"fail-internal", f.FailInternal}, {"fail-malformed", f.FailMalformed}, {"fail-truncated", f.FailTruncated}, {"stall", f.Stall}} {
+		if err := rate(r.name, r.v); err != nil {
+			return err
+		}
+	}
+	if f.Fail5xx+f.FailInternal+f.FailMalformed+f.FailTruncated+f.Stall > 1 {
+		return errors.New("fault fractions add up to more than 1")
+	}
+	if f.Latency < 0 || f.LatencyJitter < 0 || f.StallDuration < 0 || f.RateLimit < 0 {
+		return errors.New("fault durations and rate limit must not be negative")
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/binary"
+	"encoding/json"
+	"math/rand/v2"
+
+	"github.com/nearline/nearline/near"
+)
+
+// zeroHash is the all-zero hash as nearcore shows it.
+const zeroHash = "11111111111111111111111111111111"
+
+// hashOf returns the base58 sha256 of the parts, each length-prefixed so
+// that different splits never collide.
+func hashOf(parts ...[]byte) string {
+	return near.Base58Encode(hashBytes(parts...))
+}
+
+func hashBytes(parts ...[]byte) []byte {
+	h := sha256.New()
+	var n [8]byte
+	for _, p := range parts {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write(p)
+	}
+	return h.Sum(nil)
+}
+
+// hashJSON hashes the canonical (encoding/json) encoding of v with a domain.
+func hashJSON(domain string, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only called with the sim's own plain structs.
+		panic("sim: encode for hashing: " + err.Error())
+	}
+	return hashOf([]byte(domain), b)
+}
+
+// signature returns a deterministic ed25519-looking signature of msg by
+// signer: "ed25519:" and base58 of 64 bytes.
+func signature(signer, msg string) string {
+	sum := sha512.Sum512([]byte("sig\x00" + signer + "\x00" + msg))
+	return "ed25519:" + near.Base58Encode(sum[:])
+}
+
+// keyBytes derives the 32 public key bytes of an account's n-th key.
+func keyBytes(seed uint64, account string, n int) []byte {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], seed)
+	binary.LittleEndian.PutUint64(b[8:], uint64(n))
+	return hashBytes([]byte("key"), b[:], []byte(account))
+}
+
+// publicKey returns "ed25519:<base58>" of the account's n-th key.
+func publicKey(seed uint64, account string, n int) string {
+	return "ed25519:" + near.Base58Encode(keyBytes(seed, account, n))
+}
+
+// newRand returns a PCG stream for (seed, stream).
+func newRand(seed uint64, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, stream^0x9e3779b97f4a7c15))
+}
+
+// Random stream ids: the chain and the faults never share one.
+const (
+	streamChain  = 1
+	streamTxs    = 2
+	streamFaults = 3
+	streamFork   = 4
+)
+
+func u64bytes(v uint64) []byte {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	return b[:]
+}

@@ -1,0 +1,459 @@
+package sim
+
+import (
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/nearline/nearline/near"
+)
+
+// executor applies one block: it routes receipts, converts transactions
+// into receipts and executes receipts, writing state at the block's height
+// and recording the changes with their causes.
+type executor struct {
+	c        *chain
+	height   uint64
+	prevHash string
+	shards   []*shardWork
+	update   stateUpdate
+	changes  []change
+
+	executedReceipts []*receiptRecord
+	newTxs           []*txRecord
+}
+
+// Metadata of execution outcomes, as nearcore 2.x serves them.
+var (
+	txMetadata      = json.RawMessage(`{"version":1,"gas_profile":null}`)
+	receiptMetadata = json.RawMessage(`{"version":3,"gas_profile":[]}`)
+)
+
+func (e *executor) run(produced []bool) error {
+	c := e.c
+	// A produced chunk carries the receipts its shard made since its
+	// previous chunk; from then on their receivers may execute them.
+	for s, ok := range produced {
+		if !ok {
+			continue
+		}
+		for _, r := range c.outgoing[s] {
+			e.shards[s].receipts = append(e.shards[s].receipts, r.view)
+			dest := c.shardOf(r.view.ReceiverID)
+			c.incoming[dest] = append(c.incoming[dest], r)
+		}
+		c.outgoing[s] = nil
+	}
+	plans := c.gen.generate(e.height, produced)
+	for s, ok := range produced {
+		if !ok {
+			continue
+		}
+		queue := c.incoming[s]
+		c.incoming[s] = nil
+		for _, r := range queue {
+			if err := e.execReceipt(s, r); err != nil {
+				return err
+			}
+		}
+		for _, p := range plans[s] {
+			if err := e.processTx(s, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// txPlan is a transaction the generator wants signed and sent.
+type txPlan struct {
+	signer   string
+	key      string
+	receiver string
+	actions  []near.ActionView
+}
+
+func (e *executor) processTx(s int, p txPlan) error {
+	c := e.c
+	acc := c.st.accountAt(p.signer, e.height)
+	key := c.st.keyAt(p.signer, p.key, e.height)
+	if acc == nil || key == nil {
+		return nil // the generator's view went stale; drop the transaction
+	}
+	sir := p.signer == p.receiver
+	sendGas, execGas := feeReceipt.send(sir), feeReceipt.exec
+	var prepaid uint64
+	deposit := near.U128{}
+	for _, a := range p.actions {
+		sg, eg := actionFees(a, sir)
+		sendGas += sg
+		execGas += eg
+		if a.FunctionCall != nil {
+			prepaid += a.FunctionCall.Gas
+			deposit = add(deposit, a.FunctionCall.Deposit)
+		}
+		if a.Transfer != nil {
+			deposit = add(deposit, a.Transfer.Deposit)
+		}
+	}
+	price := c.gasPrice
+	pessimistic := mul(price, 103)
+	pessimistic.Lo /= 100 // prices stay far below 2^64
+	burnt := mul(price, sendGas)
+	cost := add(add(burnt, mul(pessimistic, execGas+prepaid)), deposit)
+	if acc.Amount.Cmp(cost) < 0 {
+		return nil
+	}
+	nonce := key.Nonce + 1
+	tx := near.SignedTransactionView{
+		SignerID: p.signer, PublicKey: p.key, Nonce: nonce, ReceiverID: p.receiver,
+		Actions: p.actions, PriorityFee: 0,
+	}
+	tx.Hash = txHash(tx)
+	tx.Signature = signature(p.signer, tx.Hash)
+
+	newAcc := *acc
+	newAcc.Amount = sub(acc.Amount, cost)
+	newKey := *key
+	newKey.Nonce = nonce
+	if fc := key.Permission.FunctionCall; fc != nil && fc.Allowance != nil {
+		left := sub(*fc.Allowance, cost)
+		perm := *fc
+		perm.Allowance = &left
+		newKey.Permission.FunctionCall = &perm
+	}
+	e.setAccount(p.signer, &newAcc)
+	e.setKey(p.signer, p.key, &newKey)
+	e.commit(near.StateChangeCauseView{Type: "transaction_processing", TxHash: tx.Hash})
+
+	rid := hashOf([]byte("receipt"), []byte(tx.Hash))
+	r := &receiptRecord{
+		txHash: tx.Hash,
+		view: near.ReceiptView{
+			PredecessorID: p.signer, ReceiverID: p.receiver, ReceiptID: rid,
+			Receipt: near.ReceiptEnumView{Action: &near.ActionReceiptView{
+				SignerID: p.signer, SignerPublicKey: p.key, GasPrice: price,
+				OutputDataReceivers: []near.DataReceiverView{}, InputDataIDs: []string{},
+				Actions: p.actions,
+			}},
+		},
+		prepaidGas:  execGas + prepaid,
+		pessimistic: pessimistic,
+	}
+	c.receipts[rid] = r
+	rec := &txRecord{view: tx, height: e.height, receiptID: rid}
+	rec.outcome = near.ExecutionOutcomeWithIDView{
+		Proof: e.proof(tx.Hash), ID: tx.Hash,
+		Outcome: near.ExecutionOutcomeView{
+			Logs: []string{}, ReceiptIDs: []string{rid}, GasBurnt: sendGas, TokensBurnt: burnt,
+			ExecutorID: p.signer, Status: successReceipt(rid), Metadata: txMetadata,
+		},
+	}
+	c.txs[tx.Hash] = rec
+	e.newTxs = append(e.newTxs, rec)
+	w := e.shards[s]
+	w.txs = append(w.txs, tx)
+	w.outcomes = append(w.outcomes, tx.Hash)
+	w.gasUsed += sendGas
+	w.burnt = add(w.burnt, burnt)
+	if sir {
+		// A local receipt executes in the chunk that converted it.
+		return e.execReceipt(s, r)
+	}
+	c.outgoing[s] = append(c.outgoing[s], r)
+	return nil
+}
+
+func (e *executor) proof(id string) []near.MerklePathItem {
+	dir := "Right"
+	if hashBytes([]byte(id))[0]&1 == 1 {
+		dir = "Left"
+	}
+	return []near.MerklePathItem{{Hash: hashOf([]byte("proof"), []byte(id)), Direction: dir}}
+}
+
+func successReceipt(id string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"SuccessReceiptId": id})
+	return b
+}
+
+func successValue(v []byte) json.RawMessage {
+	b, _ := json.Marshal(map[string][]byte{"SuccessValue": v})
+	if v == nil {
+		return json.RawMessage(`{"SuccessValue":""}`)
+	}
+	return b
+}
+
+// actionError is a receipt failure: {"Failure": {"ActionError": {"index": i, "kind": kind}}}.
+func actionError(index int, kind any) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"Failure": map[string]any{"ActionError": map[string]any{"index": index, "kind": kind}}})
+	return b
+}
+
+// receiptResult is what executing a receipt's actions produced.
+type receiptResult struct {
+	status   json.RawMessage
+	logs     []string
+	fnGas    uint64 // gas burnt inside contracts
+	receipts []*receiptRecord
+	failed   bool
+}
+
+func (e *executor) execReceipt(s int, r *receiptRecord) error {
+	c := e.c
+	act := r.view.Receipt.Action
+	if act == nil {
+		return nil
+	}
+	cause := near.StateChangeCauseView{Type: "receipt_processing", ReceiptHash: r.view.ReceiptID}
+	isRefund := r.view.PredecessorID == systemAccount
+	res, err := e.applyActions(r)
+	if err != nil {
+		return err
+	}
+	execGas := feeReceipt.exec
+	for _, a := range act.Actions {
+		_, eg := actionFees(a, act.SignerID == r.view.ReceiverID)
+		execGas += eg
+	}
+	gasBurnt := execGas + res.fnGas
+	if isRefund {
+		gasBurnt = 0
+	}
+	tokens := mul(act.GasPrice, gasBurnt)
+	e.commit(cause)
+
+	// The contract's share of the gas its code burnt.
+	if res.fnGas > 0 && !res.failed {
+		if acc := c.st.accountAt(r.view.ReceiverID, e.height); acc != nil {
+			reward := mul(act.GasPrice, res.fnGas*3/10)
+			a := *acc
+			a.Amount = add(a.Amount, reward)
+			e.setAccount(r.view.ReceiverID, &a)
+			e.commit(near.StateChangeCauseView{Type: "action_receipt_gas_reward", ReceiptHash: r.view.ReceiptID})
+		}
+	}
+	// Refunds: unused prepaid gas, and the deposit of a failed receipt.
+	if !isRefund {
+		paid := mul(r.pessimistic, r.prepaidGas)
+		if refund := sub(paid, tokens); !refund.IsZero() {
+			res.receipts = append(res.receipts, e.refundReceipt(r, act.SignerID, refund, 0))
+		}
+		if res.failed {
+			if dep := depositOf(act.Actions); !dep.IsZero() {
+				res.receipts = append(res.receipts, e.refundReceipt(r, r.view.PredecessorID, dep, 1))
+			}
+		}
+	}
+	ids := make([]string, 0, len(res.receipts))
+	for _, nr := range res.receipts {
+		ids = append(ids, nr.view.ReceiptID)
+		c.receipts[nr.view.ReceiptID] = nr
+		c.outgoing[s] = append(c.outgoing[s], nr)
+	}
+	logs := res.logs
+	if logs == nil {
+		logs = []string{}
+	}
+	r.executed = true
+	r.height = e.height
+	r.outcome = near.ExecutionOutcomeWithIDView{
+		Proof: e.proof(r.view.ReceiptID), ID: r.view.ReceiptID,
+		Outcome: near.ExecutionOutcomeView{
+			Logs: logs, ReceiptIDs: ids, GasBurnt: gasBurnt, TokensBurnt: tokens,
+			ExecutorID: r.view.ReceiverID, Status: res.status, Metadata: receiptMetadata,
+		},
+	}
+	e.executedReceipts = append(e.executedReceipts, r)
+	w := e.shards[s]
+	w.outcomes = append(w.outcomes, r.view.ReceiptID)
+	w.gasUsed += gasBurnt
+	w.burnt = add(w.burnt, tokens)
+	return nil
+}
+
+const systemAccount = "system"
+
+func depositOf(actions []near.ActionView) near.U128 {
+	d := near.U128{}
+	for _, a := range actions {
+		if a.Transfer != nil {
+			d = add(d, a.Transfer.Deposit)
+		}
+		if a.FunctionCall != nil {
+			d = add(d, a.FunctionCall.Deposit)
+		}
+	}
+	return d
+}
+
+// refundReceipt makes a balance refund from "system" to receiver.
+func (e *executor) refundReceipt(parent *receiptRecord, receiver string, amount near.U128, n int) *receiptRecord {
+	id := hashOf([]byte("refund"), []byte(parent.view.ReceiptID), u64bytes(uint64(n)))
+	return &receiptRecord{
+		txHash: parent.txHash,
+		view: near.ReceiptView{
+			PredecessorID: systemAccount, ReceiverID: receiver, ReceiptID: id,
+			Receipt: near.ReceiptEnumView{Action: &near.ActionReceiptView{
+				SignerID: systemAccount, SignerPublicKey: "ed25519:" + zeroHash, GasPrice: near.U128{},
+				OutputDataReceivers: []near.DataReceiverView{}, InputDataIDs: []string{},
+				Actions: []near.ActionView{{Transfer: &near.TransferAction{Deposit: amount}}},
+			}},
+		},
+	}
+}
+
+// implicitKey returns the public key a NEAR-implicit account id names.
+func implicitKey(id string) (string, bool) {
+	if len(id) != 64 {
+		return "", false
+	}
+	b, err := hex.DecodeString(id)
+	if err != nil {
+		return "", false
+	}
+	return "ed25519:" + near.Base58Encode(b), true
+}
+
+// newKeyNonce is the nonce nearcore gives a key added at height h.
+func newKeyNonce(h uint64) uint64 {
+	if h == 0 {
+		return 0
+	}
+	return (h - 1) * 1_000_000
+}
+
+// applyActions runs a receipt's actions against the state. A failing action
+// leaves no writes (the generator only makes actions it expects to pass, so
+// failures are the chain's own: a receiver deleted meanwhile, a contract
+// that panics).
+func (e *executor) applyActions(r *receiptRecord) (*receiptResult, error) {
+	c := e.c
+	id := r.view.ReceiverID
+	act := r.view.Receipt.Action
+	acc := c.st.accountAt(id, e.height)
+	res := &receiptResult{status: successValue(nil)}
+	var work *near.Account
+	if acc != nil {
+		a := *acc
+		work = &a
+	}
+	// Validate first, so that a failure writes nothing.
+	for i, a := range act.Actions {
+		switch {
+		case a.CreateAccount:
+			if work != nil {
+				return failed(res, i, map[string]any{"AccountAlreadyExists": map[string]string{"account_id": id}}), nil
+			}
+			work = &near.Account{CodeHash: zeroHash, StorageUsage: storageAccount}
+			continue
+		case work == nil && a.Transfer != nil && i == 0:
+			if pk, ok := implicitKey(id); ok {
+				work = &near.Account{CodeHash: zeroHash, StorageUsage: storageAccount}
+				k := near.AccessKeyView{Nonce: newKeyNonce(e.height)}
+				work.StorageUsage += accessKeyStorage(pk, k)
+				e.setKey(id, pk, &k)
+				continue
+			}
+		}
+		if work == nil {
+			return failed(res, i, map[string]any{"AccountDoesNotExist": map[string]string{"account_id": id}}), nil
+		}
+	}
+	for i, a := range act.Actions {
+		switch {
+		case a.CreateAccount:
+		case a.Transfer != nil:
+			work.Amount = add(work.Amount, a.Transfer.Deposit)
+		case a.AddKey != nil:
+			k := a.AddKey.AccessKey
+			k.Nonce = newKeyNonce(e.height)
+			work.StorageUsage += accessKeyStorage(a.AddKey.PublicKey, k)
+			e.setKey(id, a.AddKey.PublicKey, &k)
+		case a.DeleteKey != nil:
+			if old := c.st.keyAt(id, a.DeleteKey.PublicKey, e.height); old != nil {
+				work.StorageUsage -= min(work.StorageUsage, accessKeyStorage(a.DeleteKey.PublicKey, *old))
+				e.setKey(id, a.DeleteKey.PublicKey, nil)
+			}
+		case a.DeployContract != nil:
+			old, _ := c.st.codeAt(id, e.height)
+			work.StorageUsage = work.StorageUsage - uint64(len(old)) + uint64(len(a.DeployContract.Code))
+			work.CodeHash = near.HashOf(a.DeployContract.Code).String()
+			e.setCode(id, a.DeployContract.Code)
+		case a.Stake != nil:
+			if a.Stake.Stake.Cmp(work.Locked) > 0 {
+				work.Amount = sub(work.Amount, sub(a.Stake.Stake, work.Locked))
+				work.Locked = a.Stake.Stake
+			}
+		case a.FunctionCall != nil:
+			work.Amount = add(work.Amount, a.FunctionCall.Deposit)
+			e.setAccount(id, work)
+			out, err := e.callContract(r, work, a.FunctionCall, i)
+			if err != nil {
+				return nil, err
+			}
+			res.fnGas += out.gas
+			res.logs = append(res.logs, out.logs...)
+			if out.failure != nil {
+				// Undo the deposit; the call's writes were never applied.
+				e.update = stateUpdate{}
+				c.st.putAccount(id, e.height, acc)
+				res.failed = true
+				res.status = out.failure
+				return res, nil
+			}
+			res.status = successValue(out.ret)
+			res.receipts = append(res.receipts, out.receipts...)
+			if out.returnedReceipt != "" {
+				res.status = successReceipt(out.returnedReceipt)
+			}
+		case a.DeleteAccount != nil:
+			e.deleteAccount(id, work, a.DeleteAccount.BeneficiaryID, r, res)
+			return res, nil
+		}
+	}
+	e.setAccount(id, work)
+	return res, nil
+}
+
+func failed(res *receiptResult, index int, kind any) *receiptResult {
+	res.failed = true
+	res.status = actionError(index, kind)
+	return res
+}
+
+// deleteAccount removes the account, its keys, code and data, and sends its
+// balance to the beneficiary in a refund receipt.
+func (e *executor) deleteAccount(id string, work *near.Account, beneficiary string, r *receiptRecord, res *receiptResult) {
+	c := e.c
+	for _, k := range c.st.keysAt(id, e.height) {
+		e.setKey(id, k.PublicKey, nil)
+	}
+	if code, _ := c.st.codeAt(id, e.height); code != nil {
+		e.setCode(id, nil)
+	}
+	for _, item := range c.st.stateAt(id, nil, e.height) {
+		e.setData(id, item.Key, nil)
+	}
+	e.setAccount(id, nil)
+	if !work.Amount.IsZero() {
+		nr := e.refundReceipt(r, beneficiary, work.Amount, 2)
+		res.receipts = append(res.receipts, nr)
+	}
+}
+
+// txHash hashes a transaction's signed fields; a deployed contract enters
+// by its code hash, so hashing stays cheap.
+func txHash(tx near.SignedTransactionView) string {
+	parts := [][]byte{[]byte("tx"), []byte(tx.SignerID), []byte(tx.PublicKey), u64bytes(tx.Nonce), []byte(tx.ReceiverID)}
+	for _, a := range tx.Actions {
+		if a.DeployContract != nil {
+			h := near.HashOf(a.DeployContract.Code)
+			parts = append(parts, []byte("deploy"), h[:])
+			continue
+		}
+		b, _ := json.Marshal(a)
+		parts = append(parts, b)
+	}
+	return hashOf(parts...)
+}

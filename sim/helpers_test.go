@@ -1,0 +1,81 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// testConfig is a small busy chain.
+func testConfig(maxHeight uint64) Config {
+	cfg := DefaultConfig()
+	cfg.BlockTime = 0
+	cfg.MaxHeight = maxHeight
+	cfg.Seed = 7
+	cfg.EpochLength = 20
+	cfg.SkipRate = 0.1
+	cfg.MissingChunkRate = 0.1
+	cfg.TxsPerBlock = 6
+	return cfg
+}
+
+func startNode(t *testing.T, cfg Config) (*Node, *httptest.Server) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := New(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = n.Close(ctx) })
+	if cfg.MaxHeight > 0 {
+		require.NoError(t, n.ProduceTo(ctx, cfg.MaxHeight))
+	}
+	srv := httptest.NewServer(n.Handler())
+	t.Cleanup(srv.Close)
+	return n, srv
+}
+
+// rpcResponse is a decoded JSON-RPC response.
+type rpcResponse struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Name  string `json:"name"`
+		Cause struct {
+			Name string          `json:"name"`
+			Info json.RawMessage `json:"info"`
+		} `json:"cause"`
+	} `json:"error"`
+}
+
+func rpc(t *testing.T, url, method string, params any) rpcResponse {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "dontcare", "method": method, "params": params})
+	require.NoError(t, err)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
+	var out rpcResponse
+	require.NoError(t, json.Unmarshal(raw, &out), string(raw))
+	return out
+}
+
+func rpcResult(t *testing.T, url, method string, params any) json.RawMessage {
+	t.Helper()
+	r := rpc(t, url, method, params)
+	require.Nil(t, r.Error, "%s %v: %s", method, params, errText(r))
+	return r.Result
+}
+
+func errText(r rpcResponse) string {
+	if r.Error == nil {
+		return ""
+	}
+	return r.Error.Name + "/" + r.Error.Cause.Name + " " + string(r.Error.Cause.Info)
+}

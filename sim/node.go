@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/nearline/nearline/rpcserve"
+)
+
+// Node is a simulated NEAR node: a deterministic chain served over NEAR's
+// JSON-RPC. It implements rpcserve.Backend.
+type Node struct {
+	cfg     Config
+	log     *slog.Logger
+	started time.Time
+
+	mu    sync.RWMutex // guards chain
+	chain *chain
+}
+
+var _ rpcserve.Backend = (*Node)(nil)
+
+// New builds the node's genesis. No block exists until Run or Produce.
+func New(ctx context.Context, cfg Config) (*Node, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("validate sim config: %w", err)
+	}
+	c, err := newChain(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build genesis: %w", err)
+	}
+	return &Node{cfg: cfg, log: cfg.Logger, started: time.Now(), chain: c}, nil
+}
+
+// Close releases the contract runtime.
+func (n *Node) Close(ctx context.Context) error {
+	if n.chain.vm != nil {
+		if err := n.chain.vm.rt.Close(ctx); err != nil {
+			return fmt.Errorf("close contract runtime: %w", err)
+		}
+	}
+	return nil
+}
+
+// Handler returns the node's JSON-RPC handler (rpcserve's protocol layer)
+// wrapped in the fault-injection middleware.
+func (n *Node) Handler() http.Handler {
+	return newFaults(n.cfg.Faults, rpcserve.NewHandler(n, rpcserve.Config{}, n.log))
+}
+
+// Head returns the height and hash of the last produced block; ok is false
+// before the first block.
+func (n *Node) Head() (height uint64, hash string, ok bool) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	b := n.chain.head()
+	if b == nil {
+		return 0, "", false
+	}
+	return b.height, b.hash, true
+}
+
+// NextHeight returns the height Produce makes next.
+func (n *Node) NextHeight() uint64 {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.chain.next
+}
+
+// Produce makes the next height: a block, or a skipped height.
+func (n *Node) Produce(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.chain.produce()
+}
+
+// ProduceTo makes every height up to and including height.
+func (n *Node) ProduceTo(ctx context.Context, height uint64) error {
+	for n.NextHeight() <= height {
+		if err := n.Produce(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run produces blocks: all of them up to MaxHeight at once when BlockTime
+// is 0, else one height per BlockTime until MaxHeight (or forever). It
+// returns when production is done or ctx ends; the node keeps serving.
+func (n *Node) Run(ctx context.Context) error {
+	if n.cfg.BlockTime == 0 {
+		start := time.Now()
+		if err := n.ProduceTo(ctx, n.cfg.MaxHeight); err != nil {
+			return err
+		}
+		h, _, _ := n.Head()
+		n.log.Info("chain produced", "height", h, "elapsed", time.Since(start))
+		return nil
+	}
+	if err := n.Produce(ctx); err != nil { // genesis at once
+		return err
+	}
+	t := time.NewTicker(n.cfg.BlockTime)
+	defer t.Stop()
+	for {
+		if n.cfg.MaxHeight != 0 && n.NextHeight() > n.cfg.MaxHeight {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if err := n.Produce(ctx); err != nil {
+				return err
+			}
+			if h, hash, ok := n.Head(); ok {
+				n.log.Debug("block", "height", h, "hash", hash)
+			}
+		}
+	}
+}
