@@ -1,11 +1,14 @@
 package e2e
 
-import "testing"
+import (
+	"testing"
 
-// freshDatabase returns the URL of a new, empty database for the binary to
-// migrate and fill. (Wired to store/storetest once it exports a URL helper.)
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// freshDatabase returns the URL of a new, empty (unmigrated) database, so the
+// binary's own start-up migration is exercised too.
 func freshDatabase(t *testing.T) string {
 	t.Helper()
-	t.Fatal("freshDatabase: waiting for store/storetest")
-	return ""
+	return storetest.NewEmptyDatabaseURL(t)
 }
