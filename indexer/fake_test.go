@@ -1,0 +1,96 @@
+package indexer_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// fakeSource serves a storetest.Chain, up to a head the test moves.
+type fakeSource struct {
+	chain   *storetest.Chain
+	head    atomic.Uint64
+	latency time.Duration // up to this much random delay per bundle
+
+	mu       sync.Mutex
+	override map[uint64]store.Bundle // replaces the chain's bundle at a height
+	fetches  map[uint64]int
+}
+
+func newFakeSource(c *storetest.Chain, head uint64) *fakeSource {
+	s := &fakeSource{chain: c, override: map[uint64]store.Bundle{}, fetches: map[uint64]int{}}
+	s.head.Store(head)
+	return s
+}
+
+func (s *fakeSource) FinalHead(context.Context) (uint64, error) { return s.head.Load(), nil }
+
+func (s *fakeSource) GenesisConfig(context.Context) (json.RawMessage, error) {
+	return json.RawMessage(`{"chain_id":"fake","genesis_height":1}`), nil
+}
+
+func (s *fakeSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, error) {
+	if s.latency > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(rand.Int64N(int64(s.latency)))):
+		}
+	}
+	if height > s.head.Load() {
+		return nil, fmt.Errorf("fake source: height %d above head %d", height, s.head.Load())
+	}
+	s.mu.Lock()
+	s.fetches[height]++
+	b, ok := s.override[height]
+	s.mu.Unlock()
+	if !ok {
+		b, ok = s.chain.Bundle(height)
+	}
+	if !ok {
+		return nil, fmt.Errorf("fake: %w", indexer.ErrNoBlock)
+	}
+	return &b, nil
+}
+
+// digest returns a fingerprint of every table's content.
+func digest(t *testing.T, s *store.Store) map[string]string {
+	t.Helper()
+	tables := []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions", "receipts", "actions",
+		"execution_outcomes", "transaction_statuses", "state_changes", "block_effects", "account_history",
+		"access_key_history", "contract_data_history", "contract_code_history", "contract_codes",
+		"protocol_configs", "epoch_protocol_versions", "chain_config"}
+	out := map[string]string{}
+	for _, table := range tables {
+		var sum string
+		var n int
+		q := fmt.Sprintf(`SELECT count(*), coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') FROM %s t`, table)
+		require.NoError(t, s.Pool().QueryRow(context.Background(), q).Scan(&n, &sum))
+		out[table] = fmt.Sprintf("%d:%s", n, sum)
+	}
+	return out
+}
+
+// reference indexes the whole chain in one uninterrupted run.
+func reference(t *testing.T, c *storetest.Chain, from, to uint64) map[string]string {
+	t.Helper()
+	s := storetest.NewStore(t)
+	src := newFakeSource(c, to+5)
+	ix, err := indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 1000}, src, s, nil)
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(context.Background()))
+	return digest(t, s)
+}
+
+func ptr(v uint64) *uint64 { return &v }

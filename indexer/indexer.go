@@ -1,0 +1,121 @@
+package indexer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nearline/nearline/store"
+)
+
+// ErrNoBlock is returned (wrapped) by Source.Bundle for a height at which
+// the upstream has no block.
+var ErrNoBlock = errors.New("no block at height")
+
+// ErrContinuity is returned (wrapped) when a block does not link to the last
+// committed block. Nothing from that block on is written.
+var ErrContinuity = errors.New("chain continuity broken")
+
+// Source fetches the chain: the indexer's view of an upstream node.
+type Source interface {
+	// FinalHead returns the height of the latest final block.
+	FinalHead(ctx context.Context) (uint64, error)
+	// Bundle fetches the block at height and everything below it. It
+	// returns ErrNoBlock when the upstream has no block at height.
+	Bundle(ctx context.Context, height uint64) (*store.Bundle, error)
+	// GenesisConfig returns the genesis_config result.
+	GenesisConfig(ctx context.Context) (json.RawMessage, error)
+}
+
+// Sink stores what the indexer fetched (*store.Store implements it).
+type Sink interface {
+	// Cursor returns the last committed block; ok is false before any.
+	Cursor(ctx context.Context) (c store.Cursor, ok bool, err error)
+	// BlockBefore returns the stored block with the greatest height below
+	// height.
+	BlockBefore(ctx context.Context, height uint64) (c store.Cursor, ok bool, err error)
+	// Commit writes bundles and moves the cursor to the last, atomically.
+	Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error)
+	// PutGenesisConfig stores the genesis_config result.
+	PutGenesisConfig(ctx context.Context, cfg json.RawMessage) error
+}
+
+var _ Sink = (*store.Store)(nil)
+
+// Config tunes the follow loop. The zero value follows the head from the
+// cursor (or from genesis on an empty archive).
+type Config struct {
+	// From is the first height to index. Default: after the cursor, or the
+	// genesis height on an empty archive. It may not leave a gap above the
+	// cursor; at or below the cursor it re-indexes.
+	From *uint64
+	// To, when set, is the last height: Run returns nil once it is
+	// committed (if the chain skipped To, once the next block linking over
+	// it is). Unset: follow the head until ctx ends.
+	To *uint64
+	// Workers bounds concurrent block fetches. Default 8.
+	Workers int
+	// BatchSize is the number of heights fetched and committed together.
+	// Default 50.
+	BatchSize int
+	// PollInterval is how often the final head is polled while caught up.
+	// Default 500ms.
+	PollInterval time.Duration
+	// ProgressInterval is how often a progress line is logged. Default 5s.
+	ProgressInterval time.Duration
+	// Metrics, when set, receives the loop's metrics.
+	Metrics *Metrics
+}
+
+func (c Config) withDefaults() Config {
+	if c.Workers == 0 {
+		c.Workers = 8
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 50
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = 500 * time.Millisecond
+	}
+	if c.ProgressInterval == 0 {
+		c.ProgressInterval = 5 * time.Second
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Workers < 1:
+		return fmt.Errorf("workers %d: want at least 1", c.Workers)
+	case c.BatchSize < 1:
+		return fmt.Errorf("batch size %d: want at least 1", c.BatchSize)
+	case c.PollInterval <= 0 || c.ProgressInterval <= 0:
+		return errors.New("poll and progress intervals must be positive")
+	case c.From != nil && c.To != nil && *c.To < *c.From:
+		return fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
+	}
+	return nil
+}
+
+// Indexer is the follow loop.
+type Indexer struct {
+	cfg    Config
+	src    Source
+	sink   Sink
+	logger *slog.Logger
+}
+
+// New returns an indexer reading src and writing sink.
+func New(cfg Config, src Source, sink Sink, logger *slog.Logger) (*Indexer, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("configure indexer: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger}, nil
+}

@@ -1,0 +1,267 @@
+package indexer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+var skippedSet = map[uint64]bool{5: true, 17: true, 18: true, 19: true, 44: true, 60: true}
+
+func testChain() *storetest.Chain {
+	return storetest.NewChain(storetest.ChainConfig{Start: 1, End: 80, Shards: 3, Skipped: skippedSet,
+		Missing: func(h uint64, shard int) bool { return (h+uint64(shard))%9 == 0 }})
+}
+
+func TestBackfillIsCompleteAndOrdered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := testChain()
+	s := storetest.NewStore(t)
+	src := newFakeSource(c, 100)
+	src.latency = time.Millisecond
+	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(70), Workers: 4, BatchSize: 7}, src, s, nil)
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(ctx))
+
+	height, hash, err := s.LatestBlock(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(70), height)
+	require.Equal(t, storetest.BlockHash(70), hash)
+	for h := uint64(1); h <= 70; h++ {
+		_, blockErr := s.BlockView(ctx, near.HeightID(h))
+		skipped, err := s.IsSkippedHeight(ctx, h)
+		require.NoError(t, err)
+		if skippedSet[h] {
+			require.ErrorIs(t, blockErr, store.ErrNotFound, "height %d", h)
+			require.True(t, skipped, "height %d recorded as skipped", h)
+		} else {
+			require.NoError(t, blockErr, "height %d", h)
+			require.False(t, skipped, "height %d", h)
+		}
+	}
+	skipped, err := s.IsSkippedHeight(ctx, 75)
+	require.NoError(t, err)
+	require.False(t, skipped, "beyond --to nothing is recorded")
+	cfg, err := s.GenesisConfig(ctx)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"chain_id":"fake","genesis_height":1}`, string(cfg))
+	require.Equal(t, reference(t, c, 1, 70), digest(t, s), "same rows as one uninterrupted run")
+}
+
+func TestToOnSkippedHeightWaitsForTheLinkingBlock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	src := newFakeSource(testChain(), 100)
+	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(17), BatchSize: 4, Workers: 2}, src, s, nil)
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(ctx))
+	height, _, err := s.LatestBlock(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(20), height, "17-19 are skipped; block 20 proves it")
+	for _, h := range []uint64{17, 18, 19} {
+		skipped, err := s.IsSkippedHeight(ctx, h)
+		require.NoError(t, err)
+		require.True(t, skipped)
+	}
+}
+
+func TestFollowWaitsForHeadAndStopsCleanly(t *testing.T) {
+	t.Parallel()
+	c := testChain()
+	s := storetest.NewStore(t)
+	src := newFakeSource(c, 10)
+	ix, err := indexer.New(indexer.Config{From: ptr(1), BatchSize: 5, PollInterval: 5 * time.Millisecond}, src, s, nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ix.Run(ctx) }()
+
+	waitHeight := func(want uint64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if h, _, err := s.LatestBlock(context.Background()); err == nil && h >= want {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("height %d not reached", want)
+	}
+	waitHeight(10)
+	// Caught up: the loop polls the head and fetches nothing above it.
+	time.Sleep(30 * time.Millisecond)
+	src.mu.Lock()
+	require.Zero(t, src.fetches[11])
+	src.mu.Unlock()
+	src.head.Store(40)
+	waitHeight(40)
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "a stop by signal is a clean exit")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	h, _, err := s.LatestBlock(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, uint64(40), h)
+}
+
+func TestResumeAfterCancelAtRandomPoints(t *testing.T) {
+	t.Parallel()
+	c := testChain()
+	s := storetest.NewStore(t)
+	src := newFakeSource(c, 100)
+	src.latency = 2 * time.Millisecond
+	runs := 0
+	for ; runs < 500; runs++ {
+		ix, err := indexer.New(indexer.Config{To: ptr(80), Workers: 3, BatchSize: 6}, src, s, nil)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(10+rand.IntN(150))*time.Millisecond)
+		err = ix.Run(ctx)
+		cancel()
+		require.NoError(t, err)
+		if h, _, err := s.LatestBlock(context.Background()); err == nil && h == 80 {
+			break
+		}
+	}
+	require.Greater(t, runs, 1, "the test stopped the loop at least once")
+	require.Equal(t, reference(t, c, 1, 80), digest(t, s))
+}
+
+// failingSink interrupts the n-th commit half-way and reports failure.
+type failingSink struct {
+	*store.Store
+	commits, failAt int
+}
+
+func (f *failingSink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
+	f.commits++
+	if f.commits != f.failAt {
+		return f.Store.Commit(ctx, bundles)
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(3000))*time.Microsecond)
+	defer cancel()
+	_, err := f.Store.Commit(cctx, bundles)
+	return store.CommitStats{}, errors.Join(errors.New("sink failed mid-commit"), err)
+}
+
+func TestResumeAfterSinkFailsMidCommit(t *testing.T) {
+	t.Parallel()
+	c := testChain()
+	s := storetest.NewStore(t)
+	src := newFakeSource(c, 100)
+	failures := 0
+	for attempt := 0; attempt < 20; attempt++ {
+		sink := &failingSink{Store: s, failAt: 1 + rand.IntN(4)}
+		ix, err := indexer.New(indexer.Config{To: ptr(80), Workers: 2, BatchSize: 9}, src, sink, nil)
+		require.NoError(t, err)
+		err = ix.Run(context.Background())
+		if err == nil {
+			break
+		}
+		require.ErrorContains(t, err, "sink failed mid-commit")
+		failures++
+	}
+	require.Greater(t, failures, 0)
+	h, _, err := s.LatestBlock(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, uint64(80), h)
+	require.Equal(t, reference(t, c, 1, 80), digest(t, s))
+}
+
+func TestReindexRangeNeverDuplicates(t *testing.T) {
+	t.Parallel()
+	c := testChain()
+	s := storetest.NewStore(t)
+	src := newFakeSource(c, 100)
+	run := func(from, to uint64) {
+		ix, err := indexer.New(indexer.Config{From: ptr(from), To: ptr(to), BatchSize: 8}, src, s, nil)
+		require.NoError(t, err)
+		require.NoError(t, ix.Run(context.Background()))
+	}
+	run(1, 50)
+	before := digest(t, s)
+	run(18, 30) // starts inside a skipped run
+	run(20, 20)
+	run(1, 50)
+	require.Equal(t, before, digest(t, s))
+	h, _, err := s.LatestBlock(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, uint64(50), h)
+
+	ix, err := indexer.New(indexer.Config{From: ptr(55)}, src, s, nil)
+	require.NoError(t, err)
+	err = ix.Run(context.Background())
+	require.ErrorContains(t, err, "would leave heights 51-54 unindexed")
+}
+
+func TestContinuityMismatchStopsBeforeTheBadBlock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := testChain()
+	s := storetest.NewStore(t)
+	src := newFakeSource(c, 100)
+	bad, _ := c.Bundle(30)
+	bad.Block.Header.PrevHash = storetest.FakeHash("a fork")
+	src.override[30] = bad
+	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(60), BatchSize: 7}, src, s, nil)
+	require.NoError(t, err)
+	err = ix.Run(ctx)
+	require.ErrorIs(t, err, indexer.ErrContinuity)
+	require.ErrorContains(t, err, "height 30")
+	require.ErrorContains(t, err, storetest.FakeHash("a fork"))
+	require.ErrorContains(t, err, storetest.BlockHash(29))
+	h, _, err := s.LatestBlock(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(29), h)
+	var above int
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM blocks WHERE height >= 30) + (SELECT count(*) FROM state_changes WHERE block_height >= 30) +
+		(SELECT count(*) FROM account_history WHERE block_height >= 30) + (SELECT count(*) FROM skipped_heights WHERE height >= 30)`).Scan(&above))
+	require.Zero(t, above, "nothing at or after the mismatch is written")
+}
+
+func TestBlockOverAHeightReportedMissingIsAMismatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := testChain()
+	s := storetest.NewStore(t)
+	src := newFakeSource(c, 100)
+	// The upstream says 12 has no block, yet 13 links to a block at 12.
+	b13, _ := c.Bundle(13)
+	src.override[13] = b13
+	delete(src.override, 12)
+	src.chain = storetest.NewChain(storetest.ChainConfig{Start: 1, End: 80, Shards: 3,
+		Skipped: map[uint64]bool{5: true, 12: true, 17: true, 18: true, 19: true, 44: true, 60: true}})
+	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(20), BatchSize: 20}, src, s, nil)
+	require.NoError(t, err)
+	err = ix.Run(ctx)
+	require.ErrorIs(t, err, indexer.ErrContinuity)
+	require.ErrorContains(t, err, fmt.Sprint("height 13"))
+	require.ErrorContains(t, err, storetest.BlockHash(12))
+	require.ErrorContains(t, err, storetest.BlockHash(11))
+	h, _, err := s.LatestBlock(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(11), h)
+}
+
+func TestConfigValidation(t *testing.T) {
+	t.Parallel()
+	_, err := indexer.New(indexer.Config{From: ptr(10), To: ptr(5)}, nil, nil, nil)
+	require.Error(t, err)
+	_, err = indexer.New(indexer.Config{Workers: -1}, nil, nil, nil)
+	require.Error(t, err)
+}

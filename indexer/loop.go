@@ -1,0 +1,273 @@
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nearline/nearline/store"
+)
+
+// fetched is one height's fetch result: its bundle, or nil when the upstream
+// has no block there.
+type fetched struct {
+	height uint64
+	bundle *store.Bundle
+}
+
+// batch is a run of consecutive heights, fetched together.
+type batch struct {
+	results []fetched
+	head    uint64
+}
+
+// Run follows the chain until ctx ends (returning nil: the batch in hand is
+// committed or rolled back, never half-written) or, with Config.To, until To
+// is committed. It returns an error wrapping ErrContinuity when a block does
+// not link to the last committed one, after committing everything before it.
+func (ix *Indexer) Run(ctx context.Context) error {
+	err := ix.run(ctx)
+	if err != nil && ctx.Err() != nil {
+		ix.logger.Info("indexer stopped", "reason", ctx.Err())
+		return nil
+	}
+	return err
+}
+
+func (ix *Indexer) run(ctx context.Context) error {
+	genesis, err := ix.src.GenesisConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("fetch genesis config: %w", err)
+	}
+	if err := ix.sink.PutGenesisConfig(ctx, genesis); err != nil {
+		return err
+	}
+	start, prev, err := ix.plan(ctx, genesis)
+	if err != nil {
+		return err
+	}
+	ix.logger.Info("indexer starting", "from", start, "to", ix.cfg.To, "workers", ix.cfg.Workers, "batch_size", ix.cfg.BatchSize)
+	prog := newProgress(start, ix.cfg.To)
+	g, gctx := errgroup.WithContext(ctx)
+	batches := make(chan batch, 1)
+	g.Go(func() error {
+		defer close(batches)
+		return ix.produce(gctx, start, batches, prog)
+	})
+	g.Go(func() error { return ix.consume(gctx, start, prev, batches, prog) })
+	reportCtx, stopReport := context.WithCancel(gctx)
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		ix.report(reportCtx, prog)
+	}()
+	err = g.Wait()
+	stopReport()
+	<-reported
+	ix.logProgress(prog)
+	return err
+}
+
+// plan returns the first height to fetch and the block it must link to
+// (nil when the archive has nothing below it).
+func (ix *Indexer) plan(ctx context.Context, genesis []byte) (uint64, *store.Cursor, error) {
+	cur, ok, err := ix.sink.Cursor(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	var start uint64
+	switch {
+	case ix.cfg.From != nil:
+		start = *ix.cfg.From
+		if ok && start > cur.Height+1 {
+			return 0, nil, fmt.Errorf("--from %d would leave heights %d-%d unindexed after the cursor at %d",
+				start, cur.Height+1, start-1, cur.Height)
+		}
+	case ok:
+		start = cur.Height + 1
+	default:
+		h, err := genesisHeight(genesis)
+		if err != nil {
+			return 0, nil, fmt.Errorf("empty archive and no --from: %w", err)
+		}
+		start = h
+	}
+	before, ok, err := ix.sink.BlockBefore(ctx, start)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !ok {
+		return start, nil, nil
+	}
+	return start, &before, nil
+}
+
+// produce fetches batches of consecutive heights up to the final head and
+// hands them over in order.
+func (ix *Indexer) produce(ctx context.Context, start uint64, out chan<- batch, prog *progress) error {
+	next := start
+	var head uint64
+	var headAt time.Time
+	var lastBlock uint64
+	seenBlock := false
+	to := ix.cfg.To
+	for {
+		if to != nil && seenBlock && lastBlock >= *to {
+			return nil
+		}
+		if next > head || time.Since(headAt) >= ix.cfg.PollInterval {
+			h, err := ix.waitHead(ctx, next)
+			if err != nil {
+				return err
+			}
+			head, headAt = h, time.Now()
+			prog.setHead(head)
+			ix.cfg.Metrics.setHead(head)
+		}
+		hi := min(next+uint64(ix.cfg.BatchSize)-1, head)
+		if to != nil {
+			if next <= *to {
+				hi = min(hi, *to)
+			} else {
+				// To was skipped: fetch on, one height at a time, until a
+				// block links over it.
+				hi = next
+			}
+		}
+		results, err := ix.fetchRange(ctx, next, hi)
+		if err != nil {
+			return err
+		}
+		for _, r := range results {
+			if r.bundle != nil {
+				lastBlock, seenBlock = r.height, true
+			}
+		}
+		select {
+		case out <- batch{results: results, head: head}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		next = hi + 1
+	}
+}
+
+// waitHead returns the final head once it reaches at least height, polling
+// every PollInterval.
+func (ix *Indexer) waitHead(ctx context.Context, height uint64) (uint64, error) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-timer.C:
+		}
+		head, err := ix.src.FinalHead(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("fetch final head: %w", err)
+		}
+		if head >= height {
+			return head, nil
+		}
+		timer.Reset(ix.cfg.PollInterval)
+	}
+}
+
+// fetchRange fetches heights lo..hi with at most Workers at once.
+func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) ([]fetched, error) {
+	results := make([]fetched, hi-lo+1)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(ix.cfg.Workers)
+	for i := range results {
+		height := lo + uint64(i)
+		g.Go(func() error {
+			b, err := ix.src.Bundle(gctx, height)
+			switch {
+			case errors.Is(err, ErrNoBlock):
+				results[i] = fetched{height: height}
+			case err != nil:
+				return fmt.Errorf("fetch height %d: %w", height, err)
+			default:
+				if b.Height() != height {
+					return fmt.Errorf("fetch height %d: upstream returned block %d", height, b.Height())
+				}
+				results[i] = fetched{height: height, bundle: b}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// consume checks each block's link to the last committed block and commits
+// each batch in one transaction.
+func (ix *Indexer) consume(ctx context.Context, start uint64, prev *store.Cursor, in <-chan batch, prog *progress) error {
+	for b := range in {
+		var out []store.Bundle
+		var linkErr error
+		for _, r := range b.results {
+			if r.bundle == nil {
+				continue
+			}
+			skipped, err := link(prev, start, r.bundle)
+			if err != nil {
+				linkErr = err
+				break
+			}
+			r.bundle.Skipped = skipped
+			out = append(out, *r.bundle)
+			hdr := r.bundle.Block.Header
+			prev = &store.Cursor{Height: hdr.Height, Hash: hdr.Hash}
+		}
+		if len(out) > 0 {
+			began := time.Now()
+			stats, err := ix.sink.Commit(ctx, out)
+			if err != nil {
+				return err
+			}
+			ix.cfg.Metrics.committed(stats, prev.Height, time.Since(began))
+			prog.committed(prev.Height, stats.Blocks)
+		}
+		if linkErr != nil {
+			return linkErr
+		}
+	}
+	return ctx.Err()
+}
+
+// link checks that bundle follows prev (or, with no prev, that nothing from
+// start on was skipped over wrongly) and returns the heights between them,
+// which the chain skipped.
+func link(prev *store.Cursor, start uint64, b *store.Bundle) ([]uint64, error) {
+	hdr := b.Block.Header
+	prevHeight := "none"
+	if hdr.PrevHeight != nil {
+		prevHeight = fmt.Sprint(*hdr.PrevHeight)
+	}
+	from := start
+	if prev != nil {
+		if hdr.PrevHash != prev.Hash || (hdr.PrevHeight != nil && *hdr.PrevHeight != prev.Height) {
+			return nil, fmt.Errorf("%w at height %d: block %s has prev_hash %s (prev_height %s), but the last committed block is %s at height %d",
+				ErrContinuity, hdr.Height, hdr.Hash, hdr.PrevHash, prevHeight, prev.Hash, prev.Height)
+		}
+		from = prev.Height + 1
+	} else if hdr.PrevHeight != nil && *hdr.PrevHeight >= start && *hdr.PrevHeight < hdr.Height {
+		return nil, fmt.Errorf("%w at height %d: block %s has prev_hash %s at height %s, which the upstream reported as missing",
+			ErrContinuity, hdr.Height, hdr.Hash, hdr.PrevHash, prevHeight)
+	}
+	if hdr.Height < from {
+		return nil, fmt.Errorf("%w at height %d: block %s is not above the last committed block", ErrContinuity, hdr.Height, hdr.Hash)
+	}
+	var skipped []uint64
+	for h := from; h < hdr.Height; h++ {
+		skipped = append(skipped, h)
+	}
+	return skipped, nil
+}

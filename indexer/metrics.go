@@ -1,0 +1,109 @@
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/nearline/nearline/store"
+)
+
+// Metrics are the indexer's Prometheus metrics, on their own registry. A nil
+// *Metrics records nothing.
+type Metrics struct {
+	registry       *prometheus.Registry
+	indexedHeight  prometheus.Gauge
+	headHeight     prometheus.Gauge
+	blocks         prometheus.Counter
+	rows           prometheus.Counter
+	upstreamErrors *prometheus.CounterVec
+	commitSeconds  prometheus.Histogram
+}
+
+// NewMetrics returns metrics registered on a new registry, with the Go and
+// process collectors.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		indexedHeight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nearline_indexed_height",
+			Help: "Height of the last committed block."}),
+		headHeight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nearline_head_height",
+			Help: "Height of the upstream's latest final block."}),
+		blocks: prometheus.NewCounter(prometheus.CounterOpts{Name: "nearline_indexed_blocks_total",
+			Help: "Blocks committed (rate() gives blocks per second)."}),
+		rows: prometheus.NewCounter(prometheus.CounterOpts{Name: "nearline_indexed_rows_total",
+			Help: "Rows written (rate() gives rows per second)."}),
+		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nearline_upstream_errors_total",
+			Help: "Failed upstream attempts by kind (timeout, http_5xx, http_429, malformed, ...)."}, []string{"kind"}),
+		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "nearline_commit_seconds",
+			Help: "Latency of one batch commit.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+	}
+	m.registry.MustRegister(m.indexedHeight, m.headHeight, m.blocks, m.rows, m.upstreamErrors, m.commitSeconds,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry returns the registry the metrics live on.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// UpstreamError counts a failed upstream attempt; pass it as
+// near.ClientConfig.OnError.
+func (m *Metrics) UpstreamError(kind string) {
+	if m != nil {
+		m.upstreamErrors.WithLabelValues(kind).Inc()
+	}
+}
+
+func (m *Metrics) setHead(height uint64) {
+	if m != nil {
+		m.headHeight.Set(float64(height))
+	}
+}
+
+func (m *Metrics) committed(stats store.CommitStats, height uint64, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.indexedHeight.Set(float64(height))
+	m.blocks.Add(float64(stats.Blocks))
+	m.rows.Add(float64(stats.Rows))
+	m.commitSeconds.Observe(took.Seconds())
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// ServeMetrics serves m at addr (path /metrics) until ctx ends.
+func ServeMetrics(ctx context.Context, addr string, m *Metrics, logger *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen for metrics on %s: %w", addr, err)
+	}
+	logger.Info("serving metrics", "addr", ln.Addr().String())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve metrics: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("stop metrics server: %w", err)
+	}
+	return nil
+}

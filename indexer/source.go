@@ -1,0 +1,376 @@
+package indexer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/store"
+)
+
+// RPC calls an upstream node (*near.Client implements it).
+type RPC interface {
+	CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error)
+}
+
+var _ RPC = (*near.Client)(nil)
+
+// NodeConfig tunes NodeSource. The zero value is usable.
+type NodeConfig struct {
+	// Concurrency bounds the calls made at once for one block (chunks, tx
+	// statuses). Default 8.
+	Concurrency int
+	// ChangesBatch is the number of account ids per EXPERIMENTAL_changes
+	// call. Default 100.
+	ChangesBatch int
+	// TxFinalWait bounds how long a tx status that is not FINAL yet is
+	// re-fetched. Default 10s.
+	TxFinalWait time.Duration
+	// TxStallWait stops re-fetching a non-final status once the upstream's
+	// final head has not moved for this long. Default 2s.
+	TxStallWait time.Duration
+	// TxPollInterval is the wait between two fetches of a status. Default
+	// 250ms.
+	TxPollInterval time.Duration
+	// Logger receives warnings. Default: discard.
+	Logger *slog.Logger
+}
+
+func (c NodeConfig) withDefaults() NodeConfig {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	if c.ChangesBatch <= 0 {
+		c.ChangesBatch = 100
+	}
+	if c.TxFinalWait == 0 {
+		c.TxFinalWait = 10 * time.Second
+	}
+	if c.TxStallWait == 0 {
+		c.TxStallWait = 2 * time.Second
+	}
+	if c.TxPollInterval == 0 {
+		c.TxPollInterval = 250 * time.Millisecond
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// NodeSource is the Source that reads an upstream node over JSON-RPC.
+type NodeSource struct {
+	rpc RPC
+	cfg NodeConfig
+
+	mu          sync.Mutex
+	epochs      map[string]bool   // epochs whose protocol config was fetched
+	blockHeight map[string]uint64 // block hash -> height, for outcomes
+}
+
+// NewNodeSource returns a Source reading rpc.
+func NewNodeSource(rpc RPC, cfg NodeConfig) *NodeSource {
+	return &NodeSource{rpc: rpc, cfg: cfg.withDefaults(), epochs: map[string]bool{}, blockHeight: map[string]uint64{}}
+}
+
+var _ Source = (*NodeSource)(nil)
+
+// FinalHead returns the height of the upstream's latest final block.
+func (s *NodeSource) FinalHead(ctx context.Context) (uint64, error) {
+	var b struct {
+		Header struct {
+			Height uint64 `json:"height"`
+		} `json:"header"`
+	}
+	raw, err := s.rpc.CallRaw(ctx, "block", map[string]string{"finality": near.FinalityFinal})
+	if err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return 0, fmt.Errorf("decode final block: %w", err)
+	}
+	return b.Header.Height, nil
+}
+
+// GenesisConfig returns the upstream's genesis_config result.
+func (s *NodeSource) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
+	return s.rpc.CallRaw(ctx, "genesis_config", nil)
+}
+
+// genesisHeight reads genesis_height from a genesis_config result.
+func genesisHeight(genesis json.RawMessage) (uint64, error) {
+	var cfg struct {
+		GenesisHeight *uint64 `json:"genesis_height"`
+	}
+	if err := json.Unmarshal(genesis, &cfg); err != nil || cfg.GenesisHeight == nil {
+		return 0, errors.New("genesis config has no genesis_height")
+	}
+	return *cfg.GenesisHeight, nil
+}
+
+// Bundle fetches the block at height, its new chunks, block effects, the
+// state changes the effects name, its transactions' statuses and, for a new
+// epoch, the protocol config.
+func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, error) {
+	raw, err := s.rpc.CallRaw(ctx, "block", map[string]uint64{"block_id": height})
+	if near.IsUnknownBlock(err) {
+		return nil, fmt.Errorf("block %d: %w", height, ErrNoBlock)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fetch block %d: %w", height, err)
+	}
+	b := &store.Bundle{BlockJSON: raw}
+	if err := json.Unmarshal(raw, &b.Block); err != nil {
+		return nil, fmt.Errorf("decode block %d: %w", height, err)
+	}
+	hash := b.Block.Header.Hash
+	s.rememberHeight(hash, height)
+
+	var newChunks []near.ChunkHeaderView
+	for _, c := range b.Block.Chunks {
+		if c.HeightIncluded == height {
+			newChunks = append(newChunks, c)
+		}
+	}
+	b.Chunks = make([]store.Chunk, len(newChunks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.cfg.Concurrency)
+	for i, c := range newChunks {
+		g.Go(func() error {
+			raw, err := s.rpc.CallRaw(gctx, "chunk", map[string]string{"chunk_id": c.ChunkHash})
+			if err != nil {
+				return fmt.Errorf("fetch chunk %s (shard %d): %w", c.ChunkHash, c.ShardID, err)
+			}
+			b.Chunks[i].JSON = raw
+			if err := json.Unmarshal(raw, &b.Chunks[i].View); err != nil {
+				return fmt.Errorf("decode chunk %s: %w", c.ChunkHash, err)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error { return s.fetchChanges(gctx, b) })
+	g.Go(func() error { return s.fetchProtocolConfig(gctx, b) })
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("height %d: %w", height, err)
+	}
+	if err := s.fetchTxStatuses(ctx, b); err != nil {
+		return nil, fmt.Errorf("height %d: %w", height, err)
+	}
+	return b, nil
+}
+
+// changeKinds maps a block effect type to the EXPERIMENTAL_changes request
+// that lists its changes, in the order changes are stored.
+var changeKinds = []struct{ effect, changesType string }{
+	{near.EffectAccountTouched, "account_changes"},
+	{near.EffectAccessKeyTouched, "all_access_key_changes"},
+	{near.EffectDataTouched, "data_changes"},
+	{near.EffectContractCodeTouched, "contract_code_changes"},
+}
+
+func (s *NodeSource) fetchChanges(ctx context.Context, b *store.Bundle) error {
+	hash := b.Block.Header.Hash
+	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_changes_in_block", map[string]string{"block_id": hash})
+	if err != nil {
+		return fmt.Errorf("fetch block effects: %w", err)
+	}
+	var effects near.BlockEffectsView
+	if err := json.Unmarshal(raw, &effects); err != nil {
+		return fmt.Errorf("decode block effects: %w", err)
+	}
+	b.Effects = effects.Changes
+	if b.Effects == nil {
+		b.Effects = []near.StateChangeKindView{}
+	}
+	for _, kind := range changeKinds {
+		var accounts []string
+		seen := map[string]bool{}
+		for _, e := range b.Effects {
+			if e.Type == kind.effect && !seen[e.AccountID] {
+				seen[e.AccountID] = true
+				accounts = append(accounts, e.AccountID)
+			}
+		}
+		for len(accounts) > 0 {
+			part := accounts[:min(len(accounts), s.cfg.ChangesBatch)]
+			accounts = accounts[len(part):]
+			params := map[string]any{"block_id": hash, "changes_type": kind.changesType, "account_ids": part}
+			if kind.changesType == "data_changes" {
+				params["key_prefix_base64"] = ""
+			}
+			raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_changes", params)
+			if err != nil {
+				return fmt.Errorf("fetch %s: %w", kind.changesType, err)
+			}
+			var res struct {
+				Changes []json.RawMessage `json:"changes"`
+			}
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return fmt.Errorf("decode %s: %w", kind.changesType, err)
+			}
+			for _, c := range res.Changes {
+				sc := store.StateChange{JSON: c}
+				if err := json.Unmarshal(c, &sc.View); err != nil {
+					return fmt.Errorf("decode %s entry: %w", kind.changesType, err)
+				}
+				b.Changes = append(b.Changes, sc)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *store.Bundle) error {
+	epoch := b.Block.Header.EpochID
+	s.mu.Lock()
+	done := s.epochs[epoch]
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_protocol_config", map[string]string{"block_id": b.Block.Header.Hash})
+	if err != nil {
+		return fmt.Errorf("fetch protocol config: %w", err)
+	}
+	var cfg struct {
+		ProtocolVersion uint32 `json:"protocol_version"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return fmt.Errorf("decode protocol config: %w", err)
+	}
+	b.ProtocolConfig = &store.ProtocolConfig{EpochID: epoch, ProtocolVersion: cfg.ProtocolVersion, JSON: raw}
+	s.mu.Lock()
+	s.epochs[epoch] = true
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *NodeSource) rememberHeight(hash string, height uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.blockHeight) > 100_000 {
+		clear(s.blockHeight)
+	}
+	s.blockHeight[hash] = height
+}
+
+// heightOf returns the height of the block with hash, asking the upstream
+// when it is not known yet.
+func (s *NodeSource) heightOf(ctx context.Context, hash string) (uint64, error) {
+	s.mu.Lock()
+	h, ok := s.blockHeight[hash]
+	s.mu.Unlock()
+	if ok {
+		return h, nil
+	}
+	raw, err := s.rpc.CallRaw(ctx, "block", map[string]string{"block_id": hash})
+	if err != nil {
+		return 0, fmt.Errorf("fetch block %s: %w", hash, err)
+	}
+	var b struct {
+		Header struct {
+			Height uint64 `json:"height"`
+		} `json:"header"`
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return 0, fmt.Errorf("decode block %s: %w", hash, err)
+	}
+	s.rememberHeight(hash, b.Header.Height)
+	return b.Header.Height, nil
+}
+
+func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *store.Bundle) error {
+	var txs []near.SignedTransactionView
+	for _, c := range b.Chunks {
+		txs = append(txs, c.View.Transactions...)
+	}
+	b.TxStatuses = make([]store.TxStatus, len(txs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.cfg.Concurrency)
+	for i, tx := range txs {
+		g.Go(func() error {
+			st, err := s.txStatus(gctx, b.Height(), tx)
+			if err != nil {
+				return err
+			}
+			b.TxStatuses[i] = st
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// txStatus fetches a transaction's EXPERIMENTAL_tx_status, re-fetching
+// while it is not FINAL and the upstream's head advances (see doc.go).
+func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.SignedTransactionView) (store.TxStatus, error) {
+	params := map[string]string{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID}
+	began := time.Now()
+	var lastHead uint64
+	headMoved := began
+	for {
+		raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_tx_status", params)
+		if err != nil {
+			return store.TxStatus{}, fmt.Errorf("fetch status of tx %s: %w", tx.Hash, err)
+		}
+		var body struct {
+			FinalExecutionStatus string `json:"final_execution_status"`
+			TransactionOutcome   struct {
+				BlockHash string `json:"block_hash"`
+			} `json:"transaction_outcome"`
+			ReceiptsOutcome []struct {
+				BlockHash string `json:"block_hash"`
+			} `json:"receipts_outcome"`
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return store.TxStatus{}, fmt.Errorf("decode status of tx %s: %w", tx.Hash, err)
+		}
+		settled := body.FinalExecutionStatus == "FINAL" || time.Since(began) >= s.cfg.TxFinalWait
+		if !settled {
+			head, err := s.FinalHead(ctx)
+			if err != nil {
+				return store.TxStatus{}, err
+			}
+			if head != lastHead {
+				lastHead, headMoved = head, time.Now()
+			}
+			settled = time.Since(headMoved) >= s.cfg.TxStallWait
+		}
+		if settled {
+			if body.FinalExecutionStatus != "FINAL" {
+				s.cfg.Logger.Warn("storing a tx status that is not final", "tx_hash", tx.Hash, "height", height,
+					"final_execution_status", body.FinalExecutionStatus)
+			}
+			st := store.TxStatus{TxHash: tx.Hash, SignerID: tx.SignerID, JSON: raw, BlockHeights: map[string]uint64{}}
+			hashes := []string{body.TransactionOutcome.BlockHash}
+			for _, r := range body.ReceiptsOutcome {
+				hashes = append(hashes, r.BlockHash)
+			}
+			for _, h := range hashes {
+				if h == "" || st.BlockHeights[h] != 0 {
+					continue
+				}
+				at, err := s.heightOf(ctx, h)
+				if err != nil {
+					return store.TxStatus{}, fmt.Errorf("status of tx %s: %w", tx.Hash, err)
+				}
+				st.BlockHeights[h] = at
+			}
+			return st, nil
+		}
+		timer := time.NewTimer(s.cfg.TxPollInterval)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return store.TxStatus{}, ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
