@@ -373,4 +373,3 @@ func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.Signed
 		}
 	}
 }
-
