@@ -11,10 +11,6 @@ import (
 	"github.com/nearline/nearline/rpcserve"
 )
 
-// viewStateLimit is a regular node's view_state size limit (bytes of keys
-// and values); archival nodes have none.
-const viewStateLimit = 50_000
-
 // earliest returns the lowest height the node still serves.
 func (c *chain) earliest() uint64 {
 	h := c.head()
@@ -207,16 +203,15 @@ func (n *Node) Query(ctx context.Context, req near.QueryRequest) (any, error) {
 		if c.st.accountAt(id, h) == nil {
 			return nil, near.UnknownAccount(id, at)
 		}
-		items := c.st.stateAt(id, req.Prefix, h)
-		if c.cfg.GCWindow != 0 {
-			size := 0
-			for _, it := range items {
-				size += len(it.Key) + len(it.Value)
-			}
-			if size > viewStateLimit {
+		if limit := c.cfg.ViewStateLimit; limit > 0 {
+			acc := c.st.accountAt(id, h)
+			code, _ := c.st.codeAt(id, h)
+			usage := acc.StorageUsage - min(acc.StorageUsage, uint64(len(code)))
+			if usage > uint64(limit) {
 				return nil, near.TooLargeContractState(id, at)
 			}
 		}
+		items := c.st.stateAt(id, req.Prefix, h)
 		if items == nil {
 			items = []near.StateItem{}
 		}

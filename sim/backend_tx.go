@@ -34,11 +34,13 @@ func (n *Node) Status(context.Context) (json.RawMessage, error) {
 		vals[i] = near.ValidatorInfoView{AccountID: v.account}
 	}
 	genesis := c.byHeight[c.cfg.GenesisHeight]
+	rpcAddr := c.cfg.RPCAddr
 	view := near.StatusView{
 		Version:               near.NodeVersion{Version: "2.4.0", Build: "nearline-sim", RustcVersion: "1.82.0"},
 		ChainID:               c.cfg.ChainID,
 		ProtocolVersion:       c.cfg.ProtocolVersion,
 		LatestProtocolVersion: c.cfg.ProtocolVersion,
+		RPCAddr:               &rpcAddr,
 		Validators:            vals,
 		SyncInfo: near.StatusSyncInfo{
 			LatestBlockHash: head.hash, LatestBlockHeight: head.height,

@@ -49,6 +49,15 @@ type Config struct {
 	// that answers for the last GCWindow heights only. Default 0 (archival).
 	GCWindow uint64
 
+	// RPCAddr is the address `status` reports as rpc_addr. Default
+	// "0.0.0.0:3030".
+	RPCAddr string
+	// ViewStateLimit is view_state's limit in bytes of contract state
+	// (storage usage minus code size), as nearcore's
+	// trie_viewer_state_size_limit: above it the query fails with
+	// TOO_LARGE_CONTRACT_STATE. Default 50_000; -1 means no limit.
+	ViewStateLimit int
+
 	// Faults configures fault injection in Handler. Default: no faults.
 	Faults FaultConfig
 
@@ -112,6 +121,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ChainID == "" {
 		c.ChainID = "nearline-sim"
+	}
+	if c.RPCAddr == "" {
+		c.RPCAddr = "0.0.0.0:3030"
+	}
+	if c.ViewStateLimit == 0 {
+		c.ViewStateLimit = 50_000
 	}
 	if c.Faults.StallDuration == 0 {
 		c.Faults.StallDuration = 30 * time.Second

@@ -10,7 +10,7 @@ import (
 
 func TestSmokeProduce(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.BlockTime, cfg.MaxHeight = 0, 2000
+	cfg.BlockTime, cfg.MaxHeight = 0, 1000
 	start := time.Now()
 	n, err := New(context.Background(), cfg)
 	require.NoError(t, err)

@@ -3,9 +3,116 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nearline/nearline/sim"
 )
 
-// runSim is written by the owner of this subcommand.
+// runSim serves a simulated NEAR chain over JSON-RPC.
 func runSim(ctx context.Context, env *environment, args []string) error {
-	return errors.New("nearline sim: not built yet")
+	def := sim.DefaultConfig()
+	fs := newFlagSet(env, "sim", "--listen ADDR [flags]")
+	listen := stringFlag(fs, env, "listen", "NEARLINE_LISTEN", "127.0.0.1:3030", "address to serve JSON-RPC on")
+	seed := uint64Flag(fs, env, "seed", "NEARLINE_SEED", 0, "chain seed: same seed and flags give the same chain, byte for byte")
+	shards := intFlag(fs, env, "shards", "NEARLINE_SHARDS", def.Shards, "number of shards")
+	blockTime := durationFlag(fs, env, "block-time", "NEARLINE_BLOCK_TIME", def.BlockTime, "time between blocks; 0 produces every block up to --max-height at once")
+	maxHeight := uint64Flag(fs, env, "max-height", "NEARLINE_MAX_HEIGHT", 0, "last height to produce (0 = no limit; required with --block-time 0)")
+	genesisOut := stringFlag(fs, env, "genesis-out", "NEARLINE_GENESIS_OUT", "", "write the chain's genesis.json (config and records) to this file")
+	archival := boolFlag(fs, env, "archival", "NEARLINE_ARCHIVAL", true, "keep every block (the default); see --gc-window")
+	gcWindow := uint64Flag(fs, env, "gc-window", "NEARLINE_GC_WINDOW", 0, "act as a regular node that keeps only the last N heights (implies --archival=false)")
+	skipRate := float64Flag(fs, env, "skip-rate", "NEARLINE_SKIP_RATE", def.SkipRate, "fraction of heights with no block")
+	missingChunkRate := float64Flag(fs, env, "missing-chunk-rate", "NEARLINE_MISSING_CHUNK_RATE", def.MissingChunkRate, "fraction of chunks not produced")
+	txsPerBlock := intFlag(fs, env, "txs-per-block", "NEARLINE_TXS_PER_BLOCK", def.TxsPerBlock, "mean number of transactions per block")
+	epochLength := uint64Flag(fs, env, "epoch-length", "NEARLINE_EPOCH_LENGTH", def.EpochLength, "epoch length in heights")
+	viewStateLimit := intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", 50_000, "view_state limit in bytes of contract state (0 = no limit)")
+	latency := durationFlag(fs, env, "latency", "NEARLINE_LATENCY", 0, "latency added to every response")
+	jitter := durationFlag(fs, env, "latency-jitter", "NEARLINE_LATENCY_JITTER", 0, "random extra latency, up to this much")
+	fail5xx := float64Flag(fs, env, "fail-5xx", "NEARLINE_FAIL_5XX", 0, "fraction of requests answered with HTTP 500/502/503")
+	failInternal := float64Flag(fs, env, "fail-internal", "NEARLINE_FAIL_INTERNAL", 0, "fraction answered with a JSON-RPC INTERNAL_ERROR")
+	failMalformed := float64Flag(fs, env, "fail-malformed", "NEARLINE_FAIL_MALFORMED", 0, "fraction answered with a body that is not JSON")
+	failTruncated := float64Flag(fs, env, "fail-truncated", "NEARLINE_FAIL_TRUNCATED", 0, "fraction answered with a truncated body")
+	stall := float64Flag(fs, env, "stall", "NEARLINE_STALL", 0, "fraction of requests held unanswered (until --stall-duration or the client leaves)")
+	stallDuration := durationFlag(fs, env, "stall-duration", "NEARLINE_STALL_DURATION", 30*time.Second, "longest stall")
+	rateLimit := float64Flag(fs, env, "rate-limit", "NEARLINE_RATE_LIMIT", 0, "requests per second before HTTP 429 (0 = no limit)")
+	forkAt := uint64Flag(fs, env, "fork-at", "NEARLINE_FORK_AT", 0, "from this height on serve a different chain whose first block does not link to the previous one (0 = never)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *gcWindow > 0 && *archival && isFlagSet(fs, "archival") {
+		fmt.Fprintln(fs.Output(), "nearline sim: --archival and --gc-window exclude each other")
+		return errUsage
+	}
+	if *blockTime == 0 && *maxHeight == 0 {
+		fmt.Fprintln(fs.Output(), "nearline sim: --block-time 0 needs --max-height")
+		return errUsage
+	}
+	cfg := sim.Config{
+		Seed: *seed, Shards: *shards, EpochLength: *epochLength,
+		SkipRate: *skipRate, MissingChunkRate: *missingChunkRate, TxsPerBlock: *txsPerBlock,
+		ForkAt: *forkAt, BlockTime: *blockTime, MaxHeight: *maxHeight, GCWindow: *gcWindow,
+		ViewStateLimit: *viewStateLimit, RPCAddr: *listen,
+		Faults: sim.FaultConfig{
+			Seed: *seed, Latency: *latency, LatencyJitter: *jitter, Fail5xx: *fail5xx,
+			FailInternal: *failInternal, FailMalformed: *failMalformed, FailTruncated: *failTruncated,
+			Stall: *stall, StallDuration: *stallDuration, RateLimit: *rateLimit,
+		},
+		Logger: env.logger,
+	}
+	if cfg.ViewStateLimit == 0 {
+		cfg.ViewStateLimit = -1
+	}
+	node, err := sim.New(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("start simulator: %w", err)
+	}
+	defer func() { _ = node.Close(context.Background()) }()
+	if *genesisOut != "" {
+		if err := node.WriteGenesis(*genesisOut); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *listen, err)
+	}
+	srv := &http.Server{Handler: node.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	env.logger.Info("simulator listening", "addr", ln.Addr().String(), "seed", *seed, "shards", *shards)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		runErr := node.Run(gctx)
+		if runErr == nil {
+			<-gctx.Done()
+		}
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+		if runErr != nil {
+			return fmt.Errorf("produce blocks: %w", runErr)
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// isFlagSet reports whether name was given on the command line.
+func isFlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
 }
