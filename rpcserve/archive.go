@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nearline/nearline/near"
@@ -77,6 +78,9 @@ type Archive struct {
 	cfg     ArchiveConfig
 	logger  *slog.Logger
 	started time.Time
+
+	mu           sync.Mutex
+	genesisCache *genesisFacts
 }
 
 var _ Backend = (*Archive)(nil)

@@ -25,7 +25,11 @@ func (a *Archive) Block(ctx context.Context, ref near.BlockReference) (json.RawM
 // Chunk returns the stored `chunk` result, by hash or by block and shard.
 func (a *Archive) Chunk(ctx context.Context, req near.ChunkRequest) (json.RawMessage, error) {
 	hash := req.ChunkID
-	if req.BlockID != nil {
+	if req.BlockID == nil {
+		if _, _, err := a.store.LatestBlock(ctx); isNotFound(err) {
+			return nil, near.NotSyncedYet()
+		}
+	} else {
 		stamp, err := a.resolve(ctx, near.BlockReference{BlockID: req.BlockID}, blockFlavor)
 		if err != nil {
 			return nil, err

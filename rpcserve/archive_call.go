@@ -13,9 +13,10 @@ import (
 //
 // The call context follows nearcore's view calls: signer and predecessor
 // are the contract, the signer key is an empty ED25519 key, no deposit, the
-// view gas limit. Two values the archive does not store are fixed: the
-// epoch height is 0 and the random seed is 32 zero bytes (nearcore uses the
-// shard's state root).
+// view gas limit. Values the archive does not store are approximated: the
+// epoch height counts fixed-length epochs from genesis, validator stakes are
+// the genesis validators', and the random seed is the block header's
+// prev_state_root (nearcore uses the shard's state root after the block).
 func (a *Archive) callFunction(ctx context.Context, req near.QueryRequest, at near.BlockStamp) (any, error) {
 	acc, err := a.account(ctx, req.AccountID, at)
 	if err != nil {
@@ -35,6 +36,14 @@ func (a *Archive) callFunction(ctx context.Context, req near.QueryRequest, at ne
 	if err != nil {
 		return nil, err
 	}
+	genesis, err := a.genesis(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := near.Base58Decode(header.PrevStateRoot)
+	if err != nil || len(seed) != 32 {
+		seed = make([]byte, 32)
+	}
 	call := nearvm.Context{
 		CurrentAccountID:     req.AccountID,
 		SignerAccountID:      req.AccountID,
@@ -43,11 +52,13 @@ func (a *Archive) callFunction(ctx context.Context, req near.QueryRequest, at ne
 		Input:                req.Args,
 		BlockHeight:          at.BlockHeight,
 		BlockTimestamp:       header.Timestamp,
+		EpochHeight:          genesis.epochHeight(at.BlockHeight),
 		StorageUsage:         acc.StorageUsage,
 		AccountBalance:       nearvm.U128{Hi: acc.Amount.Hi, Lo: acc.Amount.Lo},
 		AccountLockedBalance: nearvm.U128{Hi: acc.Locked.Hi, Lo: acc.Locked.Lo},
-		RandomSeed:           make([]byte, 32),
+		RandomSeed:           seed,
 		View:                 true,
+		Validators:           genesis.stakes,
 	}
 	st := &historyStorage{store: a.store, accountID: req.AccountID, height: at.BlockHeight}
 	out, err := a.vm.Call(ctx, code, codeHash, req.MethodName, call, st)
