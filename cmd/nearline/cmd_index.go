@@ -3,9 +3,166 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/store"
 )
 
-// runIndex is written by the owner of this subcommand.
+// indexFlags are the flags of `nearline index`; `nearline run` registers
+// them too (registerIndexFlags) and calls indexWith.
+type indexFlags struct {
+	databaseURL      *string
+	upstream         *string
+	from, to         *string
+	workers          *int
+	batchSize        *int
+	requestTimeout   *time.Duration
+	pollInterval     *time.Duration
+	progressInterval *time.Duration
+	metricsListen    *string
+	genesis          *string
+	snapshotAccounts *string
+	maxConns         *int
+}
+
+func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
+	return &indexFlags{
+		databaseURL:      stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)"),
+		upstream:         stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated NEAR JSON-RPC URLs, tried in order with failover (required)"),
+		from:             stringFlag(fs, env, "from", "NEARLINE_FROM", "", "first height to index (default: after the cursor, or the genesis height on an empty archive)"),
+		to:               stringFlag(fs, env, "to", "NEARLINE_TO", "", "last height to index, then exit (default: follow the head until interrupted)"),
+		workers:          intFlag(fs, env, "workers", "NEARLINE_WORKERS", 8, "blocks fetched at once"),
+		batchSize:        intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, "heights committed per transaction"),
+		requestTimeout:   durationFlag(fs, env, "request-timeout", "NEARLINE_REQUEST_TIMEOUT", 10*time.Second, "time limit of one upstream request"),
+		pollInterval:     durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", 500*time.Millisecond, "how often the final head is polled when caught up"),
+		progressInterval: durationFlag(fs, env, "progress-interval", "NEARLINE_PROGRESS_INTERVAL", 5*time.Second, "how often progress is logged"),
+		metricsListen:    stringFlag(fs, env, "metrics-listen", "NEARLINE_METRICS_LISTEN", "", "address to serve Prometheus metrics on at /metrics (default: off)"),
+		genesis:          stringFlag(fs, env, "genesis", "NEARLINE_GENESIS", "", "nearcore genesis.json whose records are the state at the genesis height"),
+		snapshotAccounts: stringFlag(fs, env, "snapshot-accounts", "NEARLINE_SNAPSHOT_ACCOUNTS", "", "comma-separated accounts whose state at --from is fetched as the start of their history"),
+		maxConns:         intFlag(fs, env, "db-max-conns", "NEARLINE_DB_MAX_CONNS", 8, "PostgreSQL pool size"),
+	}
+}
+
+func parseHeight(name, v string) (*uint64, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	h, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("--%s %q: want a block height", name, v)
+	}
+	return &h, nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// runIndex follows finalized blocks of the upstream into PostgreSQL.
 func runIndex(ctx context.Context, env *environment, args []string) error {
-	return errors.New("nearline index: not built yet")
+	fs := newFlagSet(env, "index", "--database-url URL --upstream URL[,URL...] [--from H] [--to H] [flags]")
+	flags := registerIndexFlags(fs, env)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *flags.databaseURL == "" || *flags.upstream == "" {
+		fmt.Fprintln(fs.Output(), "nearline index: --database-url and --upstream (or NEARLINE_DATABASE_URL, NEARLINE_UPSTREAM) are required")
+		fs.Usage()
+		return errUsage
+	}
+	if err := store.Migrate(ctx, *flags.databaseURL, env.logger); err != nil {
+		return err
+	}
+	s, err := store.Open(ctx, *flags.databaseURL, store.Config{MaxConns: int32(*flags.maxConns), Logger: env.logger})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return indexWith(ctx, env, flags, s)
+}
+
+// indexWith runs the indexer on an open, migrated store.
+func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store) error {
+	from, err := parseHeight("from", *flags.from)
+	if err != nil {
+		return err
+	}
+	to, err := parseHeight("to", *flags.to)
+	if err != nil {
+		return err
+	}
+	metrics := indexer.NewMetrics()
+	client, err := near.NewClient(near.ClientConfig{
+		Endpoints: splitList(*flags.upstream),
+		Timeout:   *flags.requestTimeout,
+		Logger:    env.logger,
+		OnError:   metrics.UpstreamError,
+	})
+	if err != nil {
+		return err
+	}
+	if *flags.genesis != "" {
+		if err := loadGenesis(ctx, env, *flags.genesis, s); err != nil {
+			return err
+		}
+	}
+	if accounts := splitList(*flags.snapshotAccounts); len(accounts) > 0 {
+		if from == nil {
+			return errors.New("--snapshot-accounts needs --from: the height the snapshot is taken at")
+		}
+		if err := indexer.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
+			return err
+		}
+	}
+	src := indexer.NewNodeSource(client, indexer.NodeConfig{Logger: env.logger})
+	ix, err := indexer.New(indexer.Config{
+		From: from, To: to,
+		Workers: *flags.workers, BatchSize: *flags.batchSize,
+		PollInterval: *flags.pollInterval, ProgressInterval: *flags.progressInterval,
+		Metrics: metrics,
+	}, src, s, env.logger)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	runCtx, stopMetrics := context.WithCancel(gctx)
+	if *flags.metricsListen != "" {
+		g.Go(func() error { return indexer.ServeMetrics(runCtx, *flags.metricsListen, metrics, env.logger) })
+	}
+	g.Go(func() error {
+		defer stopMetrics()
+		return ix.Run(gctx)
+	})
+	return g.Wait()
+}
+
+func loadGenesis(ctx context.Context, env *environment, path string, s *store.Store) error {
+	if _, err := s.HistoryStart(ctx); err == nil {
+		env.logger.Info("history start already recorded; not loading genesis records again", "genesis", path)
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open genesis: %w", err)
+	}
+	defer f.Close()
+	_, err = indexer.LoadGenesis(ctx, f, s, env.logger)
+	return err
 }

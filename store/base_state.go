@@ -1,0 +1,36 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PutBaseState writes state known at height without a block's changes: the
+// genesis records (at the genesis height) or a snapshot of accounts (at the
+// snapshot height). changes use the change types of EXPERIMENTAL_changes
+// (account_update, access_key_update, data_update, contract_code_update);
+// only the state history and contract code tables are written, upserted, in
+// one transaction, so loading the same state twice changes nothing.
+func (s *Store) PutBaseState(ctx context.Context, height uint64, changes []StateChange) error {
+	rows := &rowSet{seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}}
+	if err := rows.addChanges(int64(height), changes); err != nil {
+		return fmt.Errorf("put base state at %d: %w", height, err)
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, t := range tables {
+			switch t.name {
+			case "account_history", "access_key_history", "contract_data_history", "contract_code_history", "contract_codes":
+				if _, err := copyRows(ctx, tx, t, t.rows(rows)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("put base state at %d: %w", height, err)
+	}
+	return nil
+}
