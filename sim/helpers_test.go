@@ -79,3 +79,15 @@ func errText(r rpcResponse) string {
 	}
 	return r.Error.Name + "/" + r.Error.Cause.Name + " " + string(r.Error.Cause.Info)
 }
+
+func rpcRaw(t *testing.T, url, method string, params any) []byte {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "dontcare", "method": method, "params": params})
+	require.NoError(t, err)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return raw
+}

@@ -18,7 +18,7 @@ type generator struct {
 	subs     []string            // created sub-accounts that can be deleted
 	implicit int                 // implicit accounts made so far
 	keyIdx   map[string]int      // next key index per account
-	extra    map[string][]string // added keys per account
+	extra    map[string][]genKey // added keys per account
 	counter  int
 	ftUsers  []string // accounts registered with the FT contract
 	nftCount int
@@ -26,11 +26,40 @@ type generator struct {
 }
 
 func newGenerator(c *chain) *generator {
-	g := &generator{c: c, r: newRand(c.cfg.Seed, streamTxs), keyIdx: map[string]int{}, extra: map[string][]string{}}
+	g := &generator{c: c, r: newRand(c.cfg.Seed, streamTxs), keyIdx: map[string]int{}, extra: map[string][]genKey{}}
 	for _, u := range userNames {
 		g.users = append(g.users, u+".near")
 	}
 	return g
+}
+
+// genKey is a key the generator added, with its permission.
+type genKey struct {
+	pk string
+	fc *near.FunctionCallPermission
+}
+
+// callPlan signs a zero-deposit call with a matching function call key of
+// the signer when it has one (half of the time), else with its full key.
+func (g *generator) callPlan(signer, receiver string, a near.ActionView) (txPlan, bool) {
+	p, ok := g.plan(signer, receiver, a)
+	if !ok || !a.FunctionCall.Deposit.IsZero() || g.r.IntN(2) == 0 {
+		return p, ok
+	}
+	for _, k := range g.extra[signer] {
+		if k.fc == nil || k.fc.ReceiverID != receiver || g.c.st.keyAt(signer, k.pk, g.c.next) == nil {
+			continue
+		}
+		allowed := len(k.fc.MethodNames) == 0
+		for _, m := range k.fc.MethodNames {
+			allowed = allowed || m == a.FunctionCall.MethodName
+		}
+		if allowed {
+			p.key = k.pk
+			return p, true
+		}
+	}
+	return p, ok
 }
 
 type kindWeight struct {
@@ -161,7 +190,7 @@ func (g *generator) addKey(h uint64) (txPlan, bool) {
 	}
 	p, ok := g.plan(id, id, near.ActionView{AddKey: &near.AddKeyAction{PublicKey: pk, AccessKey: ak}})
 	if ok {
-		g.extra[id] = append(g.extra[id], pk)
+		g.extra[id] = append(g.extra[id], genKey{pk: pk, fc: ak.Permission.FunctionCall})
 	}
 	return p, ok
 }
@@ -172,7 +201,7 @@ func (g *generator) deleteKey(h uint64) (txPlan, bool) {
 	if len(keys) == 0 {
 		return txPlan{}, false
 	}
-	pk := keys[0]
+	pk := keys[0].pk
 	g.extra[id] = keys[1:]
 	return g.plan(id, id, near.ActionView{DeleteKey: &near.DeleteKeyAction{PublicKey: pk}})
 }
@@ -204,7 +233,7 @@ func (g *generator) setStatus(h uint64) (txPlan, bool) {
 		return txPlan{}, false
 	}
 	msg := words[g.r.IntN(len(words))] + " " + fmt.Sprint(h)
-	return g.plan(g.pickUser(), "status.near", call("set_status", `{"message":"`+msg+`"}`, 30, near.U128{}))
+	return g.callPlan(g.pickUser(), "status.near", call("set_status", `{"message":"`+msg+`"}`, 30, near.U128{}))
 }
 
 func (g *generator) guestbook(h uint64) (txPlan, bool) {
@@ -216,7 +245,7 @@ func (g *generator) guestbook(h uint64) (txPlan, bool) {
 		deposit = milliNEAR(10)
 	}
 	text := strings.ToUpper(words[g.r.IntN(len(words))][:1]) + words[g.r.IntN(len(words))][1:] + " at " + fmt.Sprint(h)
-	return g.plan(g.pickUser(), "guestbook.near", call("add_message", `{"text":"`+text+`"}`, 30, deposit))
+	return g.callPlan(g.pickUser(), "guestbook.near", call("add_message", `{"text":"`+text+`"}`, 30, deposit))
 }
 
 func (g *generator) ftRegister(h uint64) (txPlan, bool) {
