@@ -13,7 +13,7 @@ import (
 )
 
 // testConfig is a small busy chain.
-func testConfig(maxHeight uint64) Config {
+func testConfig(maxHeight uint64) Config { // maxHeight 0: genesis only
 	cfg := DefaultConfig()
 	cfg.BlockTime = 0
 	cfg.MaxHeight = maxHeight
@@ -31,9 +31,7 @@ func startNode(t *testing.T, cfg Config) (*Node, *httptest.Server) {
 	n, err := New(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Close(ctx) })
-	if cfg.MaxHeight > 0 {
-		require.NoError(t, n.ProduceTo(ctx, cfg.MaxHeight))
-	}
+	require.NoError(t, n.ProduceTo(ctx, cfg.MaxHeight))
 	srv := httptest.NewServer(n.Handler())
 	t.Cleanup(srv.Close)
 	return n, srv
@@ -90,4 +88,11 @@ func rpcRaw(t *testing.T, url, method string, params any) []byte {
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return raw
+}
+
+func startServer(t *testing.T, n *Node) string {
+	t.Helper()
+	srv := httptest.NewServer(n.Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
