@@ -50,6 +50,9 @@ type ArchiveConfig struct {
 	RPCAddr string
 	// Version is reported as the node version by `status`. Default "nearline".
 	Version string
+	// CodeCacheSize is how many contracts' code (by hash) are kept in
+	// memory for view calls. Default 64; negative disables the cache.
+	CodeCacheSize int
 }
 
 // DefaultViewStateLimit is a regular nearcore node's view_state limit.
@@ -61,6 +64,9 @@ func (c ArchiveConfig) withDefaults() ArchiveConfig {
 	}
 	if c.Version == "" {
 		c.Version = "nearline"
+	}
+	if c.CodeCacheSize == 0 {
+		c.CodeCacheSize = 64
 	}
 	return c
 }
@@ -79,6 +85,8 @@ type Archive struct {
 	logger  *slog.Logger
 	started time.Time
 
+	codes *codeCache
+
 	mu           sync.Mutex
 	genesisCache *genesisFacts
 }
@@ -91,7 +99,8 @@ func NewArchive(st ArchiveStore, vm *nearvm.Runtime, cfg ArchiveConfig, logger *
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Archive{store: st, vm: vm, cfg: cfg.withDefaults(), logger: logger, started: time.Now()}
+	cfg = cfg.withDefaults()
+	return &Archive{store: st, vm: vm, cfg: cfg, logger: logger, started: time.Now(), codes: newCodeCache(cfg.CodeCacheSize)}
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -68,12 +68,18 @@ func (a *Archive) code(ctx context.Context, accountID string, acc near.Account, 
 	if acc.CodeHash == noCodeHash {
 		return nil, "", false, nil
 	}
+	if cached, ok := a.codes.get(acc.CodeHash); ok {
+		return cached, acc.CodeHash, true, nil
+	}
 	code, hash, err = a.store.ContractCodeAt(ctx, accountID, at.BlockHeight)
 	if isNotFound(err) {
 		return nil, "", false, nil
 	}
 	if err != nil {
 		return nil, "", false, fmt.Errorf("read contract code of %s at %d: %w", accountID, at.BlockHeight, err)
+	}
+	if hash == acc.CodeHash {
+		a.codes.put(hash, code)
 	}
 	return code, hash, true, nil
 }
@@ -100,7 +106,9 @@ func (a *Archive) viewState(ctx context.Context, accountID string, prefix []byte
 	if err != nil {
 		return nil, err
 	}
-	if limit := a.cfg.ViewStateLimit; limit > 0 {
+	// Only an account whose whole storage exceeds the limit needs its code
+	// size subtracted to decide.
+	if limit := a.cfg.ViewStateLimit; limit > 0 && acc.StorageUsage > uint64(limit) {
 		code, _, _, err := a.code(ctx, accountID, acc, at)
 		if err != nil {
 			return nil, err

@@ -46,7 +46,7 @@ func seedHash(kind string, n uint64) string {
 	return near.HashOf(fmt.Appendf(nil, "seed-%s-%d", kind, n)).String()
 }
 
-func statusWasm(t *testing.T) []byte {
+func statusWasm(t testing.TB) []byte {
 	t.Helper()
 	code, err := os.ReadFile("/work/shared/fixtures/wasm/status_message.wasm")
 	require.NoError(t, err)
@@ -125,7 +125,7 @@ func effectOf(changeType string) string {
 }
 
 // seedStore returns a fresh archive holding the seeded chain.
-func seedStore(t *testing.T) *store.Store {
+func seedStore(t testing.TB) *store.Store {
 	t.Helper()
 	st := storetest.NewStore(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -16,7 +16,7 @@ import (
 	"github.com/nearline/nearline/store/storetest"
 )
 
-func archiveHandler(t *testing.T, st ArchiveStore, cfg Config, acfg ArchiveConfig) http.Handler {
+func archiveHandler(t testing.TB, st ArchiveStore, cfg Config, acfg ArchiveConfig) http.Handler {
 	t.Helper()
 	vm, err := nearvm.New(context.Background(), nearvm.Config{})
 	require.NoError(t, err)

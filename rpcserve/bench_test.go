@@ -1,0 +1,38 @@
+package rpcserve
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// BenchmarkArchive measures whole requests through the handler against a
+// real Postgres archive (the seeded chain).
+func BenchmarkArchive(b *testing.B) {
+	h := archiveHandler(b, seedStore(b), Config{}, ArchiveConfig{})
+	args := base64.StdEncoding.EncodeToString([]byte(`{"account_id":"bob.near"}`))
+	cases := []struct{ name, body string }{
+		{"block_by_height", `{"id":1,"method":"block","params":{"block_id":11}}`},
+		{"block_final", `{"id":1,"method":"block","params":{"finality":"final"}}`},
+		{"chunk_by_block_shard", `{"id":1,"method":"chunk","params":{"block_id":11,"shard_id":0}}`},
+		{"view_account", `{"id":1,"method":"query","params":{"request_type":"view_account","account_id":"alice.near","block_id":11}}`},
+		{"view_state", `{"id":1,"method":"query","params":{"request_type":"view_state","account_id":"status.near","prefix_base64":"","block_id":11}}`},
+		{"call_function", `{"id":1,"method":"query","params":{"request_type":"call_function","account_id":"status.near","method_name":"get_status","args_base64":"` + args + `","finality":"final"}}`},
+		{"changes", `{"id":1,"method":"changes","params":{"changes_type":"account_changes","account_ids":["alice.near"],"block_id":11}}`},
+		{"parse_error", `{"id":1,"method":"block","params":{"finality":"final","block_id":1}}`},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(c.body)))
+				if rec.Code != http.StatusOK || !json.Valid(rec.Body.Bytes()) {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+}
