@@ -257,6 +257,27 @@ CREATE TABLE history_start (
     source           text NOT NULL          -- 'genesis' or 'snapshot'
 );
 
+-- Large JSON and code values compress with lz4 where the server supports it
+-- (much faster to write than the default pglz); elsewhere the default stays.
+-- +goose StatementBegin
+DO $$
+BEGIN
+    ALTER TABLE blocks ALTER COLUMN view SET COMPRESSION lz4;
+    ALTER TABLE chunks ALTER COLUMN view SET COMPRESSION lz4;
+    ALTER TABLE actions ALTER COLUMN detail SET COMPRESSION lz4;
+    ALTER TABLE actions ALTER COLUMN args SET COMPRESSION lz4;
+    ALTER TABLE execution_outcomes ALTER COLUMN view SET COMPRESSION lz4;
+    ALTER TABLE transaction_statuses ALTER COLUMN view SET COMPRESSION lz4;
+    ALTER TABLE state_changes ALTER COLUMN view SET COMPRESSION lz4;
+    ALTER TABLE contract_codes ALTER COLUMN code SET COMPRESSION lz4;
+    ALTER TABLE contract_data_history ALTER COLUMN value SET COMPRESSION lz4;
+    ALTER TABLE protocol_configs ALTER COLUMN view SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
+    RAISE NOTICE 'lz4 compression not available, keeping the default';
+END
+$$;
+-- +goose StatementEnd
+
 -- +goose Down
 DROP TABLE history_start, epoch_protocol_versions, protocol_configs, chain_config, contract_codes, contract_code_history,
     contract_data_history, access_key_history, account_history, block_effects,

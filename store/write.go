@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // table describes how a batch's rows reach one table.
@@ -157,6 +158,28 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error
 			return 0, fmt.Errorf("copy %s: %w", t.name, err)
 		}
 		return int(n), nil
+	}
+	// Most batches conflict with nothing: try a plain COPY inside a
+	// savepoint, and only on a unique violation load through a staging
+	// table with the ON CONFLICT clause (large values are then written
+	// once, not twice).
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("savepoint for %s: %w", t.name, err)
+	}
+	n, err := sp.CopyFrom(ctx, pgx.Identifier{t.name}, t.columns, pgx.CopyFromRows(rows))
+	if err == nil {
+		if err := sp.Commit(ctx); err != nil {
+			return 0, fmt.Errorf("release savepoint for %s: %w", t.name, err)
+		}
+		return int(n), nil
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+		return 0, fmt.Errorf("copy %s: %w", t.name, err)
+	}
+	if err := sp.Rollback(ctx); err != nil {
+		return 0, fmt.Errorf("roll back to savepoint for %s: %w", t.name, err)
 	}
 	stage := "stage_" + t.name
 	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE IF NOT EXISTS %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DELETE ROWS", stage, t.name)); err != nil {
