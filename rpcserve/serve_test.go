@@ -63,3 +63,76 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	err := Serve(ctx, ServeConfig{DatabaseURL: "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2"})
 	require.ErrorContains(t, err, "open archive")
 }
+
+// slowStore holds LatestBlock until release is closed.
+type slowStore struct {
+	ArchiveStore
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *slowStore) LatestBlock(ctx context.Context) (uint64, string, error) {
+	s.entered <- struct{}{}
+	<-s.release
+	return s.ArchiveStore.LatestBlock(ctx)
+}
+
+func TestServeFinishesInFlightRequests(t *testing.T) {
+	t.Parallel()
+	st := &slowStore{ArchiveStore: seedStore(t), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeStore(ctx, st, ServeConfig{Listen: "127.0.0.1:0", ShutdownTimeout: 20 * time.Second,
+			Ready: func(a net.Addr) { ready <- a }})
+	}()
+	addr := <-ready
+
+	type answer struct {
+		code int
+		body string
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := http.Post("http://"+addr.String()+"/", "application/json",
+			strings.NewReader(`{"id":1,"method":"block","params":{"block_id":11}}`))
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		answered <- answer{code: resp.StatusCode, body: string(b), err: err}
+	}()
+	<-st.entered // the request is in flight
+	cancel()     // shutdown begins
+
+	// New connections are refused while the in-flight request waits.
+	require.Eventually(t, func() bool {
+		conn, err := net.DialTimeout("tcp", addr.String(), 200*time.Millisecond)
+		if err == nil {
+			conn.Close()
+		}
+		return err != nil
+	}, 10*time.Second, 20*time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("serve returned before the in-flight request finished: %v", err)
+	default:
+	}
+
+	close(st.release)
+	got := <-answered
+	require.NoError(t, got.err)
+	require.Equal(t, http.StatusOK, got.code)
+	require.Contains(t, got.body, `"height":11`)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not return after the in-flight request finished")
+	}
+}
