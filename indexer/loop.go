@@ -49,7 +49,14 @@ func (ix *Indexer) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ix.logger.Info("indexer starting", "from", start, "to", ix.cfg.To, "workers", ix.cfg.Workers, "batch_size", ix.cfg.BatchSize)
+	attrs := []any{"from", start, "workers", ix.cfg.Workers, "batch_size", ix.cfg.BatchSize}
+	if ix.cfg.To != nil {
+		attrs = append(attrs, "to", *ix.cfg.To)
+	}
+	if prev != nil {
+		attrs = append(attrs, "after_height", prev.Height, "after_hash", prev.Hash)
+	}
+	ix.logger.Info("indexer starting", attrs...)
 	prog := newProgress(start, ix.cfg.To)
 	g, gctx := errgroup.WithContext(ctx)
 	batches := make(chan batch, 1)

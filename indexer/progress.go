@@ -66,7 +66,7 @@ func (ix *Indexer) logProgress(p *progress) {
 	height, head, anyBlock, blocks := p.height, p.head, p.any, p.blocks
 	p.mu.Unlock()
 	if !anyBlock {
-		ix.logger.Info("indexing", "height", nil, "head", head, "blocks", 0)
+		ix.logger.Info("indexing", "head", head, "blocks", 0)
 		return
 	}
 	attrs := []any{"height", height, "head", head, "lag", int64(head) - int64(height),

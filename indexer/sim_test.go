@@ -315,3 +315,41 @@ func TestSnapshotAccountsStartHistory(t *testing.T) {
 	_, err = s.AccountAt(ctx, accounts[0], 29)
 	require.ErrorIs(t, err, store.ErrNotFound, "nothing is known before the snapshot")
 }
+
+func TestGarbageCollectedUpstreamNeedsArchivalNode(t *testing.T) {
+	t.Parallel()
+	_, srv := newSim(t, sim.Config{Seed: 4, Shards: 2, GCWindow: 20}, 80)
+	s := storetest.NewStore(t)
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
+	require.NoError(t, err)
+	from, to := uint64(5), uint64(30)
+	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, indexer.NewNodeSource(client, indexer.NodeConfig{}), s, nil)
+	require.NoError(t, err)
+	err = ix.Run(context.Background())
+	require.ErrorIs(t, err, near.ErrNeedsArchival)
+	require.ErrorContains(t, err, "needs an archival node")
+	_, _, err = s.LatestBlock(context.Background())
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing was written")
+}
+
+func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
+	t.Parallel()
+	node, srv := newSim(t, sim.Config{Seed: 8, Shards: 2, ForkAt: 25, TxsPerBlock: 2}, 40)
+	s := storetest.NewStore(t)
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
+	require.NoError(t, err)
+	to := uint64(40)
+	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, indexer.NewNodeSource(client, indexer.NodeConfig{}), s, nil)
+	require.NoError(t, err)
+	err = ix.Run(context.Background())
+	require.ErrorIs(t, err, indexer.ErrContinuity)
+	require.ErrorContains(t, err, "height 25")
+	height, hash, err := s.LatestBlock(context.Background())
+	require.NoError(t, err)
+	require.Less(t, height, uint64(25))
+	require.ErrorContains(t, ix.Run(context.Background()), hash, "a restart stops at the same place, naming the committed hash")
+	var above int
+	require.NoError(t, s.Pool().QueryRow(context.Background(), `SELECT count(*) FROM blocks WHERE height >= 25`).Scan(&above))
+	require.Zero(t, above)
+	_ = node
+}
