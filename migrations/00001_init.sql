@@ -142,6 +142,7 @@ CREATE TABLE execution_outcomes (
 CREATE INDEX execution_outcomes_executor_idx ON execution_outcomes (executor_id, block_height);
 CREATE INDEX execution_outcomes_block_height_idx ON execution_outcomes (block_height);
 CREATE INDEX execution_outcomes_tx_block_height_idx ON execution_outcomes (tx_block_height);
+CREATE INDEX execution_outcomes_tx_hash_idx ON execution_outcomes (tx_hash);
 
 -- Final tx status results (EXPERIMENTAL_tx_status) of indexed transactions.
 CREATE TABLE transaction_statuses (

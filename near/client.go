@@ -55,7 +55,9 @@ type ClientConfig struct {
 	HTTPClient *http.Client
 	// Logger receives retry logs. Default: discard.
 	Logger *slog.Logger
-	// OnError, when set, is told the kind (Fail*) of every failed attempt.
+	// OnError, when set, is told the kind (Fail*) of every failed attempt
+	// that is retried or failed over (not of NEAR errors returned to the
+	// caller, such as UNKNOWN_BLOCK).
 	OnError func(kind string)
 }
 
@@ -76,7 +78,12 @@ func (c ClientConfig) withDefaults() ClientConfig {
 		c.MaxResponseBytes = 512 << 20
 	}
 	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{}
+		transport := &http.Transport{Proxy: http.ProxyFromEnvironment}
+		if def, ok := http.DefaultTransport.(*http.Transport); ok {
+			transport = def.Clone()
+		}
+		transport.MaxIdleConnsPerHost = 64 // many calls in flight to few hosts
+		c.HTTPClient = &http.Client{Transport: transport}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -217,10 +224,10 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 			start++
 			continue
 		}
-		c.cfg.OnError(ae.kind)
 		if !ae.retryable {
 			return nil, fmt.Errorf("call %s on %s: %w", method, c.cfg.Endpoints[idx], ae.err)
 		}
+		c.cfg.OnError(ae.kind)
 		c.cfg.Logger.Warn("upstream call failed, retrying", "method", method, "upstream", c.cfg.Endpoints[idx],
 			"kind", ae.kind, "attempt", attempt+1, "err", ae.err)
 		last = fmt.Errorf("%s: %w", c.cfg.Endpoints[idx], ae.err)
