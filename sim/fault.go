@@ -36,6 +36,10 @@ const (
 	faultStall
 )
 
+// maxFaultBody bounds the request body the middleware buffers (rpcserve's
+// own limit is 10 MiB; one byte more lets it see an oversized body).
+const maxFaultBody = 10<<20 + 1
+
 func newFaults(cfg FaultConfig, next http.Handler) http.Handler {
 	if cfg.Latency == 0 && cfg.LatencyJitter == 0 && cfg.RateLimit == 0 &&
 		cfg.Fail5xx+cfg.FailInternal+cfg.FailMalformed+cfg.FailTruncated+cfg.Stall == 0 {
@@ -82,6 +86,14 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "rate limit exceeded", http.StatusTooManyRequests)
 		return
 	}
+	// Read the body first: net/http notices a client that went away only
+	// once the body is consumed, and a stall must end with the client.
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxFaultBody))
+	if err != nil {
+		http.Error(w, "read request", http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	if delay > 0 && !wait(r, delay) {
 		return
 	}
