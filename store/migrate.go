@@ -35,7 +35,9 @@ func MigratePool(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) e
 	}
 	db := stdlib.OpenDBFromPool(pool)
 	defer db.Close()
-	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID))
+	// Poll the lock every second for up to 10 minutes: a second migrator
+	// waits for the first and then finds nothing to do.
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID), lock.WithLockTimeout(1, 600))
 	if err != nil {
 		return fmt.Errorf("create migration locker: %w", err)
 	}
