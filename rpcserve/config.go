@@ -37,6 +37,9 @@ type Config struct {
 	ForwardTimeout time.Duration
 	// MaxForwardResponseBytes caps an upstream response. Default 64 MiB.
 	MaxForwardResponseBytes int64
+	// CORSOrigins are the origins browsers may call from ("*" for any), as
+	// nearcore's cors_allowed_origins. Default ["*"], nearcore's default.
+	CORSOrigins []string
 }
 
 // Defaults of Config's fields.
@@ -72,6 +75,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxForwardResponseBytes == 0 {
 		c.MaxForwardResponseBytes = DefaultMaxForwardResponseBytes
+	}
+	if len(c.CORSOrigins) == 0 {
+		c.CORSOrigins = []string{"*"}
 	}
 	return c
 }

@@ -24,4 +24,26 @@
 //   - Methods the archive cannot answer (send_tx, light client, network
 //     info, ...) and Backend errors of type *ForwardError are forwarded to
 //     Config.Forward verbatim when it is set.
+//   - For the legacy `query` method, a contract failure (ContractError) and
+//     a missing access key are answered as nearcore does: a result
+//     {block_hash, block_height, error, logs}, not an error.
+//   - Browsers may call from Config.CORSOrigins (default any origin).
+//
+// The archive Backend (Archive, NewArchive) answers from the Postgres store:
+//   - `final`, `near-final` and `optimistic` all select the latest indexed
+//     block: the archive only holds final blocks.
+//   - A skipped height, a height above the head or an unknown hash is
+//     UNKNOWN_BLOCK (query's form for `query`); a height below the archive's
+//     first block (or, for `query`, below the start of state history) is
+//     forwarded upstream, or refused with a message naming where the archive
+//     starts. Before the first block: NOT_SYNCED_YET / NO_SYNCED_BLOCKS.
+//   - `block`, `chunk`, tx statuses and configs are the upstream's JSON as
+//     stored; query results are rebuilt from the state history tables with
+//     the same near types the simulator encodes with.
+//   - call_function runs the contract with one long-lived nearvm.Runtime
+//     (compiled modules cached by code hash) over the contract's state at
+//     the height.
+//
+// Serve (and ServeStore, for `nearline run`) run the HTTP server with a
+// graceful shutdown.
 package rpcserve

@@ -60,6 +60,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusInternalServerError, h.errorResponse(nil, genericInternal()))
 		}
 	}()
+	if h.cors(w, r) {
+		return
+	}
 	rest, ok := h.authorize(r.URL.Path)
 	if !ok {
 		writeJSON(w, http.StatusUnauthorized, h.errorResponse(nil, unauthorized()))
@@ -79,7 +82,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	default:
-		w.Header().Set("Allow", "GET, POST")
+		w.Header().Set("Allow", "GET, POST, OPTIONS")
 		writeJSON(w, http.StatusMethodNotAllowed, h.errorResponse(nil, near.ParseError("Use POST for JSON-RPC requests")))
 		return
 	}
@@ -111,6 +114,40 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, h.handleBody(ctx, body, target))
+}
+
+// cors sets the CORS headers for an allowed Origin and answers a preflight
+// (OPTIONS) request itself, returning true.
+func (h *handler) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	allowed := ""
+	for _, o := range h.cfg.CORSOrigins {
+		if o == "*" || (origin != "" && o == origin) {
+			allowed = o
+			break
+		}
+	}
+	if origin != "" && allowed != "" {
+		w.Header().Set("Access-Control-Allow-Origin", allowed)
+		if allowed != "*" {
+			w.Header().Add("Vary", "Origin")
+		}
+	}
+	if r.Method != http.MethodOptions {
+		return false
+	}
+	if origin != "" && allowed != "" {
+		headers := r.Header.Get("Access-Control-Request-Headers")
+		if headers == "" {
+			headers = "Content-Type"
+		}
+		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", headers)
+		w.Header().Set("Access-Control-Max-Age", "3600")
+	}
+	w.Header().Set("Allow", "GET, POST, OPTIONS")
+	w.WriteHeader(http.StatusNoContent)
+	return true
 }
 
 // authorize strips and checks the API key when keys are configured. It

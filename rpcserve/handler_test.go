@@ -156,3 +156,34 @@ func TestWithDefaults(t *testing.T) {
 	require.Equal(t, DefaultMaxConcurrent, cfg.MaxConcurrent)
 	require.Equal(t, DefaultQueueWait, cfg.QueueWait)
 }
+
+func TestCORS(t *testing.T) {
+	t.Parallel()
+	open := NewHandler(&fakeBackend{}, Config{}, nil)
+	req := httptest.NewRequest(http.MethodOptions, "/", nil)
+	req.Header.Set("Origin", "https://wallet.example")
+	req.Header.Set("Access-Control-Request-Headers", "content-type")
+	rec := httptest.NewRecorder()
+	open.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusNoContent, rec.Code)
+	require.Equal(t, "*", rec.Header().Get("Access-Control-Allow-Origin"))
+	require.Equal(t, "content-type", rec.Header().Get("Access-Control-Allow-Headers"))
+	require.Contains(t, rec.Header().Get("Access-Control-Allow-Methods"), "POST")
+
+	req = httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"method":"health"}`))
+	req.Header.Set("Origin", "https://wallet.example")
+	rec = httptest.NewRecorder()
+	open.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, "*", rec.Header().Get("Access-Control-Allow-Origin"))
+
+	only := NewHandler(&fakeBackend{}, Config{CORSOrigins: []string{"https://app.example"}}, nil)
+	for origin, want := range map[string]string{"https://app.example": "https://app.example", "https://evil.example": ""} {
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"method":"health"}`))
+		req.Header.Set("Origin", origin)
+		rec := httptest.NewRecorder()
+		only.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.Equal(t, want, rec.Header().Get("Access-Control-Allow-Origin"), origin)
+	}
+}

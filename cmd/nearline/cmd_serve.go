@@ -2,61 +2,109 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nearline/nearline/rpcserve"
 )
 
-// runServe answers NEAR JSON-RPC read methods from the archive.
+// serveFlags are the flags of `nearline serve`. `nearline run` registers
+// them too (registerServeFlags with forRun) next to the index flags, which
+// already provide --database-url and --upstream, and calls serveConfig.
+type serveFlags struct {
+	databaseURL, upstream *string // nil for run
+	listen                *string
+	apiKeys               *string
+	corsOrigins           *string
+	viewStateLimit        *int
+	maxBody               *int
+	maxBatch              *int
+	requestTimeout        *time.Duration
+	maxConcurrent         *int
+	shutdownTimeout       *time.Duration
+	maxConns              *int
+}
+
+func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveFlags {
+	f := &serveFlags{}
+	timeoutName, timeoutEnv := "request-timeout", "NEARLINE_REQUEST_TIMEOUT"
+	connsName, connsEnv := "db-max-conns", "NEARLINE_DB_MAX_CONNS"
+	if forRun {
+		// The index flags own these names in `nearline run`.
+		timeoutName, timeoutEnv = "rpc-request-timeout", "NEARLINE_RPC_REQUEST_TIMEOUT"
+		connsName, connsEnv = "rpc-db-max-conns", "NEARLINE_RPC_DB_MAX_CONNS"
+	} else {
+		f.databaseURL = stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)")
+		f.upstream = stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "NEAR RPC URL to forward what the archive cannot answer to (send_tx, blocks before the archive, validators, ...)")
+	}
+	f.listen = stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address to answer JSON-RPC on")
+	f.apiKeys = stringFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "", "comma-separated API keys; when set, requests must use /<api-key>/...")
+	f.corsOrigins = stringFlag(fs, env, "cors-origins", "NEARLINE_CORS_ORIGINS", "*", "comma-separated origins browsers may call from (* for any)")
+	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", rpcserve.DefaultViewStateLimit, "view_state limit in bytes of contract state, as a regular node (0 = no limit)")
+	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, "largest request body accepted")
+	f.maxBatch = intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, "most requests in one batch")
+	f.requestTimeout = durationFlag(fs, env, timeoutName, timeoutEnv, rpcserve.DefaultRequestTimeout, "time limit of one HTTP request")
+	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, "most HTTP requests handled at once")
+	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", 10*time.Second, "time in-flight requests get to finish on shutdown")
+	f.maxConns = intFlag(fs, env, connsName, connsEnv, 20, "PostgreSQL pool size of the server")
+	return f
+}
+
+// serveConfig builds rpcserve's config from the flags; databaseURL and
+// upstream come from the flags themselves for `serve`, from the index
+// flags for `run`.
+func (f *serveFlags) serveConfig(env *environment, databaseURL, upstream string) (rpcserve.ServeConfig, error) {
+	if *f.maxBody <= 0 || *f.maxBatch <= 0 || *f.maxConcurrent <= 0 || *f.requestTimeout <= 0 || *f.maxConns <= 0 {
+		return rpcserve.ServeConfig{}, fmt.Errorf("serve limits must be positive")
+	}
+	if *f.viewStateLimit < 0 {
+		return rpcserve.ServeConfig{}, fmt.Errorf("--view-state-limit %d: want 0 (no limit) or more", *f.viewStateLimit)
+	}
+	limit := *f.viewStateLimit
+	if limit == 0 {
+		limit = -1 // the flag's 0 means no limit; the config's 0 means the default
+	}
+	cfg := rpcserve.ServeConfig{
+		DatabaseURL: databaseURL,
+		Listen:      *f.listen,
+		Handler: rpcserve.Config{
+			MaxBodyBytes:   int64(*f.maxBody),
+			MaxBatch:       *f.maxBatch,
+			RequestTimeout: *f.requestTimeout,
+			MaxConcurrent:  *f.maxConcurrent,
+			APIKeys:        splitList(*f.apiKeys),
+			Forward:        upstream,
+			CORSOrigins:    splitList(*f.corsOrigins),
+		},
+		Archive:         rpcserve.ArchiveConfig{ViewStateLimit: limit},
+		MaxConns:        int32(*f.maxConns),
+		ShutdownTimeout: *f.shutdownTimeout,
+		Logger:          env.logger,
+	}
+	if err := cfg.Handler.Validate(); err != nil {
+		return rpcserve.ServeConfig{}, err
+	}
+	return cfg, nil
+}
+
+// runServe answers NEAR JSON-RPC read methods from the archive until ctx
+// ends, then finishes in-flight requests and returns nil.
 func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "serve", "--database-url URL [--listen ADDR] [flags]")
-	databaseURL := stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)")
-	listen := stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address to answer JSON-RPC on")
-	upstream := stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "NEAR RPC URL to forward what the archive cannot answer to (send_tx, blocks before the archive, validators, ...)")
-	apiKeys := stringFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "", "comma-separated API keys; when set, requests must use /<api-key>/...")
-	viewStateLimit := intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", rpcserve.DefaultViewStateLimit, "view_state limit in bytes of contract state, as a regular node (0 = no limit)")
-	maxBody := intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, "largest request body accepted")
-	maxBatch := intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, "most requests in one batch")
-	timeout := durationFlag(fs, env, "request-timeout", "NEARLINE_REQUEST_TIMEOUT", rpcserve.DefaultRequestTimeout, "time limit of one HTTP request")
-	maxConcurrent := intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, "most HTTP requests handled at once")
-	shutdown := durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", 10*time.Second, "time in-flight requests get to finish on shutdown")
+	flags := registerServeFlags(fs, env, false)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *databaseURL == "" {
+	if *flags.databaseURL == "" {
 		fmt.Fprintln(fs.Output(), "nearline serve: --database-url (or NEARLINE_DATABASE_URL) is required")
 		fs.Usage()
 		return errUsage
 	}
-	if *maxBody <= 0 || *maxBatch <= 0 || *maxConcurrent <= 0 || *timeout <= 0 || *viewStateLimit < 0 {
-		fmt.Fprintln(fs.Output(), "nearline serve: limits must be positive (--view-state-limit may be 0)")
+	cfg, err := flags.serveConfig(env, *flags.databaseURL, *flags.upstream)
+	if err != nil {
+		fmt.Fprintln(fs.Output(), "nearline serve:", err)
 		return errUsage
 	}
-	limit := *viewStateLimit
-	if limit == 0 {
-		limit = -1 // the flag's 0 means no limit; the config's 0 means the default
-	}
-	var keys []string
-	for _, k := range strings.Split(*apiKeys, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
-		}
-	}
-	return rpcserve.Serve(ctx, rpcserve.ServeConfig{
-		DatabaseURL: *databaseURL,
-		Listen:      *listen,
-		Handler: rpcserve.Config{
-			MaxBodyBytes:   int64(*maxBody),
-			MaxBatch:       *maxBatch,
-			RequestTimeout: *timeout,
-			MaxConcurrent:  *maxConcurrent,
-			APIKeys:        keys,
-			Forward:        *upstream,
-		},
-		Archive:         rpcserve.ArchiveConfig{ViewStateLimit: limit},
-		ShutdownTimeout: *shutdown,
-		Logger:          env.logger,
-	})
+	return rpcserve.Serve(ctx, cfg)
 }
