@@ -265,3 +265,17 @@ func TestConfigValidation(t *testing.T) {
 	_, err = indexer.New(indexer.Config{Workers: -1}, nil, nil, nil)
 	require.Error(t, err)
 }
+
+func TestRestartAfterToIsANoOp(t *testing.T) {
+	t.Parallel()
+	s := storetest.NewStore(t)
+	src := newFakeSource(testChain(), 100)
+	for range 2 {
+		ix, err := indexer.New(indexer.Config{To: ptr(30)}, src, s, nil)
+		require.NoError(t, err)
+		require.NoError(t, ix.Run(context.Background()))
+		h, _, err := s.LatestBlock(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, uint64(30), h, "a second run with the same --to indexes nothing more")
+	}
+}

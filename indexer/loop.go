@@ -60,6 +60,10 @@ func (ix *Indexer) run(ctx context.Context) error {
 	prog := newProgress(start, ix.cfg.To)
 	g, gctx := errgroup.WithContext(ctx)
 	batches := make(chan batch, 1)
+	if ix.cfg.To != nil && prev != nil && prev.Height >= *ix.cfg.To {
+		ix.logger.Info("already indexed up to --to", "to", *ix.cfg.To, "height", prev.Height)
+		return nil
+	}
 	g.Go(func() error {
 		defer close(batches)
 		return ix.produce(gctx, start, batches, prog)
