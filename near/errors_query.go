@@ -19,11 +19,21 @@ func (r BlockReference) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]string{"finality": r.Finality})
 }
 
-// QueryUnknownBlock is query's UNKNOWN_BLOCK.
+// QueryUnknownBlock is query's UNKNOWN_BLOCK. For a block_id, nearcore's
+// `query` replaces the legacy data string with the storage error's text
+// ("DB Not Found Error: BLOCK HEIGHT: 5 \n Cause: Unknown", or
+// "DB Not Found Error: BLOCK HEADER: <hash>").
 func QueryUnknownBlock(ref BlockReference) *Error {
 	b, _ := ref.MarshalJSON()
-	return HandlerError("UNKNOWN_BLOCK", map[string]json.RawMessage{"block_reference": b},
-		fmt.Sprintf("Block either has never been observed on the node or has been garbage collected: %s", b))
+	data := fmt.Sprintf("Block either has never been observed on the node or has been garbage collected: %s", b)
+	if id := ref.BlockID; id != nil {
+		if id.IsHeight() {
+			data = fmt.Sprintf("DB Not Found Error: BLOCK HEIGHT: %d \n Cause: Unknown", id.Height)
+		} else {
+			data = "DB Not Found Error: BLOCK HEADER: " + id.Hash
+		}
+	}
+	return HandlerError("UNKNOWN_BLOCK", map[string]json.RawMessage{"block_reference": b}, data)
 }
 
 type stampInfo struct {
