@@ -51,6 +51,7 @@ type block struct {
 	changes    []change // sorted by trie key
 	effects    []near.StateChangeKindView
 	epochID    string
+	epochIndex uint64
 	epochStart uint64
 	ordinal    uint64
 }
@@ -137,6 +138,9 @@ func (c *chain) produce() error {
 		ex.shards[s] = &shardWork{}
 	}
 	if !genesis {
+		if e, _ := c.epochOf(h); prev != nil && e > prev.epochIndex {
+			ex.epochRewards()
+		}
 		if err := ex.run(produced); err != nil {
 			return fmt.Errorf("execute height %d: %w", h, err)
 		}
@@ -160,7 +164,7 @@ func (c *chain) produce() error {
 	}
 
 	epoch, epochStart := c.epochOf(h)
-	b := &block{height: h, epochID: c.epochID(epoch), epochStart: epochStart, ordinal: uint64(len(c.blocks)) + 1}
+	b := &block{height: h, epochID: c.epochID(epoch), epochIndex: epoch, epochStart: epochStart, ordinal: uint64(len(c.blocks)) + 1}
 	for _, ch := range newChunks {
 		c.totalSupply = sub(c.totalSupply, ch.view.Header.BalanceBurnt)
 	}

@@ -190,7 +190,7 @@ func TestReceiptsAndState(t *testing.T) {
 			require.Equal(t, "UNKNOWN_ACCOUNT", r.Error.Cause.Name)
 		}
 	}
-	for _, cause := range []string{"transaction_processing", "receipt_processing", "action_receipt_gas_reward"} {
+	for _, cause := range []string{"transaction_processing", "receipt_processing", "action_receipt_gas_reward", "validator_accounts_update"} {
 		require.Positive(t, causes[cause], cause)
 	}
 	for _, typ := range []string{near.ChangeAccountUpdate, near.ChangeAccountDeletion, near.ChangeAccessKeyUpdate, near.ChangeAccessKeyDeletion,
