@@ -28,8 +28,10 @@
 // head advances, for at most TxFinalWait (10s); in follow mode the indexer
 // therefore trails the head by the few blocks receipts take. When the head
 // stalls or the wait runs out the status is stored as served, and its
-// final_execution_status column says it was not final. Such statuses are not
-// revisited later (a known limit).
+// final_execution_status column says it was not final. Such statuses are
+// revisited: every RevisitInterval (10s) between commits, the loop fetches up
+// to 100 of them again and replaces those that are FINAL now, with their
+// execution outcomes.
 //
 // Protocol config: NodeSource fetches EXPERIMENTAL_protocol_config once per
 // epoch it sees (per process), keyed by epoch id in the store.

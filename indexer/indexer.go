@@ -66,6 +66,10 @@ type Config struct {
 	PollInterval time.Duration
 	// ProgressInterval is how often a progress line is logged. Default 5s.
 	ProgressInterval time.Duration
+	// RevisitInterval is how often, between commits, transaction statuses
+	// stored before they were FINAL are fetched again (when the Source and
+	// Sink support it). Default 10s.
+	RevisitInterval time.Duration
 	// Metrics, when set, receives the loop's metrics.
 	Metrics *Metrics
 }
@@ -82,6 +86,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ProgressInterval == 0 {
 		c.ProgressInterval = 5 * time.Second
+	}
+	if c.RevisitInterval == 0 {
+		c.RevisitInterval = 10 * time.Second
 	}
 	return c
 }

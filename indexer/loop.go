@@ -220,6 +220,7 @@ func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) ([]fetched, er
 // consume checks each block's link to the last committed block and commits
 // each batch in one transaction.
 func (ix *Indexer) consume(ctx context.Context, start uint64, prev *store.Cursor, in <-chan batch, prog *progress) error {
+	lastRevisit := time.Now()
 	for b := range in {
 		var out []store.Bundle
 		var linkErr error
@@ -245,6 +246,12 @@ func (ix *Indexer) consume(ctx context.Context, start uint64, prev *store.Cursor
 			}
 			ix.cfg.Metrics.committed(stats, prev.Height, time.Since(began))
 			prog.committed(prev.Height, stats.Blocks)
+			if time.Since(lastRevisit) >= ix.cfg.RevisitInterval {
+				lastRevisit = time.Now()
+				if err := ix.revisitTxStatuses(ctx, prev.Height); err != nil {
+					return err
+				}
+			}
 		}
 		if linkErr != nil {
 			return linkErr

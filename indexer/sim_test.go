@@ -353,3 +353,48 @@ func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 	require.Zero(t, above)
 	_ = node
 }
+
+func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := sim.Config{Seed: 21, Shards: 2, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 80}
+	node, err := sim.New(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = node.Close(context.Background()) })
+	require.NoError(t, node.ProduceTo(ctx, 40))
+	srv := httptest.NewServer(node.Handler())
+	t.Cleanup(srv.Close)
+	s := storetest.NewStore(t)
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
+	require.NoError(t, err)
+	src := indexer.NewNodeSource(client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+	run := func(to uint64) {
+		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
+		require.NoError(t, err)
+		require.NoError(t, ix.Run(ctx))
+	}
+	run(40)
+	pending, err := s.PendingTxStatuses(ctx, 40, 1000)
+	require.NoError(t, err)
+	require.NotEmpty(t, pending, "at the simulator's head some transactions are still running")
+
+	require.NoError(t, node.ProduceTo(ctx, 80))
+	run(80)
+	for _, ref := range pending {
+		req, perr := near.ParseTxRequest(params(t, map[string]any{"tx_hash": ref.TxHash, "sender_account_id": ref.SignerID}))
+		require.Nil(t, perr)
+		want, err := node.Tx(ctx, req, true)
+		require.NoError(t, err)
+		got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
+		require.NoError(t, err)
+		require.JSONEq(t, string(want), string(got), "tx %s revisited", ref.TxHash)
+	}
+	still, err := s.PendingTxStatuses(ctx, 40, 1000)
+	require.NoError(t, err)
+	require.Empty(t, still)
+	var outcomes, wantOutcomes int
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM execution_outcomes WHERE tx_block_height <= 40`).Scan(&outcomes))
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT coalesce(sum(json_array_length(view->'receipts_outcome') + 1), 0)
+		FROM transaction_statuses WHERE block_height <= 40`).Scan(&wantOutcomes))
+	require.Equal(t, wantOutcomes, outcomes, "outcomes replaced, not duplicated")
+}

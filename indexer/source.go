@@ -307,29 +307,72 @@ func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *store.Bundle) error
 	return g.Wait()
 }
 
+// txStatusBody is the part of a tx status the source reads.
+type txStatusBody struct {
+	FinalExecutionStatus string `json:"final_execution_status"`
+	TransactionOutcome   struct {
+		BlockHash string `json:"block_hash"`
+	} `json:"transaction_outcome"`
+	ReceiptsOutcome []struct {
+		BlockHash string `json:"block_hash"`
+	} `json:"receipts_outcome"`
+}
+
+// fetchTxStatus fetches a transaction's EXPERIMENTAL_tx_status once.
+func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, txStatusBody, error) {
+	var body txStatusBody
+	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_tx_status", map[string]string{"tx_hash": txHash, "sender_account_id": signerID})
+	if err != nil {
+		return nil, body, fmt.Errorf("fetch status of tx %s: %w", txHash, err)
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, body, fmt.Errorf("decode status of tx %s: %w", txHash, err)
+	}
+	return raw, body, nil
+}
+
+// withHeights builds the stored status, resolving its outcomes' block
+// heights.
+func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, raw json.RawMessage, body txStatusBody) (store.TxStatus, error) {
+	st := store.TxStatus{TxHash: txHash, SignerID: signerID, JSON: raw, BlockHeights: map[string]uint64{}}
+	hashes := []string{body.TransactionOutcome.BlockHash}
+	for _, r := range body.ReceiptsOutcome {
+		hashes = append(hashes, r.BlockHash)
+	}
+	for _, h := range hashes {
+		if _, ok := st.BlockHeights[h]; ok || h == "" {
+			continue
+		}
+		at, err := s.heightOf(ctx, h)
+		if err != nil {
+			return store.TxStatus{}, fmt.Errorf("status of tx %s: %w", txHash, err)
+		}
+		st.BlockHeights[h] = at
+	}
+	return st, nil
+}
+
+// TxStatus fetches a stored transaction's status again, once (the indexer
+// revisits statuses that were not FINAL).
+func (s *NodeSource) TxStatus(ctx context.Context, ref store.TxRef) (store.TxStatus, bool, error) {
+	raw, body, err := s.fetchTxStatus(ctx, ref.TxHash, ref.SignerID)
+	if err != nil {
+		return store.TxStatus{}, false, err
+	}
+	st, err := s.withHeights(ctx, ref.TxHash, ref.SignerID, raw, body)
+	return st, body.FinalExecutionStatus == "FINAL", err
+}
+
 // txStatus fetches a transaction's EXPERIMENTAL_tx_status, re-fetching
 // while it is not FINAL and the upstream's head advances (see doc.go).
 func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.SignedTransactionView) (store.TxStatus, error) {
-	params := map[string]string{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID}
 	began := time.Now()
 	var lastHead uint64
 	headMoved := began
 	for {
-		raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_tx_status", params)
+		raw, body, err := s.fetchTxStatus(ctx, tx.Hash, tx.SignerID)
 		if err != nil {
-			return store.TxStatus{}, fmt.Errorf("fetch status of tx %s: %w", tx.Hash, err)
-		}
-		var body struct {
-			FinalExecutionStatus string `json:"final_execution_status"`
-			TransactionOutcome   struct {
-				BlockHash string `json:"block_hash"`
-			} `json:"transaction_outcome"`
-			ReceiptsOutcome []struct {
-				BlockHash string `json:"block_hash"`
-			} `json:"receipts_outcome"`
-		}
-		if err := json.Unmarshal(raw, &body); err != nil {
-			return store.TxStatus{}, fmt.Errorf("decode status of tx %s: %w", tx.Hash, err)
+			return store.TxStatus{}, err
 		}
 		settled := body.FinalExecutionStatus == "FINAL" || time.Since(began) >= s.cfg.TxFinalWait
 		if !settled {
@@ -344,25 +387,10 @@ func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.Signed
 		}
 		if settled {
 			if body.FinalExecutionStatus != "FINAL" {
-				s.cfg.Logger.Warn("storing a tx status that is not final", "tx_hash", tx.Hash, "height", height,
-					"final_execution_status", body.FinalExecutionStatus)
+				s.cfg.Logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", tx.Hash,
+					"height", height, "final_execution_status", body.FinalExecutionStatus)
 			}
-			st := store.TxStatus{TxHash: tx.Hash, SignerID: tx.SignerID, JSON: raw, BlockHeights: map[string]uint64{}}
-			hashes := []string{body.TransactionOutcome.BlockHash}
-			for _, r := range body.ReceiptsOutcome {
-				hashes = append(hashes, r.BlockHash)
-			}
-			for _, h := range hashes {
-				if h == "" || st.BlockHeights[h] != 0 {
-					continue
-				}
-				at, err := s.heightOf(ctx, h)
-				if err != nil {
-					return store.TxStatus{}, fmt.Errorf("status of tx %s: %w", tx.Hash, err)
-				}
-				st.BlockHeights[h] = at
-			}
-			return st, nil
+			return s.withHeights(ctx, tx.Hash, tx.SignerID, raw, body)
 		}
 		timer := time.NewTimer(s.cfg.TxPollInterval)
 		select {

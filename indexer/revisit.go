@@ -1,0 +1,80 @@
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/store"
+)
+
+// TxStatusSource is implemented by Sources that can fetch a stored
+// transaction's status again (NodeSource). final reports FINAL.
+type TxStatusSource interface {
+	TxStatus(ctx context.Context, ref store.TxRef) (st store.TxStatus, final bool, err error)
+}
+
+// TxStatusSink is implemented by Sinks that keep statuses stored before
+// they were FINAL, to revisit (*store.Store).
+type TxStatusSink interface {
+	PendingTxStatuses(ctx context.Context, maxHeight uint64, limit int) ([]store.TxRef, error)
+	UpdateTxStatus(ctx context.Context, ref store.TxRef, st store.TxStatus) error
+}
+
+var (
+	_ TxStatusSource = (*NodeSource)(nil)
+	_ TxStatusSink   = (*store.Store)(nil)
+)
+
+// revisitBatch bounds the statuses re-fetched per pass.
+const revisitBatch = 100
+
+// revisitTxStatuses re-fetches statuses stored before they were FINAL
+// (included at or below height) and stores the newer answers. It does
+// nothing unless the source and sink support it.
+func (ix *Indexer) revisitTxStatuses(ctx context.Context, height uint64) error {
+	src, ok1 := ix.src.(TxStatusSource)
+	sink, ok2 := ix.sink.(TxStatusSink)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	refs, err := sink.PendingTxStatuses(ctx, height, revisitBatch)
+	if err != nil || len(refs) == 0 {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(ix.cfg.Workers)
+	updated := make([]bool, len(refs))
+	for i, ref := range refs {
+		g.Go(func() error {
+			st, final, err := src.TxStatus(gctx, ref)
+			var ne *near.Error
+			if errors.As(err, &ne) {
+				// Gone from the upstream (garbage-collected): keep what we have.
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("revisit tx %s: %w", ref.TxHash, err)
+			}
+			if !final {
+				return nil
+			}
+			updated[i] = true
+			return sink.UpdateTxStatus(gctx, ref, st)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	n := 0
+	for _, u := range updated {
+		if u {
+			n++
+		}
+	}
+	ix.logger.Debug("revisited tx statuses", "pending", len(refs), "now_final", n)
+	return nil
+}
