@@ -259,3 +259,19 @@ func TestNotSyncedYet(t *testing.T) {
 	require.NoError(t, n.Health(context.Background()))
 	rpcResult(t, srv, "block", map[string]any{"finality": "final"})
 }
+
+func TestBase58MatchesNear(t *testing.T) {
+	t.Parallel()
+	r := newRand(1, 99)
+	for n := 0; n < 70; n++ {
+		for range 20 {
+			b := make([]byte, n)
+			for i := range b {
+				if r.IntN(4) != 0 {
+					b[i] = byte(r.IntN(256))
+				}
+			}
+			require.Equal(t, near.Base58Encode(b), b58(b), "%x", b)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/nearline/nearline/nearvm"
 )
 
 // Config describes the simulated chain and node. The chain's content
@@ -60,6 +62,11 @@ type Config struct {
 
 	// Faults configures fault injection in Handler. Default: no faults.
 	Faults FaultConfig
+
+	// Runtime, when set, is the contract runtime the node runs contracts
+	// with; the node does not close it. Nodes sharing one share its compile
+	// cache (tests start many nodes). Default: the node starts its own.
+	Runtime *nearvm.Runtime
 
 	// Logger receives the node's logs. Default: discard.
 	Logger *slog.Logger

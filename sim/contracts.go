@@ -40,7 +40,8 @@ func contractCode(name string) ([]byte, error) {
 
 // contractVM runs contracts through nearvm.
 type contractVM struct {
-	rt *nearvm.Runtime
+	rt    *nearvm.Runtime
+	owned bool // started by the node, closed by Close
 }
 
 // stateStorage is nearvm.Storage over the sim state of one account at one

@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/rand/v2"
-
-	"github.com/nearline/nearline/near"
 )
 
 // zeroHash is the all-zero hash as nearcore shows it.
@@ -16,7 +14,7 @@ const zeroHash = "11111111111111111111111111111111"
 // hashOf returns the base58 sha256 of the parts, each length-prefixed so
 // that different splits never collide.
 func hashOf(parts ...[]byte) string {
-	return near.Base58Encode(hashBytes(parts...))
+	return b58(hashBytes(parts...))
 }
 
 func hashBytes(parts ...[]byte) []byte {
@@ -44,7 +42,7 @@ func hashJSON(domain string, v any) string {
 // signer: "ed25519:" and base58 of 64 bytes.
 func signature(signer, msg string) string {
 	sum := sha512.Sum512([]byte("sig\x00" + signer + "\x00" + msg))
-	return "ed25519:" + near.Base58Encode(sum[:])
+	return "ed25519:" + b58(sum[:])
 }
 
 // keyBytes derives the 32 public key bytes of an account's n-th key.
@@ -57,7 +55,7 @@ func keyBytes(seed uint64, account string, n int) []byte {
 
 // publicKey returns "ed25519:<base58>" of the account's n-th key.
 func publicKey(seed uint64, account string, n int) string {
-	return "ed25519:" + near.Base58Encode(keyBytes(seed, account, n))
+	return "ed25519:" + b58(keyBytes(seed, account, n))
 }
 
 // newRand returns a PCG stream for (seed, stream).
@@ -77,4 +75,40 @@ func u64bytes(v uint64) []byte {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], v)
 	return b[:]
+}
+
+const b58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+// b58 is base58 (Bitcoin alphabet) without big integers: the sim encodes
+// hundreds of thousands of hashes and signatures, and math/big dominated.
+// It matches near.Base58Encode byte for byte.
+func b58(in []byte) string {
+	zeros := 0
+	for zeros < len(in) && in[zeros] == 0 {
+		zeros++
+	}
+	buf := make([]byte, len(in)*138/100+1) // base-58 digits, big-endian
+	high := len(buf) - 1
+	for _, b := range in[zeros:] {
+		carry := int(b)
+		j := len(buf) - 1
+		for ; j > high || carry != 0; j-- {
+			carry += 256 * int(buf[j])
+			buf[j] = byte(carry % 58)
+			carry /= 58
+		}
+		high = j
+	}
+	i := 0
+	for i < len(buf) && buf[i] == 0 {
+		i++
+	}
+	out := make([]byte, 0, zeros+len(buf)-i)
+	for range zeros {
+		out = append(out, '1')
+	}
+	for ; i < len(buf); i++ {
+		out = append(out, b58Alphabet[buf[i]])
+	}
+	return string(out)
 }

@@ -7,7 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
+
+	"github.com/nearline/nearline/nearvm"
 
 	"github.com/stretchr/testify/require"
 )
@@ -25,9 +28,21 @@ func testConfig(maxHeight uint64) Config { // maxHeight 0: genesis only
 	return cfg
 }
 
+// sharedRuntime lets the tests' many nodes share one compile cache.
+var sharedRuntime = sync.OnceValue(func() *nearvm.Runtime {
+	rt, err := nearvm.New(context.Background(), nearvm.Config{})
+	if err != nil {
+		panic(err)
+	}
+	return rt
+})
+
 func startNode(t *testing.T, cfg Config) (*Node, *httptest.Server) {
 	t.Helper()
 	ctx := context.Background()
+	if cfg.Runtime == nil && !cfg.NoContracts {
+		cfg.Runtime = sharedRuntime()
+	}
 	n, err := New(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Close(ctx) })
@@ -96,3 +111,5 @@ func startServer(t *testing.T, n *Node) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+func newBenchHTTP(n *Node) *httptest.Server { return httptest.NewServer(n.Handler()) }

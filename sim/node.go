@@ -39,7 +39,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 
 // Close releases the contract runtime.
 func (n *Node) Close(ctx context.Context) error {
-	if n.chain.vm != nil {
+	if n.chain.vm != nil && n.chain.vm.owned {
 		if err := n.chain.vm.rt.Close(ctx); err != nil {
 			return fmt.Errorf("close contract runtime: %w", err)
 		}

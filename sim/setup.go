@@ -29,11 +29,15 @@ func newChain(ctx context.Context, cfg Config) (*chain, error) {
 		gasPrice:  near.U128From64(minGasPrice * 2),
 	}
 	if !cfg.NoContracts {
-		rt, err := nearvm.New(ctx, nearvm.Config{Logger: cfg.Logger})
-		if err != nil {
-			return nil, fmt.Errorf("start contract runtime: %w", err)
+		rt, owned := cfg.Runtime, false
+		if rt == nil {
+			var err error
+			if rt, err = nearvm.New(ctx, nearvm.Config{Logger: cfg.Logger}); err != nil {
+				return nil, fmt.Errorf("start contract runtime: %w", err)
+			}
+			owned = true
 		}
-		c.vm = &contractVM{rt: rt}
+		c.vm = &contractVM{rt: rt, owned: owned}
 	}
 	accounts := genesisAccounts(cfg)
 	c.boundaries = shardBoundaries(accounts, cfg.Shards)
