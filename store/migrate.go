@@ -19,7 +19,12 @@ const migrationLockID = 7_146_233_001
 
 // Migrate applies the embedded migrations to the database at url. It is
 // idempotent and safe to run from several processes at once.
-func Migrate(ctx context.Context, url string, logger *slog.Logger) error {
+func Migrate(ctx context.Context, url string) error {
+	return MigrateLogged(ctx, url, nil)
+}
+
+// MigrateLogged is Migrate, logging each migration applied to logger.
+func MigrateLogged(ctx context.Context, url string, logger *slog.Logger) error {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return fmt.Errorf("connect for migration: %w", err)

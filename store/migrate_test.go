@@ -27,9 +27,9 @@ func TestMigrateIdempotent(t *testing.T) {
 	t.Parallel()
 	url := storetest.NewEmptyDatabaseURL(t)
 	ctx := context.Background()
-	require.NoError(t, store.Migrate(ctx, url, nil))
+	require.NoError(t, store.Migrate(ctx, url))
 	tables1, versions1 := countTables(t, url)
-	require.NoError(t, store.Migrate(ctx, url, nil))
+	require.NoError(t, store.Migrate(ctx, url))
 	tables2, versions2 := countTables(t, url)
 	require.Equal(t, tables1, tables2)
 	require.Equal(t, versions1, versions2)
@@ -48,7 +48,7 @@ func TestMigrateConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = store.Migrate(ctx, url, nil)
+			errs[i] = store.Migrate(ctx, url)
 		}()
 	}
 	wg.Wait()

@@ -85,7 +85,7 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	if err := store.Migrate(ctx, *flags.databaseURL, env.logger); err != nil {
+	if err := store.MigrateLogged(ctx, *flags.databaseURL, env.logger); err != nil {
 		return err
 	}
 	s, err := store.Open(ctx, *flags.databaseURL, store.Config{MaxConns: int32(*flags.maxConns), Logger: env.logger})

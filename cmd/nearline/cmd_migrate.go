@@ -20,7 +20,7 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	if err := store.Migrate(ctx, *databaseURL, env.logger); err != nil {
+	if err := store.MigrateLogged(ctx, *databaseURL, env.logger); err != nil {
 		return err
 	}
 	env.logger.Info("database is up to date")

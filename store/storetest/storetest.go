@@ -128,7 +128,7 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn, base, name string) err
 	if err != nil {
 		return err
 	}
-	if err := store.Migrate(ctx, buildURL, nil); err != nil {
+	if err := store.Migrate(ctx, buildURL); err != nil {
 		return fmt.Errorf("migrate template: %w", err)
 	}
 	if _, err := admin.Exec(ctx, `ALTER DATABASE `+building+` RENAME TO `+name); err != nil {
