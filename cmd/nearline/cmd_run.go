@@ -2,10 +2,57 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nearline/nearline/rpcserve"
+	"github.com/nearline/nearline/store"
 )
 
-// runRun is written by the owner of this subcommand.
+// runRun migrates the archive, then indexes and serves in one process until
+// SIGINT/SIGTERM. When the indexer reaches --to it stops and serving goes on;
+// when either fails, both stop.
 func runRun(ctx context.Context, env *environment, args []string) error {
-	return errors.New("nearline run: not built yet")
+	fs := newFlagSet(env, "run", "--database-url URL --upstream URL[,URL...] [--listen ADDR] [flags]")
+	index := registerIndexFlags(fs, env)
+	serve := registerServeFlags(fs, env, true)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *index.databaseURL == "" || *index.upstream == "" {
+		fmt.Fprintln(fs.Output(), "nearline run: --database-url and --upstream (or NEARLINE_DATABASE_URL, NEARLINE_UPSTREAM) are required")
+		fs.Usage()
+		return errUsage
+	}
+	// The server forwards what the archive cannot answer to the first upstream.
+	serveCfg, err := serve.serveConfig(env, *index.databaseURL, splitList(*index.upstream)[0])
+	if err != nil {
+		fmt.Fprintf(fs.Output(), "nearline run: %v\n", err)
+		return errUsage
+	}
+	if err := store.MigrateLogged(ctx, *index.databaseURL, env.logger); err != nil {
+		return err
+	}
+	s, err := store.Open(ctx, *index.databaseURL, store.Config{MaxConns: int32(*index.maxConns), Logger: env.logger})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := indexWith(gctx, env, index, s); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		env.logger.Info("indexer finished; still serving until interrupted")
+		return nil
+	})
+	g.Go(func() error {
+		if err := rpcserve.Serve(gctx, serveCfg); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		return nil
+	})
+	return g.Wait()
 }

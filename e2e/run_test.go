@@ -1,0 +1,48 @@
+package e2e
+
+import (
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRunIndexesAndServesThenStopsOnSIGTERM checks `nearline run`: it
+// migrates an empty database, indexes to --to while serving, keeps serving
+// after the indexer is done, and exits 0 on SIGTERM.
+func TestRunIndexesAndServesThenStopsOnSIGTERM(t *testing.T) {
+	const maxHeight = 120
+	simAddr, runAddr := freeAddr(t), freeAddr(t)
+	dbURL := freshDatabase(t)
+
+	start(t, "sim", "--listen", simAddr, "--seed", "11", "--block-time", "0", "--max-height", strconv.Itoa(maxHeight))
+	sim := newClient(simAddr)
+	sim.waitReady(t, 30*time.Second)
+	shape := readShape(t, sim, maxHeight-20)
+
+	p := start(t, "run", "--database-url", dbURL, "--upstream", "http://"+simAddr,
+		"--listen", runAddr, "--to", strconv.FormatUint(shape.head, 10))
+	archive := newClient(runAddr)
+	archive.waitReady(t, 30*time.Second)
+	if got := waitHead(t, archive, shape.head, 2*time.Minute); got != shape.head {
+		t.Fatalf("run's head = %d, want %d", got, shape.head)
+	}
+	var reqs []request
+	for h := shape.genesisHeight; h <= shape.head; h += 7 {
+		reqs = append(reqs, blockRequests(t, sim, h)...)
+	}
+	compare(t, sim, archive, reqs)
+
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("signal run: %v", err)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("nearline run exited with %v after SIGTERM, want 0", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("nearline run did not exit within 30s of SIGTERM")
+	}
+}
