@@ -189,7 +189,10 @@ func (s *NodeSource) fetchChanges(ctx context.Context, b *store.Bundle) error {
 	if b.Effects == nil {
 		b.Effects = []near.StateChangeKindView{}
 	}
-	for _, kind := range changeKinds {
+	// The four kinds are fetched at once and kept in changeKinds order.
+	perKind := make([][]store.StateChange, len(changeKinds))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, kind := range changeKinds {
 		var accounts []string
 		seen := map[string]bool{}
 		for _, e := range b.Effects {
@@ -198,33 +201,54 @@ func (s *NodeSource) fetchChanges(ctx context.Context, b *store.Bundle) error {
 				accounts = append(accounts, e.AccountID)
 			}
 		}
-		for len(accounts) > 0 {
-			part := accounts[:min(len(accounts), s.cfg.ChangesBatch)]
-			accounts = accounts[len(part):]
-			params := map[string]any{"block_id": hash, "changes_type": kind.changesType, "account_ids": part}
-			if kind.changesType == "data_changes" {
-				params["key_prefix_base64"] = ""
-			}
-			raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_changes", params)
-			if err != nil {
-				return fmt.Errorf("fetch %s: %w", kind.changesType, err)
-			}
-			var res struct {
-				Changes []json.RawMessage `json:"changes"`
-			}
-			if err := json.Unmarshal(raw, &res); err != nil {
-				return fmt.Errorf("decode %s: %w", kind.changesType, err)
-			}
-			for _, c := range res.Changes {
-				sc := store.StateChange{JSON: c}
-				if err := json.Unmarshal(c, &sc.View); err != nil {
-					return fmt.Errorf("decode %s entry: %w", kind.changesType, err)
-				}
-				b.Changes = append(b.Changes, sc)
-			}
+		if len(accounts) == 0 {
+			continue
 		}
+		g.Go(func() error {
+			changes, err := s.fetchChangesOfKind(gctx, hash, kind.changesType, accounts)
+			perKind[i] = changes
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, changes := range perKind {
+		b.Changes = append(b.Changes, changes...)
 	}
 	return nil
+}
+
+// fetchChangesOfKind calls EXPERIMENTAL_changes for accounts, ChangesBatch
+// account ids per call, keeping the upstream's order.
+func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesType string, accounts []string) ([]store.StateChange, error) {
+	var out []store.StateChange
+	for len(accounts) > 0 {
+		part := accounts[:min(len(accounts), s.cfg.ChangesBatch)]
+		accounts = accounts[len(part):]
+		params := map[string]any{"block_id": blockHash, "changes_type": changesType, "account_ids": part}
+		if changesType == "data_changes" {
+			params["key_prefix_base64"] = ""
+		}
+		raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_changes", params)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s: %w", changesType, err)
+		}
+		var res struct {
+			Changes []json.RawMessage `json:"changes"`
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", changesType, err)
+		}
+		for _, c := range res.Changes {
+			sc := store.StateChange{JSON: c}
+			if err := json.Unmarshal(c, &sc.View); err != nil {
+				return nil, fmt.Errorf("decode %s entry: %w", changesType, err)
+			}
+			out = append(out, sc)
+		}
+	}
+	return out, nil
 }
 
 func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *store.Bundle) error {

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -138,9 +139,14 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 // attemptError is one failed attempt: its kind and whether another attempt
 // (here or elsewhere) may succeed.
 type attemptError struct {
-	kind      string
-	retryable bool
-	err       error
+	kind       string
+	retryable  bool
+	err        error
+	retryAfter time.Duration // from a 429's Retry-After header
+}
+
+func failed(kind string, retryable bool, err error) *attemptError {
+	return &attemptError{kind: kind, retryable: retryable, err: err}
 }
 
 func (e *attemptError) Error() string { return e.err.Error() }
@@ -189,6 +195,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 	start := int(c.preferred.Load())
 	gcd := map[int]uint64{} // endpoints that garbage-collected the block, with their earliest height
 	var last error
+	var retryAfter time.Duration
 	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
 		idx := (start + attempt) % n
 		if _, ok := gcd[idx]; ok {
@@ -198,7 +205,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 			continue
 		}
 		if attempt > 0 {
-			if err := c.backoff(ctx, attempt); err != nil {
+			if err := c.backoff(ctx, attempt, retryAfter); err != nil {
 				return nil, fmt.Errorf("call %s: %w (last error: %v)", method, err, last)
 			}
 		}
@@ -231,6 +238,10 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 		c.cfg.Logger.Warn("upstream call failed, retrying", "method", method, "upstream", c.cfg.Endpoints[idx],
 			"kind", ae.kind, "attempt", attempt+1, "err", ae.err)
 		last = fmt.Errorf("%s: %w", c.cfg.Endpoints[idx], ae.err)
+		retryAfter = 0
+		if n == 1 {
+			retryAfter = ae.retryAfter // with another endpoint, fail over at once
+		}
 	}
 	if len(gcd) > 0 && (len(gcd) == n || last == nil) {
 		var parts []string
@@ -244,8 +255,9 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 }
 
 // backoff waits before retry number attempt (1-based): uniform in
-// [0, min(MaxBackoff, BaseBackoff*2^(attempt-1))).
-func (c *Client) backoff(ctx context.Context, attempt int) error {
+// [0, min(MaxBackoff, BaseBackoff*2^(attempt-1))), or a server's
+// Retry-After (capped at MaxBackoff) when that is longer.
+func (c *Client) backoff(ctx context.Context, attempt int, retryAfter time.Duration) error {
 	ceiling := c.cfg.BaseBackoff << min(attempt-1, 30)
 	if ceiling > c.cfg.MaxBackoff || ceiling <= 0 {
 		ceiling = c.cfg.MaxBackoff
@@ -254,6 +266,7 @@ func (c *Client) backoff(ctx context.Context, attempt int) error {
 		return ctx.Err()
 	}
 	wait := time.Duration(rand.Int64N(int64(ceiling)))
+	wait = max(wait, min(retryAfter, c.cfg.MaxBackoff))
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
@@ -295,12 +308,16 @@ func (c *Client) attempt(ctx context.Context, idx int, method string, params jso
 	}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
-		return nil, &attemptError{FailHTTP429, true, fmt.Errorf("http %d", resp.StatusCode)}
+		ae := failed(FailHTTP429, true, fmt.Errorf("http %d", resp.StatusCode))
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			ae.retryAfter = time.Duration(secs) * time.Second
+		}
+		return nil, ae
 	case resp.StatusCode >= 500 && len(data) == 0:
-		return nil, &attemptError{FailHTTP5xx, true, fmt.Errorf("http %d", resp.StatusCode)}
+		return nil, failed(FailHTTP5xx, true, fmt.Errorf("http %d", resp.StatusCode))
 	}
 	if int64(len(data)) > c.cfg.MaxResponseBytes {
-		return nil, &attemptError{FailMalformed, false, fmt.Errorf("response larger than %d bytes", c.cfg.MaxResponseBytes)}
+		return nil, failed(FailMalformed, false, fmt.Errorf("response larger than %d bytes", c.cfg.MaxResponseBytes))
 	}
 	var env struct {
 		Result json.RawMessage `json:"result"`
@@ -308,12 +325,12 @@ func (c *Client) attempt(ctx context.Context, idx int, method string, params jso
 	}
 	if err := json.Unmarshal(data, &env); err != nil || (env.Result == nil && env.Error == nil) {
 		if resp.StatusCode >= 500 {
-			return nil, &attemptError{FailHTTP5xx, true, fmt.Errorf("http %d", resp.StatusCode)}
+			return nil, failed(FailHTTP5xx, true, fmt.Errorf("http %d", resp.StatusCode))
 		}
 		if resp.StatusCode != http.StatusOK {
-			return nil, &attemptError{FailHTTPOther, resp.StatusCode == http.StatusRequestTimeout, fmt.Errorf("http %d", resp.StatusCode)}
+			return nil, failed(FailHTTPOther, resp.StatusCode == http.StatusRequestTimeout, fmt.Errorf("http %d", resp.StatusCode))
 		}
-		return nil, &attemptError{FailMalformed, true, fmt.Errorf("malformed response body (%d bytes)", len(data))}
+		return nil, failed(FailMalformed, true, fmt.Errorf("malformed response body (%d bytes)", len(data)))
 	}
 	if env.Error != nil {
 		return nil, classifyNEAR(env.Error)
@@ -327,22 +344,22 @@ func classifyTransport(ctx context.Context, err error) error {
 	}
 	var netErr net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
-		return &attemptError{FailTimeout, true, fmt.Errorf("request timed out: %w", err)}
+		return failed(FailTimeout, true, fmt.Errorf("request timed out: %w", err))
 	}
-	return &attemptError{FailTransport, true, err}
+	return failed(FailTransport, true, err)
 }
 
 // classifyNEAR decides whether a NEAR error is worth retrying elsewhere.
 func classifyNEAR(e *Error) error {
 	switch {
 	case e.Name == KindInternal || e.CauseName() == "INTERNAL_ERROR":
-		return &attemptError{FailInternal, true, e}
+		return failed(FailInternal, true, e)
 	case e.CauseName() == "NOT_SYNCED_YET" || e.CauseName() == "NO_SYNCED_BLOCKS":
-		return &attemptError{FailNotSynced, true, e}
+		return failed(FailNotSynced, true, e)
 	case e.CauseName() == "TIMEOUT_ERROR":
-		return &attemptError{FailTimeout, true, e}
+		return failed(FailTimeout, true, e)
 	}
-	return &attemptError{"near_" + strings.ToLower(e.CauseName()), false, e}
+	return failed("near_"+strings.ToLower(e.CauseName()), false, e)
 }
 
 // garbageCollected reports whether a failed attempt means endpoint idx no
