@@ -120,6 +120,15 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		if err := loadGenesis(ctx, env, *flags.genesis, s); err != nil {
 			return err
 		}
+		start, err := s.HistoryStart(ctx)
+		if err != nil {
+			return err
+		}
+		if _, indexed, err := s.Cursor(ctx); err != nil {
+			return err
+		} else if !indexed && from != nil && *from > start {
+			return fmt.Errorf("--genesis holds the state at height %d; indexing from --from %d would leave blocks %d-%d out of the state history", start, *from, start, *from-1)
+		}
 	}
 	if accounts := splitList(*flags.snapshotAccounts); len(accounts) > 0 {
 		if from == nil {
