@@ -31,7 +31,7 @@ func TestRunIndexesAndServesThenStopsOnSIGTERM(t *testing.T) {
 	for h := shape.genesisHeight; h <= shape.head; h += 7 {
 		reqs = append(reqs, blockRequests(t, sim, h)...)
 	}
-	compare(t, sim, archive, reqs)
+	requireResults(t, compare(t, sim, archive, reqs), "block", "chunk")
 
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("signal run: %v", err)

@@ -1,0 +1,293 @@
+package e2e
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nearline/nearline/near"
+)
+
+// contractViews are view calls per contract code hash, from the fixture
+// descriptors in shared/fixtures/wasm.
+func contractViews(t *testing.T) map[string][]request {
+	t.Helper()
+	files, err := filepath.Glob("../../shared/fixtures/wasm/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("read contract descriptors: %v (found %d)", err, len(files))
+	}
+	views := map[string][]request{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("read %s: %v", f, err)
+		}
+		var d struct {
+			CodeHash    string `json:"code_hash_base58"`
+			ViewMethods []struct {
+				Name     string          `json:"name"`
+				ArgsJSON json.RawMessage `json:"args_json"`
+			} `json:"view_methods"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatalf("decode %s: %v", f, err)
+		}
+		for _, m := range d.ViewMethods {
+			args := m.ArgsJSON
+			if len(args) == 0 || string(args) == "null" {
+				args = json.RawMessage("{}")
+			}
+			views[d.CodeHash] = append(views[d.CodeHash], request{"call_function", map[string]any{
+				"method_name": m.Name, "args_base64": base64.StdEncoding.EncodeToString(args),
+			}})
+		}
+	}
+	return views
+}
+
+// genesisState reads the accounts, keys and contracts of a genesis file.
+type genesisState struct {
+	accounts  []string
+	keys      map[string][]string // account → public keys
+	contracts map[string]string   // account → code hash
+}
+
+func readGenesis(t *testing.T, path string) genesisState {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read genesis: %v", err)
+	}
+	var g near.GenesisFile
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatalf("decode genesis: %v", err)
+	}
+	s := genesisState{keys: map[string][]string{}, contracts: map[string]string{}}
+	for _, r := range g.Records {
+		switch {
+		case r.Account != nil:
+			s.accounts = append(s.accounts, r.Account.AccountID)
+		case r.AccessKey != nil:
+			s.keys[r.AccessKey.AccountID] = append(s.keys[r.AccessKey.AccountID], r.AccessKey.PublicKey)
+		case r.Contract != nil:
+			s.contracts[r.Contract.AccountID] = near.HashOf(r.Contract.Code).String()
+		}
+	}
+	sort.Strings(s.accounts)
+	return s
+}
+
+// with returns params plus the block selector.
+func with(params map[string]any, kv ...any) map[string]any {
+	out := make(map[string]any, len(params)+len(kv)/2)
+	for k, v := range params {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
+
+// touchedAccounts returns the accounts the simulator's block effects name
+// at height (none for a skipped height).
+func touchedAccounts(t *testing.T, sim *client, height uint64) []string {
+	t.Helper()
+	env, err := sim.call("EXPERIMENTAL_changes_in_block", map[string]any{"block_id": height})
+	if err != nil {
+		t.Fatalf("changes_in_block %d: %v", height, err)
+	}
+	var effects near.BlockEffectsView
+	if env.Result == nil || json.Unmarshal(env.Result, &effects) != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range effects.Changes {
+		if !seen[c.AccountID] {
+			seen[c.AccountID] = true
+			out = append(out, c.AccountID)
+		}
+	}
+	return out
+}
+
+// accountRequests are the per-account reads at one height.
+func accountRequests(height uint64, account string, keys []string) []request {
+	at := []any{"block_id", height}
+	ids := []string{account}
+	reqs := []request{
+		{"query", with(map[string]any{"request_type": "view_account", "account_id": account}, at...)},
+		{"query", with(map[string]any{"request_type": "view_access_key_list", "account_id": account}, at...)},
+		{"query", with(map[string]any{"request_type": "view_code", "account_id": account}, at...)},
+		{"query", with(map[string]any{"request_type": "view_state", "account_id": account, "prefix_base64": ""}, at...)},
+		{"changes", with(map[string]any{"changes_type": "account_changes", "account_ids": ids}, at...)},
+		{"EXPERIMENTAL_changes", with(map[string]any{"changes_type": "all_access_key_changes", "account_ids": ids}, at...)},
+		{"changes", with(map[string]any{"changes_type": "contract_code_changes", "account_ids": ids}, at...)},
+		{"changes", with(map[string]any{"changes_type": "data_changes", "account_ids": ids, "key_prefix_base64": ""}, at...)},
+	}
+	for _, k := range keys {
+		reqs = append(reqs,
+			request{"query", with(map[string]any{"request_type": "view_access_key", "account_id": account, "public_key": k}, at...)},
+			request{"changes", with(map[string]any{"changes_type": "single_access_key_changes",
+				"keys": []map[string]string{{"account_id": account, "public_key": k}}}, at...)},
+		)
+	}
+	return reqs
+}
+
+// TestEveryMethodMatchesTheSimulator is issue 5's differential test: a
+// simulated chain (several shards, skipped heights, missing chunks, real
+// contracts) is indexed from its genesis, and for every indexed height the
+// same requests (every method, every param form, malformed ones) go to the
+// simulator and to serve; every result and every error must be identical.
+func TestEveryMethodMatchesTheSimulator(t *testing.T) {
+	const maxHeight = 160
+	simAddr, serveAddr := freeAddr(t), freeAddr(t)
+	dbURL := freshDatabase(t)
+	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
+
+	start(t, "sim", "--listen", simAddr, "--seed", "5", "--shards", "4", "--block-time", "0",
+		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath)
+	sim := newClient(simAddr)
+	sim.waitReady(t, 30*time.Second)
+	shape := readShape(t, sim, maxHeight-20)
+	genesis := readGenesis(t, genesisPath)
+	views := contractViews(t)
+
+	if out, err := runToEnd(t, 5*time.Minute, "index", "--database-url", dbURL, "--genesis", genesisPath,
+		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.head, 10)); err != nil {
+		t.Fatalf("nearline index: %v\n%s", err, tail(out, 40))
+	}
+	start(t, "serve", "--database-url", dbURL, "--listen", serveAddr, "--upstream", "http://"+simAddr)
+	serve := newClient(serveAddr)
+	serve.waitReady(t, 30*time.Second)
+
+	var reqs []request
+	for h := shape.genesisHeight; h <= shape.head+2; h++ {
+		at := map[string]any{"block_id": h}
+		reqs = append(reqs,
+			request{"block_effects", at},
+			request{"EXPERIMENTAL_changes_in_block", at},
+			request{"gas_price", []any{h}},
+			request{"gas_price", at},
+			request{"EXPERIMENTAL_protocol_config", at},
+		)
+		accounts := touchedAccounts(t, sim, h)
+		if (h-shape.genesisHeight)%40 == 0 {
+			accounts = genesis.accounts
+		}
+		for _, a := range accounts {
+			reqs = append(reqs, accountRequests(h, a, genesis.keys[a])...)
+			if hash, ok := genesis.contracts[a]; ok {
+				for _, v := range views[hash] {
+					reqs = append(reqs, request{"query", with(v.params.(map[string]any),
+						"request_type", "call_function", "account_id", a, "block_id", h)})
+				}
+			}
+		}
+		reqs = append(reqs, txRequests(t, sim, h)...)
+	}
+	someAccount := genesis.accounts[0]
+	reqs = append(reqs,
+		request{"genesis_config", nil},
+		request{"EXPERIMENTAL_genesis_config", nil},
+		request{"health", nil},
+		request{"validators", []any{nil}},
+		request{"gas_price", []any{nil}},
+		request{"gas_price", map[string]any{}},
+		request{"block", map[string]any{"finality": "near-final"}},
+		request{"block", map[string]any{"finality": "optimistic"}},
+		request{"query", map[string]any{"request_type": "view_account", "account_id": someAccount, "finality": "final"}},
+		request{"EXPERIMENTAL_protocol_config", map[string]any{"finality": "final"}},
+	)
+	reqs = append(reqs, malformedRequests(someAccount, shape.head)...)
+	tally := compare(t, sim, serve, reqs)
+	kinds := make([]string, 0, len(tally))
+	for k := range tally {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		t.Logf("%-45s results %5d  errors %5d", k, tally[k].results, tally[k].errors)
+	}
+	t.Logf("compared %d requests over heights %d..%d", total(tally), shape.genesisHeight, shape.head+2)
+	requireResults(t, tally, "block_effects", "EXPERIMENTAL_changes_in_block", "gas_price",
+		"EXPERIMENTAL_protocol_config", "genesis_config", "validators", "tx", "EXPERIMENTAL_tx_status",
+		"query/view_account", "query/view_access_key_list", "query/view_access_key", "query/view_code",
+		"query/view_state", "query/call_function", "changes/account_changes", "changes/data_changes",
+		"changes/contract_code_changes", "changes/single_access_key_changes",
+		"EXPERIMENTAL_changes/all_access_key_changes")
+}
+
+// txRequests asks tx and EXPERIMENTAL_tx_status for every transaction in
+// the chunks of a height.
+func txRequests(t *testing.T, sim *client, height uint64) []request {
+	t.Helper()
+	env, err := sim.call("block", map[string]any{"block_id": height})
+	if err != nil || env.Result == nil {
+		return nil
+	}
+	var block near.BlockView
+	if err := json.Unmarshal(env.Result, &block); err != nil {
+		t.Fatalf("decode block %d: %v", height, err)
+	}
+	var reqs []request
+	for _, c := range block.Chunks {
+		if c.HeightIncluded != height {
+			continue
+		}
+		env, err := sim.call("chunk", map[string]any{"chunk_id": c.ChunkHash})
+		if err != nil || env.Result == nil {
+			continue
+		}
+		var chunk near.ChunkView
+		if err := json.Unmarshal(env.Result, &chunk); err != nil {
+			t.Fatalf("decode chunk %s: %v", c.ChunkHash, err)
+		}
+		for _, tx := range chunk.Transactions {
+			reqs = append(reqs,
+				request{"tx", map[string]any{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID}},
+				request{"EXPERIMENTAL_tx_status", map[string]any{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID, "wait_until": "FINAL"}},
+				request{"tx", []any{tx.Hash, tx.SignerID}},
+			)
+		}
+	}
+	return reqs
+}
+
+// malformedRequests are bad inputs; both nodes must refuse them alike.
+func malformedRequests(account string, head uint64) []request {
+	return []request{
+		{"query", map[string]any{"request_type": "view_account", "account_id": account, "block_id": head, "finality": "final"}},
+		{"query", map[string]any{"request_type": "view_account", "account_id": "Not A Valid Account!", "finality": "final"}},
+		{"query", map[string]any{"request_type": "view_account", "account_id": account, "block_id": -5}},
+		{"query", map[string]any{"request_type": "view_account", "account_id": account, "block_id": "18446744073709551616"}},
+		{"query", map[string]any{"request_type": "view_state", "account_id": account, "prefix_base64": "%%%", "finality": "final"}},
+		{"query", map[string]any{"request_type": "view_state", "account_id": account, "prefix_base64": "JyBPUiAxPTE7LS0=", "finality": "final"}},
+		{"query", map[string]any{"request_type": "call_function", "account_id": account, "method_name": "x", "finality": "final"}},
+		{"query", map[string]any{"request_type": "view_nothing", "account_id": account, "finality": "final"}},
+		{"query", map[string]any{"request_type": "view_access_key", "account_id": account, "public_key": "ed25519:zzz", "finality": "final"}},
+		{"query", map[string]any{"request_type": "view_account", "account_id": "nobody-here.near", "finality": "final"}},
+		{"query", map[string]any{"request_type": "view_account", "account_id": account, "block_id": head + 1000}},
+		{"query", []any{"view_account", account}},
+		{"changes", map[string]any{"changes_type": "account_changes", "account_ids": "x", "finality": "final"}},
+		{"changes", map[string]any{"changes_type": "bogus_changes", "account_ids": []string{account}, "finality": "final"}},
+		{"block", map[string]any{"block_id": 3.5}},
+		{"block", map[string]any{"block_id": "notahash"}},
+		{"block", map[string]any{"finality": "soon"}},
+		{"block", []any{}},
+		{"chunk", map[string]any{"chunk_id": 7}},
+		{"gas_price", []any{1, 2}},
+		{"gas_price", "x"},
+		{"tx", map[string]any{"tx_hash": "11111111111111111111111111111111", "sender_account_id": account}},
+		{"tx", map[string]any{"tx_hash": "nope", "sender_account_id": account}},
+		{"EXPERIMENTAL_changes_in_block", map[string]any{"block_id": head + 1000}},
+		{"EXPERIMENTAL_nothing", map[string]any{}},
+	}
+}
