@@ -49,6 +49,9 @@ func (ix *Indexer) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := ix.setChunkFloor(ctx, start); err != nil {
+		return err
+	}
 	attrs := []any{"from", start, "workers", ix.cfg.Workers, "batch_size", ix.cfg.BatchSize}
 	if ix.cfg.To != nil {
 		attrs = append(attrs, "to", *ix.cfg.To)
@@ -288,4 +291,34 @@ func link(prev *store.Cursor, start uint64, b *store.Bundle) ([]uint64, error) {
 		skipped = append(skipped, h)
 	}
 	return skipped, nil
+}
+
+// chunkFloorSetter is implemented by Sources that fetch the chunks a block
+// repeats from before the archive (NodeSource).
+type chunkFloorSetter interface{ SetChunkFloor(height uint64) }
+
+// earliestBlocker is implemented by Sinks that know their lowest block
+// (*store.Store).
+type earliestBlocker interface {
+	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
+}
+
+// setChunkFloor tells the source the lowest height the archive will hold.
+func (ix *Indexer) setChunkFloor(ctx context.Context, start uint64) error {
+	setter, ok := ix.src.(chunkFloorSetter)
+	if !ok {
+		return nil
+	}
+	floor := start
+	if e, ok := ix.sink.(earliestBlocker); ok {
+		h, _, err := e.EarliestBlock(ctx)
+		switch {
+		case err == nil:
+			floor = min(floor, h)
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	setter.SetChunkFloor(floor)
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -70,6 +71,8 @@ type NodeSource struct {
 	rpc RPC
 	cfg NodeConfig
 
+	chunkFloor atomic.Uint64 // chunks included below it were never fetched
+
 	mu          sync.Mutex
 	epochs      map[string]bool   // epochs whose protocol config was fetched
 	blockHeight map[string]uint64 // block hash -> height, for outcomes
@@ -81,6 +84,12 @@ func NewNodeSource(rpc RPC, cfg NodeConfig) *NodeSource {
 }
 
 var _ Source = (*NodeSource)(nil)
+
+// SetChunkFloor tells the source the lowest height the archive holds: a
+// block that repeats a chunk included below it (a missing chunk) also
+// fetches that chunk, which no earlier bundle carried. The indexer calls it
+// before fetching.
+func (s *NodeSource) SetChunkFloor(height uint64) { s.chunkFloor.Store(height) }
 
 // FinalHead returns the height of the upstream's latest final block.
 func (s *NodeSource) FinalHead(ctx context.Context) (uint64, error) {
@@ -133,27 +142,40 @@ func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, 
 	hash := b.Block.Header.Hash
 	s.rememberHeight(hash, height)
 
-	var newChunks []near.ChunkHeaderView
+	var newChunks, olderChunks []near.ChunkHeaderView
+	floor := s.chunkFloor.Load()
 	for _, c := range b.Block.Chunks {
-		if c.HeightIncluded == height {
+		switch {
+		case c.HeightIncluded == height:
 			newChunks = append(newChunks, c)
+		case c.HeightIncluded < floor:
+			// A missing chunk repeating one from before the archive: no
+			// earlier bundle carried it.
+			olderChunks = append(olderChunks, c)
 		}
 	}
 	b.Chunks = make([]store.Chunk, len(newChunks))
+	b.OlderChunks = make([]store.Chunk, len(olderChunks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
-	for i, c := range newChunks {
+	fetchChunk := func(c near.ChunkHeaderView, into *store.Chunk) {
 		g.Go(func() error {
 			raw, err := s.rpc.CallRaw(gctx, "chunk", map[string]string{"chunk_id": c.ChunkHash})
 			if err != nil {
 				return fmt.Errorf("fetch chunk %s (shard %d): %w", c.ChunkHash, c.ShardID, err)
 			}
-			b.Chunks[i].JSON = raw
-			if err := json.Unmarshal(raw, &b.Chunks[i].View); err != nil {
+			into.JSON = raw
+			if err := json.Unmarshal(raw, &into.View); err != nil {
 				return fmt.Errorf("decode chunk %s: %w", c.ChunkHash, err)
 			}
 			return nil
 		})
+	}
+	for i, c := range newChunks {
+		fetchChunk(c, &b.Chunks[i])
+	}
+	for i, c := range olderChunks {
+		fetchChunk(c, &b.OlderChunks[i])
 	}
 	g.Go(func() error { return s.fetchChanges(gctx, b) })
 	g.Go(func() error { return s.fetchProtocolConfig(gctx, b) })

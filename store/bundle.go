@@ -17,6 +17,12 @@ type Bundle struct {
 	// block height). Missing chunks (an older chunk repeated) are only
 	// recorded in block_chunks, from Block.
 	Chunks []Chunk
+	// OlderChunks are chunks this block repeats for a shard (missing chunk)
+	// that were included before the first indexed block, so no earlier
+	// bundle carried them. Only their `chunk` view is stored (at their
+	// height_included); their transactions belong to a block before the
+	// archive.
+	OlderChunks []Chunk
 	// Effects is the EXPERIMENTAL_changes_in_block result, in upstream order.
 	Effects []near.StateChangeKindView
 	// Changes are the EXPERIMENTAL_changes results, in the order fetched:

@@ -16,7 +16,12 @@ type rowSet struct {
 	blocks, skipped, blockChunks, chunks, transactions, receipts, actions [][]any
 	outcomes, txStatuses, stateChanges, blockEffects                      [][]any
 	accounts, accessKeys, data, codeHistory, codes, protocols, epochs     [][]any
-	seenCodes, seenProtocols                                              map[string]bool
+	olderChunks                                                           [][]any
+	seenCodes, seenProtocols, seenOlder                                   map[string]bool
+}
+
+func newRowSet() *rowSet {
+	return &rowSet{seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{}}
 }
 
 func numeric(v near.U128) pgtype.Numeric {
@@ -65,6 +70,11 @@ func (r *rowSet) addBundle(b *Bundle) error {
 			return err
 		}
 	}
+	for i := range b.OlderChunks {
+		if err := r.addOlderChunk(&b.OlderChunks[i]); err != nil {
+			return err
+		}
+	}
 	for i, e := range b.Effects {
 		r.blockEffects = append(r.blockEffects, []any{height, int32(i), e.AccountID, e.Type})
 	}
@@ -84,6 +94,23 @@ func (r *rowSet) addBundle(b *Bundle) error {
 			r.protocols = append(r.protocols, []any{int32(pc.ProtocolVersion), height, string(pc.JSON)})
 		}
 	}
+	return nil
+}
+
+func (r *rowSet) addOlderChunk(c *Chunk) error {
+	v := c.View
+	hdr := v.Header
+	if r.seenOlder[hdr.ChunkHash] {
+		return nil
+	}
+	r.seenOlder[hdr.ChunkHash] = true
+	chunkJSON, err := jsonText(c.JSON, v)
+	if err != nil {
+		return fmt.Errorf("encode chunk %s: %w", hdr.ChunkHash, err)
+	}
+	r.olderChunks = append(r.olderChunks, []any{hdr.ChunkHash, int64(hdr.HeightIncluded), int32(hdr.ShardID), v.Author,
+		int64(hdr.HeightCreated), int64(hdr.GasUsed), int64(hdr.GasLimit), numeric(hdr.BalanceBurnt),
+		int32(len(v.Transactions)), int32(len(v.Receipts)), chunkJSON})
 	return nil
 }
 

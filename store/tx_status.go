@@ -36,7 +36,7 @@ func (s *Store) PendingTxStatuses(ctx context.Context, maxHeight uint64, limit i
 // UpdateTxStatus replaces a stored status and its execution outcomes with a
 // newer answer, in one transaction.
 func (s *Store) UpdateTxStatus(ctx context.Context, ref TxRef, st TxStatus) error {
-	rows := &rowSet{seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}}
+	rows := newRowSet()
 	if err := rows.addTxStatus(int64(ref.Height), &st); err != nil {
 		return fmt.Errorf("update tx status: %w", err)
 	}

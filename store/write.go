@@ -34,6 +34,9 @@ var tables = []table{
 	{name: "chunks", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.chunks },
 		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
 			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "view"}},
+	{name: "chunks", rows: func(r *rowSet) [][]any { return r.olderChunks }, conflict: "ON CONFLICT (chunk_hash) DO NOTHING",
+		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
+			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "view"}},
 	{name: "transactions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.transactions },
 		columns: []string{"chunk_hash", "index_in_chunk", "hash", "block_height", "shard_id", "signer_id",
 			"public_key", "nonce", "receiver_id", "priority_fee", "action_count"}},
@@ -96,7 +99,7 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 	if len(bundles) == 0 {
 		return CommitStats{}, nil
 	}
-	rows := &rowSet{seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}}
+	rows := newRowSet()
 	for i := range bundles {
 		if i > 0 && bundles[i].Height() <= bundles[i-1].Height() {
 			return CommitStats{}, fmt.Errorf("commit: heights not ascending: %d after %d", bundles[i].Height(), bundles[i-1].Height())
