@@ -97,7 +97,7 @@ func (n *Node) Tx(_ context.Context, req near.TxRequest, withReceipts bool) (jso
 			continue
 		}
 		view.ReceiptsOutcome = append(view.ReceiptsOutcome, r.outcome)
-		if withReceipts && r.view.PredecessorID != systemAccount {
+		if withReceipts { // refunds included, as nearcore lists them
 			view.Receipts = append(view.Receipts, r.view)
 		}
 		queue = append(queue, r.outcome.Outcome.ReceiptIDs...)

@@ -309,8 +309,9 @@ func (c *chain) makeHeader(h uint64, prev *block, prevHash string, epoch uint64,
 			lastFinal = c.blocks[n-2].hash
 		}
 	}
-	approvals := make([]*string, len(c.validators))
+	approvals := []*string{} // the genesis block has none
 	if prev != nil {
+		approvals = make([]*string, len(c.validators))
 		for i, v := range c.validators {
 			if c.rng.IntN(10) == 0 {
 				continue // this validator's approval did not arrive

@@ -145,7 +145,7 @@ func TestRunProducesOnATicker(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if h, _, ok := n.Head(); ok && h >= 20 {
 			break
@@ -235,14 +235,14 @@ func TestFaults(t *testing.T) {
 		t.Parallel()
 		_, url := faultNode(t, FaultConfig{RateLimit: 5})
 		limited := 0
-		for range 20 {
+		for range 40 {
 			resp, _, err := post(t, url, time.Second)
 			require.NoError(t, err)
 			if resp.StatusCode == http.StatusTooManyRequests {
 				limited++
 			}
 		}
-		require.Greater(t, limited, 5)
+		require.Greater(t, limited, 5, "most of 40 quick requests past a burst of 5 are refused")
 	})
 	t.Run("faults never change the chain", func(t *testing.T) {
 		t.Parallel()
