@@ -222,6 +222,26 @@ func (c *chain) epochValidators(b *block) near.EpochValidatorInfo {
 		CurrentProposals: []near.ValidatorStakeView{}, PrevEpochKickout: []near.ValidatorKickoutView{},
 		EpochStartHeight: b.epochStart, EpochHeight: (b.epochStart-c.cfg.GenesisHeight)/c.cfg.EpochLength + 1,
 	}
+	// Proposals of the epoch so far, the last one per account.
+	last := map[string]int{}
+	for h := b.epochStart; h <= b.height; h++ {
+		blk := c.byHeight[h]
+		if blk == nil {
+			continue
+		}
+		for _, raw := range blk.view.Header.ValidatorProposals {
+			var p near.ValidatorStakeView
+			if json.Unmarshal(raw, &p) != nil {
+				continue
+			}
+			if i, ok := last[p.AccountID]; ok {
+				out.CurrentProposals[i] = p
+				continue
+			}
+			last[p.AccountID] = len(out.CurrentProposals)
+			out.CurrentProposals = append(out.CurrentProposals, p)
+		}
+	}
 	for i, v := range c.validators {
 		stake := v.stake
 		if acc := c.st.accountAt(v.account, b.height); acc != nil {

@@ -133,7 +133,7 @@ func (c *chain) produce() error {
 	if c.cfg.ForkAt != 0 && h == c.cfg.ForkAt {
 		prevHash = hashOf([]byte("fork"), []byte(prevHash))
 	}
-	ex := &executor{c: c, height: h, prevHash: prevHash, shards: make([]*shardWork, shards)}
+	ex := &executor{c: c, height: h, prevHash: prevHash, shards: make([]*shardWork, shards), proposals: map[int][]near.ValidatorStakeView{}}
 	for s := range ex.shards {
 		ex.shards[s] = &shardWork{}
 	}
@@ -156,7 +156,7 @@ func (c *chain) produce() error {
 			continue
 		}
 		mask[s] = true
-		ch := c.makeChunk(h, s, prevHash, ex.shards[s])
+		ch := c.makeChunk(h, s, prevHash, ex.shards[s], ex.proposals[s])
 		headers[s] = ch.view.Header
 		hdr := ch.view.Header
 		c.lastChunk[s] = &hdr
@@ -170,7 +170,7 @@ func (c *chain) produce() error {
 	}
 	b.view = near.BlockView{
 		Author: c.validators[int(h%uint64(len(c.validators)))].account,
-		Header: c.makeHeader(h, prev, prevHash, epoch, mask, headers, b.ordinal),
+		Header: c.makeHeader(h, prev, prevHash, epoch, mask, headers, b.ordinal, newChunks),
 		Chunks: headers,
 	}
 	b.hash = b.view.Header.Hash
@@ -233,7 +233,7 @@ type shardWork struct {
 	burnt    near.U128
 }
 
-func (c *chain) makeChunk(h uint64, s int, prevHash string, w *shardWork) *chunk {
+func (c *chain) makeChunk(h uint64, s int, prevHash string, w *shardWork, proposals []near.ValidatorStakeView) *chunk {
 	if w == nil {
 		w = &shardWork{}
 	}
@@ -272,7 +272,7 @@ func (c *chain) makeChunk(h uint64, s int, prevHash string, w *shardWork) *chunk
 		BalanceBurnt:         w.burnt,
 		OutgoingReceiptsRoot: receiptsRoot,
 		TxRoot:               txRoot,
-		ValidatorProposals:   []json.RawMessage{},
+		ValidatorProposals:   rawProposals(proposals),
 		CongestionInfo:       &near.CongestionInfo{AllowedShard: uint16((s + 1) % c.cfg.Shards)},
 		BandwidthRequests:    json.RawMessage("null"),
 	}
@@ -290,7 +290,12 @@ func (c *chain) makeChunk(h uint64, s int, prevHash string, w *shardWork) *chunk
 	return &chunk{hash: hdr.ChunkHash, height: h, view: near.ChunkView{Author: author, Header: hdr, Transactions: txs, Receipts: receipts}}
 }
 
-func (c *chain) makeHeader(h uint64, prev *block, prevHash string, epoch uint64, mask []bool, chunks []near.ChunkHeaderView, ordinal uint64) near.BlockHeaderView {
+func (c *chain) makeHeader(h uint64, prev *block, prevHash string, epoch uint64, mask []bool, chunks []near.ChunkHeaderView, ordinal uint64, newChunks []*chunk) near.BlockHeaderView {
+	// The block carries the stake proposals of its new chunks.
+	proposals := []json.RawMessage{}
+	for _, ch := range newChunks {
+		proposals = append(proposals, ch.view.Header.ValidatorProposals...)
+	}
 	ts := uint64(genesisTime.UnixNano()) + (h-c.cfg.GenesisHeight)*1_000_000_000 + uint64(c.rng.IntN(50_000_000))
 	included := uint64(0)
 	for _, m := range mask {
@@ -346,7 +351,7 @@ func (c *chain) makeHeader(h uint64, prev *block, prevHash string, epoch uint64,
 		Timestamp:             ts,
 		TimestampNanosec:      strconv.FormatUint(ts, 10),
 		RandomValue:           hashOf([]byte("random"), []byte(prevHash), u64bytes(c.cfg.Seed)),
-		ValidatorProposals:    []json.RawMessage{},
+		ValidatorProposals:    proposals,
 		ChunkMask:             mask,
 		GasPrice:              c.gasPrice,
 		BlockOrdinal:          &ordinal,
@@ -390,4 +395,13 @@ func mul(a near.U128, m uint64) near.U128 {
 		return a
 	}
 	return v
+}
+
+func rawProposals(ps []near.ValidatorStakeView) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(ps))
+	for _, p := range ps {
+		b, _ := json.Marshal(p)
+		out = append(out, b)
+	}
+	return out
 }

@@ -18,6 +18,7 @@ type executor struct {
 	update   stateUpdate
 	changes  []change
 
+	proposals        map[int][]near.ValidatorStakeView // stake proposals per shard
 	executedReceipts []*receiptRecord
 	newTxs           []*txRecord
 }
@@ -385,6 +386,8 @@ func (e *executor) applyActions(r *receiptRecord) (*receiptResult, error) {
 				work.Amount = sub(work.Amount, sub(a.Stake.Stake, work.Locked))
 				work.Locked = a.Stake.Stake
 			}
+			e.proposals[c.shardOf(id)] = append(e.proposals[c.shardOf(id)], near.ValidatorStakeView{
+				AccountID: id, PublicKey: a.Stake.PublicKey, Stake: a.Stake.Stake, ValidatorStakeStructVersion: "V1"})
 		case a.FunctionCall != nil:
 			work.Amount = add(work.Amount, a.FunctionCall.Deposit)
 			e.setAccount(id, work)
