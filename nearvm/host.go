@@ -55,11 +55,13 @@ type callState struct {
 	c        Context
 	st       Storage
 	mod      api.Module
-	gas      api.MutableGlobal
+	gas      api.MutableGlobal // the current gas slice; see gas.go
 	gasLimit int64
+	budget   int64 // gas not yet moved into the slice
 	// limitIsMax tells GasLimitExceeded (the runtime's cap) from GasExceeded
 	// (the call's smaller prepaid gas).
 	limitIsMax bool
+	cancelled  bool
 
 	registers     map[uint64][]byte
 	registersSize uint64
@@ -93,6 +95,7 @@ func newCallState(cfg Config, c Context, st Storage) *callState {
 	return &callState{
 		c: c, st: st,
 		gasLimit:        int64(prepaid),
+		budget:          int64(prepaid),
 		limitIsMax:      prepaid >= cfg.MaxGas,
 		registers:       map[uint64][]byte{},
 		reads:           map[string]cachedRead{},
@@ -103,18 +106,10 @@ func newCallState(cfg Config, c Context, st Storage) *callState {
 }
 
 func (s *callState) outcome() *Outcome {
-	used := uint64(s.gasLimit)
-	if s.gas != nil {
-		if rem := int64(s.gas.Get()); rem > 0 {
-			used = uint64(s.gasLimit - rem)
-		}
-	} else {
-		used = 0
-	}
 	return &Outcome{
 		ReturnData:      s.returnData,
 		Logs:            s.logs,
-		GasUsed:         used,
+		GasUsed:         uint64(min(s.gasBurnt(), s.gasLimit)),
 		Writes:          s.writes,
 		Receipts:        s.receipts,
 		ReturnedReceipt: s.returnedReceipt,
@@ -139,16 +134,6 @@ func (s *callState) fail(err *FunctionCallError) {
 func (s *callState) failInternal(err error) {
 	s.internalErr = err
 	panic(err)
-}
-
-// charge burns gas, failing the call when the limit is reached.
-func (s *callState) charge(cost uint64) {
-	rem := int64(s.gas.Get())
-	if rem < 0 || uint64(rem) < cost {
-		s.gas.Set(math.MaxUint64) // -1: everything burnt
-		s.fail(s.gasError())
-	}
-	s.gas.Set(uint64(rem - int64(cost)))
 }
 
 func (s *callState) chargeBytes(base, perByte, n uint64) {
@@ -332,7 +317,9 @@ func (r *Runtime) instantiateHost(ctx context.Context) error {
 		for i, p := range results {
 			ft.results[i] = p
 		}
-		r.hostFn[d.name] = ft
+		if d.name != tickImport { // contracts may not import it themselves
+			r.hostFn[d.name] = ft
+		}
 		fn := d.fn
 		b.NewFunctionBuilder().
 			WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, stack []uint64) {
@@ -341,6 +328,9 @@ func (r *Runtime) instantiateHost(ctx context.Context) error {
 					panic(errNoCallState)
 				}
 				s.mod = m
+				if s.gas == nil { // a start function runs before Call binds the global
+					s.bindGas(m)
+				}
 				s.charge(costBase)
 				fn(ctx, s, stack)
 			}), params, results).
@@ -358,6 +348,7 @@ func hostDefs() []hostDef {
 	defs = append(defs, storageDefs()...)
 	defs = append(defs, cryptoDefs()...)
 	defs = append(defs, promiseDefs()...)
+	defs = append(defs, hostDef{tickImport, 0, 0, hostTick})
 	return defs
 }
 

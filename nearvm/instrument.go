@@ -71,13 +71,21 @@ func sectionRank(id byte) int {
 	return int(id)
 }
 
-// prepareModule decodes a contract, replaces an imported env memory with a
-// defined one, caps the memory at maxPages, and injects gas metering: a
-// mutable i64 global (exported as gasGlobalExport) decremented by opCost per
-// instruction at the start of every straight-line run of code, trapping with
-// `unreachable` once it turns negative. initialGas is the global's value
-// before Call sets it (it only matters for a start function).
-func prepareModule(code []byte, maxPages uint32, opCost uint64, initialGas uint64) (*prepared, error) {
+// tickImport is the host function the instrumented code calls when its gas
+// slice runs out (see gas.go). It is appended as the last function import.
+const tickImport = "__nearline_gas_tick"
+
+// prepareModule decodes a contract and rewrites it for the runtime:
+//   - an imported env memory becomes a defined one, and no memory may grow
+//     beyond maxPages;
+//   - gas metering: a mutable i64 global (exported as gasGlobalExport) holds
+//     the current gas slice; every straight-line run of code subtracts opCost
+//     per instruction from it, and every function entry and loop header calls
+//     the env tickImport function when it is negative;
+//   - the tick import shifts every defined function index by one, so calls,
+//     ref.func, exports, the start function and element segments are
+//     renumbered; the debug "name" section is dropped.
+func prepareModule(code []byte, maxPages uint32, opCost uint64) (*prepared, error) {
 	if len(code) < 8 || !bytes.Equal(code[:4], []byte("\x00asm")) || !bytes.Equal(code[4:8], []byte{1, 0, 0, 0}) {
 		return nil, errors.New("not a wasm binary (bad magic or version)")
 	}
@@ -98,6 +106,11 @@ func prepareModule(code []byte, maxPages uint32, opCost uint64, initialGas uint6
 		}
 		if id > 12 {
 			return nil, fmt.Errorf("unknown section id %d", id)
+		}
+		if id == 0 {
+			if name, err := (&reader{buf: payload}).name(); err == nil && name == "name" {
+				continue
+			}
 		}
 		sections = append(sections, section{id: id, payload: payload})
 	}
@@ -145,23 +158,38 @@ func prepareModule(code []byte, maxPages uint32, opCost uint64, initialGas uint6
 		sections = insertSection(sections, section{id: 5, payload: payload})
 	}
 
+	// The tick function: type () -> (), imported last.
+	tickType := uint32(len(types))
+	sections = appendToVecSection(sections, 1, []byte{0x60, 0x00, 0x00})
+	tickEntry := appendName(appendName(nil, "env"), tickImport)
+	tickEntry = appendU32(append(tickEntry, 0x00), tickType)
+	sections = appendToVecSection(sections, 2, tickEntry)
+	m := remapper{imported: uint32(len(p.funcImports))}
+
 	gasIdx := importedGlobal + definedGlobals
-	gasGlobal := []byte{valI64, 0x01, 0x42}
-	gasGlobal = appendS64(gasGlobal, int64(initialGas))
-	gasGlobal = append(gasGlobal, 0x0b)
-	sections = appendToVecSection(sections, 6, gasGlobal)
+	sections = appendToVecSection(sections, 6, []byte{valI64, 0x01, 0x42, 0x00, 0x0b})
 	exportEntry := appendName(nil, gasGlobalExport)
 	exportEntry = append(exportEntry, 0x03)
 	exportEntry = appendU32(exportEntry, gasIdx)
 	sections = appendToVecSection(sections, 7, exportEntry)
 
 	for i, s := range sections {
+		sr := &reader{buf: s.payload}
 		var err error
 		switch s.id {
+		case 6:
+			sections[i].payload, err = m.globals(sr)
 		case 7:
-			err = p.readExports(&reader{buf: s.payload}, types, funcTypeIdx)
+			sections[i].payload, err = p.readExports(sr, types, funcTypeIdx, m)
+		case 8:
+			var start uint32
+			if start, err = sr.u32(); err == nil {
+				sections[i].payload = appendU32(nil, m.fn(start))
+			}
+		case 9:
+			sections[i].payload, err = m.elements(sr)
 		case 10:
-			sections[i].payload, err = instrumentCode(&reader{buf: s.payload}, gasIdx, opCost)
+			sections[i].payload, err = m.code(sr, gasIdx, opCost)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("section %d: %w", s.id, err)
@@ -326,42 +354,46 @@ func clampMemories(r *reader, maxPages uint32) ([]byte, error) {
 	return out, nil
 }
 
-func (p *prepared) readExports(r *reader, types []funcType, funcTypeIdx []uint32) error {
+// readExports records the exported functions' types and returns the export
+// section with function indices renumbered.
+func (p *prepared) readExports(r *reader, types []funcType, funcTypeIdx []uint32, m remapper) ([]byte, error) {
 	n, err := r.u32()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	out := appendU32(nil, n)
+	seenGas := false
 	for i := uint32(0); i < n; i++ {
 		name, err := r.name()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		kind, err := r.byte()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		idx, err := r.u32()
 		if err != nil {
-			return err
-		}
-		if kind != 0x00 {
-			if name == gasGlobalExport && kind == 0x03 && i == n-1 {
-				continue
-			}
-			if name == gasGlobalExport {
-				return fmt.Errorf("export name %q is reserved", name)
-			}
-			continue
+			return nil, err
 		}
 		if name == gasGlobalExport {
-			return fmt.Errorf("export name %q is reserved", name)
+			if seenGas || kind != 0x03 {
+				return nil, fmt.Errorf("export name %q is reserved", name)
+			}
+			seenGas = true
+		}
+		out = append(appendName(out, name), kind)
+		if kind != 0x00 {
+			out = appendU32(out, idx)
+			continue
 		}
 		if int(idx) >= len(funcTypeIdx) || int(funcTypeIdx[idx]) >= len(types) {
-			return fmt.Errorf("export %q: function index %d out of range", name, idx)
+			return nil, fmt.Errorf("export %q: function index %d out of range", name, idx)
 		}
 		p.exports[name] = types[funcTypeIdx[idx]]
+		out = appendU32(out, m.fn(idx))
 	}
-	return nil
+	return out, nil
 }
 
 func insertSection(sections []section, s section) []section {
@@ -396,83 +428,4 @@ func appendToVecSection(sections []section, id byte, entry []byte) []section {
 		return sections
 	}
 	return insertSection(sections, section{id: id, payload: append([]byte{1}, entry...)})
-}
-
-// instrumentCode injects a gas charge at the start of every straight-line
-// run of instructions of every function body.
-func instrumentCode(r *reader, gasIdx uint32, opCost uint64) ([]byte, error) {
-	n, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
-	out := appendU32(make([]byte, 0, len(r.buf)*5/4), n)
-	var body []byte
-	for i := uint32(0); i < n; i++ {
-		size, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		raw, err := r.bytes(int(size))
-		if err != nil {
-			return nil, err
-		}
-		body, err = instrumentBody(body[:0], raw, gasIdx, opCost)
-		if err != nil {
-			return nil, fmt.Errorf("function body %d: %w", i, err)
-		}
-		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
-	}
-	return out, nil
-}
-
-func instrumentBody(out, raw []byte, gasIdx uint32, opCost uint64) ([]byte, error) {
-	r := &reader{buf: raw}
-	groups, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
-	for g := uint32(0); g < groups; g++ {
-		if err := r.skipLEB(5); err != nil {
-			return nil, err
-		}
-		if _, err := r.byte(); err != nil {
-			return nil, err
-		}
-	}
-	out = append(out, raw[:r.pos]...)
-	segStart, count := r.pos, 0
-	for !r.eof() {
-		op, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		if err := skipInstruction(r, op); err != nil {
-			return nil, err
-		}
-		count++
-		if endsSegment(op) {
-			out = appendCharge(out, gasIdx, uint64(count)*opCost)
-			out = append(out, raw[segStart:r.pos]...)
-			segStart, count = r.pos, 0
-		}
-	}
-	if count > 0 {
-		return nil, errors.New("function body does not end with end")
-	}
-	return out, nil
-}
-
-// appendCharge emits: gas -= cost; if gas < 0 { unreachable }.
-func appendCharge(out []byte, gasIdx uint32, cost uint64) []byte {
-	out = append(out, 0x23)
-	out = appendU32(out, gasIdx)
-	out = append(out, 0x42)
-	out = appendS64(out, int64(cost))
-	out = append(out, 0x7d, 0x24)
-	out = appendU32(out, gasIdx)
-	out = append(out, 0x23)
-	out = appendU32(out, gasIdx)
-	// i64.const 0; i64.lt_s; if (empty) unreachable end
-	return append(out, 0x42, 0x00, 0x53, 0x04, 0x40, 0x00, 0x0b)
 }
