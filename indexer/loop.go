@@ -248,7 +248,7 @@ func (ix *Indexer) consume(ctx context.Context, start uint64, prev *store.Cursor
 				return err
 			}
 			ix.cfg.Metrics.committed(stats, prev.Height, time.Since(began))
-			prog.committed(prev.Height, stats.Blocks)
+			prog.committed(prev.Height, stats.Blocks, stats.Rows)
 			if time.Since(lastRevisit) >= ix.cfg.RevisitInterval {
 				lastRevisit = time.Now()
 				if err := ix.revisitTxStatuses(ctx, prev.Height); err != nil {

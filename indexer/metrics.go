@@ -24,6 +24,8 @@ type Metrics struct {
 	headHeight     prometheus.Gauge
 	blocks         prometheus.Counter
 	rows           prometheus.Counter
+	blockRate      prometheus.Gauge
+	rowRate        prometheus.Gauge
 	upstreamErrors *prometheus.CounterVec
 	commitSeconds  prometheus.Histogram
 }
@@ -41,12 +43,16 @@ func NewMetrics() *Metrics {
 			Help: "Blocks committed (rate() gives blocks per second)."}),
 		rows: prometheus.NewCounter(prometheus.CounterOpts{Name: "nearline_indexed_rows_total",
 			Help: "Rows written (rate() gives rows per second)."}),
+		blockRate: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nearline_blocks_per_second",
+			Help: "Blocks committed per second over the last progress interval."}),
+		rowRate: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nearline_rows_per_second",
+			Help: "Rows written per second over the last progress interval."}),
 		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nearline_upstream_errors_total",
 			Help: "Failed upstream attempts by kind (timeout, http_5xx, http_429, malformed, ...)."}, []string{"kind"}),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "nearline_commit_seconds",
 			Help: "Latency of one batch commit.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
 	}
-	m.registry.MustRegister(m.indexedHeight, m.headHeight, m.blocks, m.rows, m.upstreamErrors, m.commitSeconds,
+	m.registry.MustRegister(m.indexedHeight, m.headHeight, m.blocks, m.rows, m.blockRate, m.rowRate, m.upstreamErrors, m.commitSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -65,6 +71,13 @@ func (m *Metrics) UpstreamError(kind string) {
 func (m *Metrics) setHead(height uint64) {
 	if m != nil {
 		m.headHeight.Set(float64(height))
+	}
+}
+
+func (m *Metrics) setRates(blocks, rows float64) {
+	if m != nil {
+		m.blockRate.Set(blocks)
+		m.rowRate.Set(rows)
 	}
 }
 

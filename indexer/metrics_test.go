@@ -36,4 +36,6 @@ func TestMetricsReportProgress(t *testing.T) {
 	require.Contains(t, text, `nearline_upstream_errors_total{kind="http_5xx"} 2`)
 	require.Contains(t, text, "nearline_commit_seconds_count 3\n")
 	require.Regexp(t, `nearline_indexed_rows_total [1-9][0-9]+`, text)
+	require.Regexp(t, `nearline_blocks_per_second [1-9]`, text, "set by the final progress line")
+	require.Regexp(t, `nearline_rows_per_second [1-9]`, text)
 }

@@ -17,6 +17,8 @@ type progress struct {
 	head       uint64
 	blocks     int
 	lastBlocks int
+	rows       int
+	lastRows   int
 	lastAt     time.Time
 }
 
@@ -31,10 +33,11 @@ func (p *progress) setHead(head uint64) {
 	p.mu.Unlock()
 }
 
-func (p *progress) committed(height uint64, blocks int) {
+func (p *progress) committed(height uint64, blocks, rows int) {
 	p.mu.Lock()
 	p.height, p.any = height, true
 	p.blocks += blocks
+	p.rows += rows
 	p.mu.Unlock()
 }
 
@@ -58,19 +61,21 @@ func (ix *Indexer) logProgress(p *progress) {
 	p.mu.Lock()
 	now := time.Now()
 	elapsed := now.Sub(p.lastAt).Seconds()
-	rate := 0.0
+	rate, rowRate := 0.0, 0.0
 	if elapsed > 0 {
 		rate = float64(p.blocks-p.lastBlocks) / elapsed
+		rowRate = float64(p.rows-p.lastRows) / elapsed
 	}
-	p.lastBlocks, p.lastAt = p.blocks, now
+	p.lastBlocks, p.lastRows, p.lastAt = p.blocks, p.rows, now
 	height, head, anyBlock, blocks := p.height, p.head, p.any, p.blocks
 	p.mu.Unlock()
+	ix.cfg.Metrics.setRates(rate, rowRate)
 	if !anyBlock {
 		ix.logger.Info("indexing", "head", head, "blocks", 0)
 		return
 	}
 	attrs := []any{"height", height, "head", head, "lag", int64(head) - int64(height),
-		"blocks", blocks, "blocks_per_second", round1(rate)}
+		"blocks", blocks, "blocks_per_second", round1(rate), "rows_per_second", int64(rowRate)}
 	if p.to != nil && *p.to > height && rate > 0 {
 		eta := time.Duration(float64(*p.to-height) / rate * float64(time.Second))
 		attrs = append(attrs, "eta", eta.Round(time.Second))
