@@ -53,6 +53,15 @@ func (n *Node) Handler() http.Handler {
 	return newFaults(n.cfg.Faults, rpcserve.NewHandler(n, rpcserve.Config{}, n.log))
 }
 
+// HandlerWithFaults is Handler with faults in place of Config.Faults, so
+// one produced chain can be served with and without latency (bench/).
+func (n *Node) HandlerWithFaults(faults FaultConfig) http.Handler {
+	if faults.StallDuration == 0 {
+		faults.StallDuration = 30 * time.Second
+	}
+	return newFaults(faults, rpcserve.NewHandler(n, rpcserve.Config{}, n.log))
+}
+
 // Head returns the height and hash of the last produced block; ok is false
 // before the first block.
 func (n *Node) Head() (height uint64, hash string, ok bool) {
