@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 	"golang.org/x/sync/singleflight"
 )
@@ -21,6 +22,7 @@ type Runtime struct {
 	cfg    Config
 	wasm   wazero.Runtime
 	cache  *moduleCache
+	memory *memoryPool
 	group  singleflight.Group
 	hostFn map[string]funcType // the env functions this runtime provides
 }
@@ -43,6 +45,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg:    cfg,
 		wasm:   wazero.NewRuntimeWithConfig(ctx, wcfg),
 		cache:  newModuleCache(cfg.CacheSize),
+		memory: &memoryPool{},
 		hostFn: map[string]funcType{},
 	}
 	if err := r.instantiateHost(ctx); err != nil {
@@ -169,7 +172,7 @@ type stateKey struct{}
 
 func (r *Runtime) run(ctx context.Context, e *compiledContract, method string, c Context, st Storage) (*Outcome, error) {
 	s := newCallState(r.cfg, c, st)
-	callCtx := context.WithValue(ctx, stateKey{}, s)
+	callCtx := experimental.WithMemoryAllocator(context.WithValue(ctx, stateKey{}, s), r.memory)
 	mod, err := r.wasm.InstantiateModule(callCtx, e.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err != nil {
 		if ctx.Err() != nil {
