@@ -40,6 +40,10 @@ type NodeConfig struct {
 	// TxPollInterval is the wait between two fetches of a status. Default
 	// 250ms.
 	TxPollInterval time.Duration
+	// BehindRetries bounds how often a block the upstream does not know is
+	// asked for again while the upstream's final head is below it. Default
+	// 20.
+	BehindRetries int
 	// Logger receives warnings. Default: discard.
 	Logger *slog.Logger
 }
@@ -59,6 +63,9 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	}
 	if c.TxPollInterval == 0 {
 		c.TxPollInterval = 250 * time.Millisecond
+	}
+	if c.BehindRetries <= 0 {
+		c.BehindRetries = 20
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -128,12 +135,9 @@ func genesisHeight(genesis json.RawMessage) (uint64, error) {
 // state changes the effects name, its transactions' statuses and, for a new
 // epoch, the protocol config.
 func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, error) {
-	raw, err := s.rpc.CallRaw(ctx, "block", map[string]uint64{"block_id": height})
-	if near.IsUnknownBlock(err) {
-		return nil, fmt.Errorf("block %d: %w", height, ErrNoBlock)
-	}
+	raw, err := s.fetchBlock(ctx, height)
 	if err != nil {
-		return nil, fmt.Errorf("fetch block %d: %w", height, err)
+		return nil, err
 	}
 	b := &store.Bundle{BlockJSON: raw}
 	if err := json.Unmarshal(raw, &b.Block); err != nil {
@@ -186,6 +190,42 @@ func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, 
 		return nil, fmt.Errorf("height %d: %w", height, err)
 	}
 	return b, nil
+}
+
+// fetchBlock fetches the block at height. UNKNOWN_BLOCK means the chain
+// skipped the height only when the answering upstream's final head is at or
+// above it: an upstream that is behind (after a failover) is asked again
+// until it catches up, so a lagging node never makes a height look skipped.
+func (s *NodeSource) fetchBlock(ctx context.Context, height uint64) (json.RawMessage, error) {
+	wait := s.cfg.TxPollInterval
+	for attempt := 0; ; attempt++ {
+		raw, err := s.rpc.CallRaw(ctx, "block", map[string]uint64{"block_id": height})
+		if err == nil {
+			return raw, nil
+		}
+		if !near.IsUnknownBlock(err) {
+			return nil, fmt.Errorf("fetch block %d: %w", height, err)
+		}
+		head, herr := s.FinalHead(ctx)
+		if herr != nil {
+			return nil, fmt.Errorf("confirm block %d is skipped: %w", height, herr)
+		}
+		if head >= height {
+			return nil, fmt.Errorf("block %d: %w", height, ErrNoBlock)
+		}
+		if attempt >= s.cfg.BehindRetries {
+			return nil, fmt.Errorf("block %d: upstream final head %d is still below it", height, head)
+		}
+		s.cfg.Logger.Warn("upstream is behind; asking again", "height", height, "head", head)
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 }
 
 // changeKinds maps a block effect type to the EXPERIMENTAL_changes request

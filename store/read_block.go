@@ -130,26 +130,38 @@ func (s *Store) BlockEffects(ctx context.Context, height uint64) ([]near.StateCh
 // given accounts: accounts in the order asked (repeated when asked twice,
 // as nearcore does), each account's changes in upstream order.
 func (s *Store) StateChanges(ctx context.Context, height uint64, changeTypes []string, accountIDs []string) ([]near.StateChangeWithCauseView, error) {
+	raws, err := s.StateChangesJSON(ctx, height, changeTypes, accountIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]near.StateChangeWithCauseView, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &out[i]); err != nil {
+			return nil, fmt.Errorf("decode state change at %d: %w", height, err)
+		}
+	}
+	return out, nil
+}
+
+// StateChangesJSON is StateChanges returning each change exactly as the
+// upstream served it (fields the near types do not model included).
+func (s *Store) StateChangesJSON(ctx context.Context, height uint64, changeTypes []string, accountIDs []string) ([]json.RawMessage, error) {
 	if err := s.blockExists(ctx, height); err != nil {
 		return nil, err
 	}
 	rows, _ := s.pool.Query(ctx, `SELECT account_id, view::text FROM state_changes
 		WHERE block_height = $1 AND change_type = ANY($2) AND account_id = ANY($3)
 		ORDER BY index_in_block`, int64(height), changeTypes, accountIDs)
-	byAccount := map[string][]near.StateChangeWithCauseView{}
+	byAccount := map[string][]json.RawMessage{}
 	var account, view string
 	_, err := pgx.ForEachRow(rows, []any{&account, &view}, func() error {
-		var c near.StateChangeWithCauseView
-		if err := json.Unmarshal([]byte(view), &c); err != nil {
-			return fmt.Errorf("decode state change of %s: %w", account, err)
-		}
-		byAccount[account] = append(byAccount[account], c)
+		byAccount[account] = append(byAccount[account], json.RawMessage(view))
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read state changes at %d: %w", height, err)
 	}
-	out := []near.StateChangeWithCauseView{}
+	out := []json.RawMessage{}
 	for _, id := range accountIDs {
 		out = append(out, byAccount[id]...)
 	}
