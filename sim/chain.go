@@ -34,6 +34,10 @@ type chain struct {
 	chunks   map[string]*chunk
 	txs      map[string]*txRecord
 	receipts map[string]*receiptRecord
+	// received holds data receipts' payloads by data id (nil: the
+	// producing receipt failed); postponed the receipts waiting for them.
+	received  map[string]*[]byte
+	postponed map[string]*receiptRecord
 
 	next      uint64                  // the next height to produce
 	lastChunk []*near.ChunkHeaderView // per shard, the last chunk header

@@ -152,6 +152,25 @@ func TestReceiptsAndState(t *testing.T) {
 		require.Positive(t, kinds[k], k)
 	}
 	require.Positive(t, later)
+	// Callbacks: data receipts travel in chunks, and the receipts that
+	// waited for them executed with the (failed) promise result.
+	dataReceipts, callbacks := 0, 0
+	for _, ch := range c.chunks {
+		for _, r := range ch.view.Receipts {
+			if r.Receipt.Data != nil {
+				dataReceipts++
+				require.Nil(t, r.Receipt.Data.Data, "ft_on_transfer fails on status.near, so the data is null")
+			}
+		}
+	}
+	for _, r := range c.receipts {
+		if a := r.view.Receipt.Action; a != nil && len(a.InputDataIDs) > 0 && r.executed {
+			callbacks++
+			require.Equal(t, "ft_resolve_transfer", a.Actions[0].FunctionCall.MethodName)
+		}
+	}
+	require.Positive(t, dataReceipts)
+	require.Positive(t, callbacks)
 	causes := map[string]int{}
 	types := map[string]int{}
 	implicit := 0
@@ -274,4 +293,11 @@ func TestBase58MatchesNear(t *testing.T) {
 			require.Equal(t, near.Base58Encode(b), b58(b), "%x", b)
 		}
 	}
+}
+
+func TestAmounts(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "1000000000000000000000000", nearAmount(1).String())
+	require.Equal(t, "1000000000000000000000", milliNEAR(1).String())
+	require.Equal(t, "1000000000000000000000000000000000", nearAmount(1_000_000_000).String())
 }

@@ -21,11 +21,20 @@ type contractKind struct {
 	account  string // genesis account it is deployed on
 	initFn   string
 	initArgs string
+	// setup are change calls made at genesis after the init call.
+	setup []genesisCall
+}
+
+type genesisCall struct {
+	method, args string
+	depositMilli uint64
 }
 
 var contractKinds = []contractKind{
 	{name: "status_message", account: "status.near"},
-	{name: "fungible_token", account: "ft.near", initFn: "new_default_meta", initArgs: `{"owner_id":"ft.near","total_supply":"1000000000000000000000000000000000"}`},
+	{name: "fungible_token", account: "ft.near", initFn: "new_default_meta", initArgs: `{"owner_id":"ft.near","total_supply":"1000000000000000000000000000000000"}`,
+		// status.near receives ft_transfer_call (and fails it: no ft_on_transfer).
+		setup: []genesisCall{{method: "storage_deposit", args: `{"account_id":"status.near"}`, depositMilli: 100}}},
 	{name: "guestbook_rs", account: "guestbook.near"},
 	{name: "non_fungible_token", account: "nft.near", initFn: "new_default_meta", initArgs: `{"owner_id":"nft.near"}`},
 }
@@ -62,12 +71,12 @@ func fromVM(u nearvm.U128) near.U128 { return near.U128{Hi: u.Hi, Lo: u.Lo} }
 
 // callOutcome is what a change-mode call did.
 type callOutcome struct {
-	gas             uint64
-	logs            []string
-	ret             []byte
-	failure         json.RawMessage // receipt status when the call failed
-	receipts        []*receiptRecord
-	returnedReceipt string
+	gas      uint64
+	logs     []string
+	ret      []byte
+	failure  json.RawMessage // receipt status when the call failed
+	receipts []*receiptRecord
+	returned *receiptRecord
 }
 
 // callContract runs a FunctionCall action of receipt r on the receiver's
@@ -98,6 +107,14 @@ func (e *executor) callContract(r *receiptRecord, work *near.Account, fc *near.F
 		PrepaidGas:           fc.Gas,
 		RandomSeed:           hashBytes([]byte("seed"), []byte(e.prevHash)),
 		Validators:           c.validatorStakes(),
+	}
+	for _, id := range act.InputDataIDs {
+		d := c.received[id]
+		if d == nil {
+			vctx.PromiseResults = append(vctx.PromiseResults, nearvm.PromiseResult{Status: nearvm.PromiseFailed})
+		} else {
+			vctx.PromiseResults = append(vctx.PromiseResults, nearvm.PromiseResult{Status: nearvm.PromiseSuccessful, Data: *d})
+		}
 	}
 	out, err := c.vm.rt.Call(context.Background(), code, codeHash, fc.MethodName, vctx, stateStorage{c.st, id, e.height})
 	var fce *nearvm.FunctionCallError
@@ -136,7 +153,20 @@ func (e *executor) callContract(r *receiptRecord, work *near.Account, fc *near.F
 		}
 		res.receipts = append(res.receipts, nr)
 		if out.ReturnedReceipt == i {
-			res.returnedReceipt = nr.view.ReceiptID
+			res.returned = nr
+		}
+	}
+	// promise_then: the dependency sends its result to the callback.
+	for j, p := range out.Receipts {
+		for _, i := range p.DependsOn {
+			if i < 0 || i >= len(res.receipts) {
+				continue
+			}
+			dataID := hashOf([]byte("data"), []byte(res.receipts[i].view.ReceiptID), []byte(res.receipts[j].view.ReceiptID))
+			from := res.receipts[i].view.Receipt.Action
+			from.OutputDataReceivers = append(from.OutputDataReceivers, near.DataReceiverView{DataID: dataID, ReceiverID: p.ReceiverID})
+			to := res.receipts[j].view.Receipt.Action
+			to.InputDataIDs = append(to.InputDataIDs, dataID)
 		}
 	}
 	return res, nil

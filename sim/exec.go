@@ -194,17 +194,43 @@ func actionError(index int, kind any) json.RawMessage {
 // receiptResult is what executing a receipt's actions produced.
 type receiptResult struct {
 	status   json.RawMessage
+	value    []byte // the returned value (for data receipts)
 	logs     []string
 	fnGas    uint64 // gas burnt inside contracts
 	receipts []*receiptRecord
+	returned *receiptRecord   // the promise the call returned, if any
+	data     []*receiptRecord // data receipts (not listed in the outcome)
 	failed   bool
+}
+
+// receiveData stores a data receipt's payload and runs the receipt that
+// waited for it once it has all its inputs.
+func (e *executor) receiveData(s int, d *near.DataReceiptView) error {
+	c := e.c
+	c.received[d.DataID] = d.Data
+	r := c.postponed[d.DataID]
+	if r == nil {
+		return nil
+	}
+	delete(c.postponed, d.DataID)
+	return e.execReceipt(s, r)
 }
 
 func (e *executor) execReceipt(s int, r *receiptRecord) error {
 	c := e.c
+	if d := r.view.Receipt.Data; d != nil {
+		return e.receiveData(s, d)
+	}
 	act := r.view.Receipt.Action
 	if act == nil {
 		return nil
+	}
+	// A receipt waiting for data (a callback) runs once all of it arrived.
+	for _, id := range act.InputDataIDs {
+		if _, ok := c.received[id]; !ok {
+			c.postponed[id] = r
+			return nil
+		}
 	}
 	cause := near.StateChangeCauseView{Type: "receipt_processing", ReceiptHash: r.view.ReceiptID}
 	isRefund := r.view.PredecessorID == systemAccount
@@ -245,6 +271,30 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 				res.receipts = append(res.receipts, e.refundReceipt(r, r.view.PredecessorID, dep, 1))
 			}
 		}
+	}
+	// The result goes to the receipts waiting for it, unless the call
+	// returned a promise: then that promise's receipt inherits them.
+	if len(act.OutputDataReceivers) > 0 {
+		if res.returned != nil {
+			ra := res.returned.view.Receipt.Action
+			ra.OutputDataReceivers = append(ra.OutputDataReceivers, act.OutputDataReceivers...)
+		} else {
+			var data *[]byte
+			if !res.failed {
+				v := append([]byte{}, res.value...)
+				data = &v
+			}
+			for i, dr := range act.OutputDataReceivers {
+				res.data = append(res.data, &receiptRecord{txHash: r.txHash, view: near.ReceiptView{
+					PredecessorID: r.view.ReceiverID, ReceiverID: dr.ReceiverID,
+					ReceiptID: hashOf([]byte("datareceipt"), []byte(r.view.ReceiptID), u64bytes(uint64(i))),
+					Receipt:   near.ReceiptEnumView{Data: &near.DataReceiptView{DataID: dr.DataID, Data: data}},
+				}})
+			}
+		}
+	}
+	for _, dr := range res.data {
+		c.outgoing[s] = append(c.outgoing[s], dr)
 	}
 	ids := make([]string, 0, len(res.receipts))
 	for _, nr := range res.receipts {
@@ -406,9 +456,11 @@ func (e *executor) applyActions(r *receiptRecord) (*receiptResult, error) {
 				return res, nil
 			}
 			res.status = successValue(out.ret)
+			res.value = out.ret
 			res.receipts = append(res.receipts, out.receipts...)
-			if out.returnedReceipt != "" {
-				res.status = successReceipt(out.returnedReceipt)
+			if out.returned != nil {
+				res.returned = out.returned
+				res.status = successReceipt(out.returned.view.ReceiptID)
 			}
 		case a.DeleteAccount != nil:
 			e.deleteAccount(id, work, a.DeleteAccount.BeneficiaryID, r, res)

@@ -17,7 +17,8 @@ func nearAmount(n uint64) near.U128 { return milliNEAR(n * 1000) }
 
 // milliNEAR returns n thousandths of a NEAR in yoctoNEAR (n*10^21).
 func milliNEAR(n uint64) near.U128 {
-	v, _ := near.U128From64(1_000_000_000_000_000_000).Mul64(n)
+	v, _ := near.U128From64(1_000_000_000_000_000_000).Mul64(1000) // 10^21
+	v, _ = v.Mul64(n)
 	return v
 }
 

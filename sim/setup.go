@@ -22,6 +22,8 @@ func newChain(ctx context.Context, cfg Config) (*chain, error) {
 		chunks:    map[string]*chunk{},
 		txs:       map[string]*txRecord{},
 		receipts:  map[string]*receiptRecord{},
+		received:  map[string]*[]byte{},
+		postponed: map[string]*receiptRecord{},
 		next:      cfg.GenesisHeight,
 		lastChunk: make([]*near.ChunkHeaderView, cfg.Shards),
 		outgoing:  make([][]*receiptRecord, cfg.Shards),
@@ -94,25 +96,29 @@ func (c *chain) deployGenesisContract(ctx context.Context, a genesisAccount, acc
 	if kind.initFn == "" {
 		return nil
 	}
-	out, err := c.vm.rt.Call(ctx, code, hash, kind.initFn, nearvm.Context{
-		CurrentAccountID: a.id, SignerAccountID: a.id, PredecessorAccountID: a.id,
-		SignerAccountPK: publicKeyBorsh(publicKey(c.cfg.Seed, a.id, 0)),
-		Input:           []byte(kind.initArgs), BlockHeight: g,
-		BlockTimestamp: uint64(genesisTime.UnixNano()), StorageUsage: acc.StorageUsage,
-		AccountBalance: toVM(acc.Amount), PrepaidGas: 100_000_000_000_000,
-		RandomSeed: hashBytes([]byte("genesis"), u64bytes(c.cfg.Seed)),
-	}, stateStorage{c.st, a.id, g})
-	if err != nil {
-		return fmt.Errorf("initialise %s on %s: %w", kind.name, a.id, err)
-	}
-	for _, w := range out.Writes {
-		if w.Removed {
-			c.st.putData(a.id, w.Key, g, nil)
-		} else {
-			c.st.putData(a.id, w.Key, g, w.Value)
+	calls := append([]genesisCall{{method: kind.initFn, args: kind.initArgs}}, kind.setup...)
+	for _, call := range calls {
+		out, err := c.vm.rt.Call(ctx, code, hash, call.method, nearvm.Context{
+			CurrentAccountID: a.id, SignerAccountID: a.id, PredecessorAccountID: a.id,
+			SignerAccountPK: publicKeyBorsh(publicKey(c.cfg.Seed, a.id, 0)),
+			Input:           []byte(call.args), BlockHeight: g,
+			BlockTimestamp: uint64(genesisTime.UnixNano()), StorageUsage: acc.StorageUsage,
+			AccountBalance: toVM(acc.Amount), PrepaidGas: 100_000_000_000_000,
+			AttachedDeposit: toVM(milliNEAR(call.depositMilli)),
+			RandomSeed:      hashBytes([]byte("genesis"), u64bytes(c.cfg.Seed)),
+		}, stateStorage{c.st, a.id, g})
+		if err != nil {
+			return fmt.Errorf("genesis call %s on %s: %w", call.method, a.id, err)
 		}
+		for _, w := range out.Writes {
+			if w.Removed {
+				c.st.putData(a.id, w.Key, g, nil)
+			} else {
+				c.st.putData(a.id, w.Key, g, w.Value)
+			}
+		}
+		acc.StorageUsage = out.StorageUsage
 	}
-	acc.StorageUsage = out.StorageUsage
 	return nil
 }
 

@@ -78,6 +78,7 @@ var txKinds = []kindWeight{
 	{4, (*generator).guestbook},
 	{3, (*generator).ftRegister},
 	{3, (*generator).ftTransfer},
+	{2, (*generator).ftTransferCall},
 	{2, (*generator).nftMint},
 	{3, (*generator).stake},
 	{3, (*generator).deleteAccount},
@@ -267,6 +268,17 @@ func (g *generator) ftTransfer(h uint64) (txPlan, bool) {
 	to := g.ftUsers[g.r.IntN(len(g.ftUsers))]
 	amount := fmt.Sprint(1 + g.r.IntN(1_000_000))
 	return g.plan("ft.near", "ft.near", call("ft_transfer", `{"receiver_id":"`+to+`","amount":"`+amount+`"}`, 30, near.U128From64(1)))
+}
+
+// ftTransferCall sends tokens to status.near, which has no ft_on_transfer:
+// the call fails and the token contract's callback refunds them, through a
+// data receipt.
+func (g *generator) ftTransferCall(h uint64) (txPlan, bool) {
+	if g.c.vm == nil {
+		return txPlan{}, false
+	}
+	args := fmt.Sprintf(`{"receiver_id":"status.near","amount":"%d","msg":"height %d"}`, 1+g.r.IntN(1000), h)
+	return g.plan("ft.near", "ft.near", call("ft_transfer_call", args, 100, near.U128From64(1)))
 }
 
 func (g *generator) nftMint(h uint64) (txPlan, bool) {
