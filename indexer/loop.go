@@ -49,7 +49,7 @@ func (ix *Indexer) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := ix.setChunkFloor(ctx, start); err != nil {
+	if err := ix.prepareSource(ctx, start); err != nil {
 		return err
 	}
 	attrs := []any{"from", start, "workers", ix.cfg.Workers, "batch_size", ix.cfg.BatchSize}
@@ -293,9 +293,9 @@ func link(prev *store.Cursor, start uint64, b *store.Bundle) ([]uint64, error) {
 	return skipped, nil
 }
 
-// chunkFloorSetter is implemented by Sources that fetch the chunks a block
-// repeats from before the archive (NodeSource).
-type chunkFloorSetter interface{ SetChunkFloor(height uint64) }
+// preparer is implemented by Sources that want to know, at the start of a
+// run, the lowest height the archive will hold (NodeSource).
+type preparer interface{ Prepare(chunkFloor uint64) }
 
 // earliestBlocker is implemented by Sinks that know their lowest block
 // (*store.Store).
@@ -303,9 +303,9 @@ type earliestBlocker interface {
 	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
 }
 
-// setChunkFloor tells the source the lowest height the archive will hold.
-func (ix *Indexer) setChunkFloor(ctx context.Context, start uint64) error {
-	setter, ok := ix.src.(chunkFloorSetter)
+// prepareSource tells the source the lowest height the archive will hold.
+func (ix *Indexer) prepareSource(ctx context.Context, start uint64) error {
+	p, ok := ix.src.(preparer)
 	if !ok {
 		return nil
 	}
@@ -319,6 +319,6 @@ func (ix *Indexer) setChunkFloor(ctx context.Context, start uint64) error {
 			return err
 		}
 	}
-	setter.SetChunkFloor(floor)
+	p.Prepare(floor)
 	return nil
 }

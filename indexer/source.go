@@ -92,11 +92,17 @@ func NewNodeSource(rpc RPC, cfg NodeConfig) *NodeSource {
 
 var _ Source = (*NodeSource)(nil)
 
-// SetChunkFloor tells the source the lowest height the archive holds: a
-// block that repeats a chunk included below it (a missing chunk) also
-// fetches that chunk, which no earlier bundle carried. The indexer calls it
-// before fetching.
-func (s *NodeSource) SetChunkFloor(height uint64) { s.chunkFloor.Store(height) }
+// Prepare is called by the indexer at the start of each Run with the lowest
+// height the archive holds: a block that repeats a chunk included below it
+// (a missing chunk) also fetches that chunk, which no earlier bundle
+// carried. It also forgets which epochs' protocol configs were fetched, as a
+// failed run may not have committed them.
+func (s *NodeSource) Prepare(chunkFloor uint64) {
+	s.chunkFloor.Store(chunkFloor)
+	s.mu.Lock()
+	clear(s.epochs)
+	s.mu.Unlock()
+}
 
 // FinalHead returns the height of the upstream's latest final block.
 func (s *NodeSource) FinalHead(ctx context.Context) (uint64, error) {
