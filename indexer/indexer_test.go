@@ -129,7 +129,11 @@ func TestResumeAfterCancelAtRandomPoints(t *testing.T) {
 	for ; runs < 500; runs++ {
 		ix, err := indexer.New(indexer.Config{To: ptr(80), Workers: 3, BatchSize: 6}, src, s, nil)
 		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(10+rand.IntN(150))*time.Millisecond)
+		timeout := time.Duration(10+rand.IntN(150)) * time.Millisecond
+		if runs == 0 {
+			timeout = 30 * time.Millisecond // too short for all 80 heights
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		err = ix.Run(ctx)
 		cancel()
 		require.NoError(t, err)
