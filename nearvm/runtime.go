@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -24,7 +25,9 @@ type Runtime struct {
 	cache  *moduleCache
 	memory *memoryPool
 	group  singleflight.Group
-	hostFn map[string]funcType // the env functions this runtime provides
+	// compiles counts contract compilations (tests check warm calls skip them).
+	compiles atomic.Int64
+	hostFn   map[string]funcType // the env functions this runtime provides
 }
 
 // New builds a Runtime with cfg (zero fields take their defaults).
@@ -123,6 +126,7 @@ func (r *Runtime) contract(ctx context.Context, code []byte, key string) (*compi
 }
 
 func (r *Runtime) compile(ctx context.Context, code []byte, key string) (*compiledContract, error) {
+	r.compiles.Add(1)
 	start := time.Now()
 	e := &compiledContract{key: key}
 	p, err := prepareModule(code, r.cfg.MemoryLimitPages, wasmOpCost)
