@@ -203,3 +203,26 @@ func TestClientConfigValidation(t *testing.T) {
 	_, err = NewClient(ClientConfig{Endpoints: []string{"localhost:3030"}})
 	require.Error(t, err)
 }
+
+func TestClientHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	var first atomic.Int64
+	var waited atomic.Int64
+	srv, count := rpcServer(t, func(n int64, _ string, w http.ResponseWriter) {
+		if n == 1 {
+			first.Store(time.Now().UnixNano())
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		waited.Store(time.Now().UnixNano() - first.Load())
+		okResult(w, `1`)
+	})
+	cfg := fastConfig(srv.URL)
+	cfg.MaxBackoff = 2 * time.Second
+	c, err := NewClient(cfg)
+	require.NoError(t, err)
+	require.NoError(t, c.Call(context.Background(), "block", nil, nil))
+	require.Equal(t, int64(2), count.Load())
+	require.GreaterOrEqual(t, time.Duration(waited.Load()), 900*time.Millisecond, "waited for Retry-After")
+}
