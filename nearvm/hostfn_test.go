@@ -273,4 +273,3 @@ func TestLogs(t *testing.T) {
 	_, err = callModule(t, r, m, "odd_utf16", viewCtx("c.near", nil), nil)
 	requireFCE(t, err, `{"ExecutionError":"String encoding is bad UTF-16 sequence."}`)
 }
-
