@@ -5,6 +5,7 @@ import (
 	"crypto/sha512"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -81,34 +82,45 @@ const b58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 // b58 is base58 (Bitcoin alphabet) without big integers: the sim encodes
 // hundreds of thousands of hashes and signatures, and math/big dominated.
-// It matches near.Base58Encode byte for byte.
+// It works in limbs of ten base-58 digits (58^10 < 2^64) and matches
+// near.Base58Encode byte for byte.
 func b58(in []byte) string {
+	const limbBase = 430804206899405824 // 58^10
 	zeros := 0
 	for zeros < len(in) && in[zeros] == 0 {
 		zeros++
 	}
-	buf := make([]byte, len(in)*138/100+1) // base-58 digits, big-endian
-	high := len(buf) - 1
+	limbs := make([]uint64, 0, len(in)/7+1) // little-endian limbs
 	for _, b := range in[zeros:] {
-		carry := int(b)
-		j := len(buf) - 1
-		for ; j > high || carry != 0; j-- {
-			carry += 256 * int(buf[j])
-			buf[j] = byte(carry % 58)
-			carry /= 58
+		carry := uint64(b)
+		for i := range limbs {
+			// limb < 58^10 < 2^59, so limb*256 + carry fits in 2^67: split.
+			hi, lo := bits.Mul64(limbs[i], 256)
+			lo, c := bits.Add64(lo, carry, 0)
+			hi += c
+			q, r := bits.Div64(hi, lo, limbBase)
+			limbs[i], carry = r, q
 		}
-		high = j
+		for carry > 0 {
+			limbs = append(limbs, carry%limbBase)
+			carry /= limbBase
+		}
 	}
-	i := 0
-	for i < len(buf) && buf[i] == 0 {
-		i++
+	digits := make([]byte, 0, len(limbs)*10+zeros)
+	for i, l := range limbs {
+		for range 10 {
+			if i == len(limbs)-1 && l == 0 {
+				break
+			}
+			digits = append(digits, b58Alphabet[l%58])
+			l /= 58
+		}
 	}
-	out := make([]byte, 0, zeros+len(buf)-i)
 	for range zeros {
-		out = append(out, '1')
+		digits = append(digits, '1')
 	}
-	for ; i < len(buf); i++ {
-		out = append(out, b58Alphabet[buf[i]])
+	for i, j := 0, len(digits)-1; i < j; i, j = i+1, j-1 {
+		digits[i], digits[j] = digits[j], digits[i]
 	}
-	return string(out)
+	return string(digits)
 }

@@ -15,7 +15,10 @@
 //	genesis := node.Genesis()                 // nearcore genesis.json (WriteGenesis)
 //
 // *Node implements rpcserve.Backend, so a test may also call its methods
-// directly (node.Query, node.Block, ...).
+// directly (node.Query, node.Block, ...). HandlerWithFaults serves the same
+// chain with other faults; Config.Runtime lets many nodes share one nearvm
+// runtime (and its compile cache); Produce/ProduceTo/NextHeight drive
+// production step by step without Run.
 //
 // Invariants a reader must know:
 //   - Determinism: the chain is a function of the Config fields marked
@@ -38,6 +41,8 @@
 //     carries it (the chunk's `receipts`) and the receiver's shard has a chunk;
 //     a local receipt (signer == receiver) executes at once; refunds and
 //     contract promises follow as receipts from "system" or the contract.
+//     A callback (promise_then) waits, postponed, for its data receipts; data
+//     receipts travel in chunks but have no outcome, as in nearcore.
 //     Causes: transaction_processing, receipt_processing,
 //     action_receipt_gas_reward, validator_accounts_update.
 //   - State is kept as history (versions per account, key, code, data key),
