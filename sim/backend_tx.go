@@ -138,17 +138,22 @@ func (c *chain) finalStatus(id string) json.RawMessage {
 	return nil
 }
 
-// Validators answers `validators` for [null], null, {}, [block_id] or
-// {"block_id": ...}: the epoch of that block (default the head's).
+// Validators answers `validators` for [null], null, {}, [block_id],
+// {"block_id": ...} or {"epoch_id": ...}: that epoch (default the head's),
+// counted up to its last block so far. An unknown block or epoch is
+// UNKNOWN_EPOCH.
 func (n *Node) Validators(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	c := n.chain
-	ref := near.BlockReference{Finality: near.FinalityFinal}
+	if c.head() == nil {
+		return nil, near.NotSyncedYet()
+	}
 	trimmed := bytes.TrimSpace(params)
 	var arr []json.RawMessage
 	var obj struct {
 		BlockID json.RawMessage `json:"block_id"`
+		EpochID *string         `json:"epoch_id"`
 	}
 	var idRaw json.RawMessage
 	switch {
@@ -158,18 +163,26 @@ func (n *Node) Validators(_ context.Context, params json.RawMessage) (json.RawMe
 	case trimmed[0] == '{' && json.Unmarshal(trimmed, &obj) == nil:
 		idRaw = obj.BlockID
 	default:
-		return nil, near.ParseError("Failed parsing args: expected [block_id], [null] or {\"block_id\": ...}")
+		return nil, near.ParseError("Failed parsing args: expected [block_id], [null], {\"block_id\": ...} or {\"epoch_id\": ...}")
 	}
-	if len(idRaw) > 0 && !bytes.Equal(bytes.TrimSpace(idRaw), []byte("null")) {
+	b := c.head()
+	switch {
+	case obj.EpochID != nil:
+		b = nil
+		for _, blk := range c.blocks { // the epoch's last block so far
+			if blk.epochID == *obj.EpochID {
+				b = blk
+			}
+		}
+	case len(idRaw) > 0 && !bytes.Equal(bytes.TrimSpace(idRaw), []byte("null")):
 		var id near.BlockID
 		if err := json.Unmarshal(idRaw, &id); err != nil {
 			return nil, near.ParseError("Failed parsing args: " + err.Error())
 		}
-		ref = near.BlockReference{BlockID: &id}
+		b, _ = c.lookup(near.BlockReference{BlockID: &id})
 	}
-	b, err := c.blockFor(ref)
-	if err != nil {
-		return nil, err
+	if b == nil || c.gcd(b.height) {
+		return nil, near.HandlerError("UNKNOWN_EPOCH", nil, "Epoch not found")
 	}
 	view := c.epochValidators(b)
 	out, err := json.Marshal(view)

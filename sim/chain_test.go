@@ -301,3 +301,18 @@ func TestAmounts(t *testing.T) {
 	require.Equal(t, "1000000000000000000000", milliNEAR(1).String())
 	require.Equal(t, "1000000000000000000000000000000000", nearAmount(1_000_000_000).String())
 }
+
+func TestValidatorsParams(t *testing.T) {
+	t.Parallel()
+	n, srv := startNode(t, testConfig(60))
+	head := n.chain.head()
+	byNull := rpcResult(t, srv.URL, "validators", []any{nil})
+	require.JSONEq(t, string(byNull), string(rpcResult(t, srv.URL, "validators", map[string]any{"epoch_id": head.epochID})))
+	require.JSONEq(t, string(byNull), string(rpcResult(t, srv.URL, "validators", map[string]any{"block_id": head.hash})))
+	var v near.EpochValidatorInfo
+	require.NoError(t, json.Unmarshal(rpcResult(t, srv.URL, "validators", []any{n.chain.blocks[2].height}), &v))
+	require.Equal(t, uint64(0), v.EpochStartHeight)
+	require.Equal(t, uint64(1), v.EpochHeight)
+	r := rpc(t, srv.URL, "validators", map[string]any{"epoch_id": zeroHash[:31] + "2"})
+	require.Equal(t, "UNKNOWN_EPOCH", r.Error.Cause.Name)
+}
