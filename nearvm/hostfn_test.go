@@ -48,10 +48,10 @@ func TestRegistersAndContext(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
 	imps, fn := imports(
-		testImport{"write_register", 3, 0}, testImport{"read_register", 2, 0}, testImport{"register_len", 1, 1},
-		testImport{"value_return", 2, 0}, testImport{"current_account_id", 1, 0}, testImport{"block_index", 0, 1},
-		testImport{"block_timestamp", 0, 1}, testImport{"epoch_height", 0, 1}, testImport{"account_balance", 1, 0},
-		testImport{"input", 1, 0}, testImport{"random_seed", 1, 0}, testImport{"prepaid_gas", 0, 1},
+		testImport{name: "write_register", params: 3, results: 0}, testImport{name: "read_register", params: 2, results: 0}, testImport{name: "register_len", params: 1, results: 1},
+		testImport{name: "value_return", params: 2, results: 0}, testImport{name: "current_account_id", params: 1, results: 0}, testImport{name: "block_index", params: 0, results: 1},
+		testImport{name: "block_timestamp", params: 0, results: 1}, testImport{name: "epoch_height", params: 0, results: 1}, testImport{name: "account_balance", params: 1, results: 0},
+		testImport{name: "input", params: 1, results: 0}, testImport{name: "random_seed", params: 1, results: 0}, testImport{name: "prepaid_gas", params: 0, results: 1},
 	)
 	m := testModule{imports: imps, memPages: 1, data: []testData{{100, []byte("xyz")}}, funcs: []testFunc{
 		{export: "echo", body: ops(i64c(0), fn("input"), maxU64, i64c(0), fn("value_return"))},
@@ -106,8 +106,8 @@ func TestStorageHostFunctions(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
 	imps, fn := imports(
-		testImport{"storage_write", 5, 1}, testImport{"storage_read", 3, 1}, testImport{"storage_remove", 3, 1},
-		testImport{"storage_has_key", 2, 1}, testImport{"value_return", 2, 0}, testImport{"storage_iter_prefix", 2, 1},
+		testImport{name: "storage_write", params: 5, results: 1}, testImport{name: "storage_read", params: 3, results: 1}, testImport{name: "storage_remove", params: 3, results: 1},
+		testImport{name: "storage_has_key", params: 2, results: 1}, testImport{name: "value_return", params: 2, results: 0}, testImport{name: "storage_iter_prefix", params: 2, results: 1},
 	)
 	write := func(key, val int64) []byte {
 		return ops(i64c(2), i64c(key), i64c(2), i64c(val), i64c(1), fn("storage_write"))
@@ -155,9 +155,9 @@ func TestHashesAndSignatures(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
 	imps, fn := imports(
-		testImport{"sha256", 3, 0}, testImport{"keccak256", 3, 0}, testImport{"keccak512", 3, 0},
-		testImport{"ripemd160", 3, 0}, testImport{"ecrecover", 7, 1}, testImport{"ed25519_verify", 6, 1},
-		testImport{"value_return", 2, 0},
+		testImport{name: "sha256", params: 3, results: 0}, testImport{name: "keccak256", params: 3, results: 0}, testImport{name: "keccak512", params: 3, results: 0},
+		testImport{name: "ripemd160", params: 3, results: 0}, testImport{name: "ecrecover", params: 7, results: 1}, testImport{name: "ed25519_verify", params: 6, results: 1},
+		testImport{name: "value_return", params: 2, results: 0},
 	)
 	hash := func(name string) testFunc {
 		return testFunc{export: name, body: ops(i64c(3), i64c(0), i64c(1), fn(name), maxU64, i64c(1), fn("value_return"))}
@@ -219,8 +219,8 @@ func TestPromises(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
 	imps, fn := imports(
-		testImport{"promise_batch_create", 2, 1}, testImport{"promise_batch_action_transfer", 2, 0},
-		testImport{"promise_then", 9, 1}, testImport{"promise_return", 1, 0},
+		testImport{name: "promise_batch_create", params: 2, results: 1}, testImport{name: "promise_batch_action_transfer", params: 2, results: 0},
+		testImport{name: "promise_then", params: 9, results: 1}, testImport{name: "promise_return", params: 1, results: 0},
 	)
 	amount := U128FromUint64(1000).littleEndian()
 	m := testModule{imports: imps, memPages: 1,
@@ -254,7 +254,7 @@ func TestPromises(t *testing.T) {
 func TestLogs(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	imps, fn := imports(testImport{"log_utf8", 2, 0}, testImport{"log_utf16", 2, 0})
+	imps, fn := imports(testImport{name: "log_utf8", params: 2, results: 0}, testImport{name: "log_utf16", params: 2, results: 0})
 	utf16 := []byte{'h', 0, 0xe9, 0, 'l', 0, 0x3d, 0xd8, 0x00, 0xde, 0, 0} // "hé" + "l" + U+1F600, NUL-terminated
 	m := testModule{imports: imps, memPages: 1,
 		data: []testData{{0, []byte("plain\x00")}, {100, utf16}, {200, []byte{0xff, 0xfe}}},
@@ -272,4 +272,23 @@ func TestLogs(t *testing.T) {
 	requireFCE(t, err, `{"ExecutionError":"String encoding is bad UTF-8 sequence."}`)
 	_, err = callModule(t, r, m, "odd_utf16", viewCtx("c.near", nil), nil)
 	requireFCE(t, err, `{"ExecutionError":"String encoding is bad UTF-16 sequence."}`)
+}
+
+func TestAbort(t *testing.T) {
+	t.Parallel()
+	r := newTestRuntime(t, Config{})
+	imps, fn := imports(testImport{name: "abort", params: 4, i32Params: true})
+	asString := func(s string) []byte { // AssemblyScript: u32 byte length, then UTF-16LE
+		b := []byte{byte(2 * len(s)), 0, 0, 0}
+		for _, c := range s {
+			b = append(b, byte(c), 0)
+		}
+		return b
+	}
+	m := testModule{imports: imps, memPages: 1,
+		data:  []testData{{0, asString("oops")}, {100, asString("main.ts")}},
+		funcs: []testFunc{{export: "f", body: ops(i32c(4), i32c(104), i32c(12), i32c(3), fn("abort"))}},
+	}
+	_, err := callModule(t, r, m, "f", viewCtx("c.near", nil), nil)
+	requireFCE(t, err, `{"ExecutionError":"Smart contract panicked: oops, filename: \"main.ts\" line: 12 col: 3"}`)
 }

@@ -28,6 +28,11 @@ type Runtime struct {
 	// compiles counts contract compilations (tests check warm calls skip them).
 	compiles atomic.Int64
 	hostFn   map[string]funcType // the env functions this runtime provides
+	// modCfg instantiates contracts: anonymous (so one compiled module can
+	// have many instances), no start exports run, and a fixed random source
+	// (wazero otherwise seeds a fake one per instance; contracts have no WASI
+	// to read it anyway).
+	modCfg wazero.ModuleConfig
 }
 
 // New builds a Runtime with cfg (zero fields take their defaults).
@@ -50,6 +55,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		cache:  newModuleCache(cfg.CacheSize),
 		memory: &memoryPool{},
 		hostFn: map[string]funcType{},
+		modCfg: wazero.NewModuleConfig().WithName("").WithStartFunctions().WithRandSource(zeroReader{}),
 	}
 	if err := r.instantiateHost(ctx); err != nil {
 		_ = r.wasm.Close(ctx)
@@ -177,7 +183,7 @@ type stateKey struct{}
 func (r *Runtime) run(ctx context.Context, e *compiledContract, method string, c Context, st Storage) (*Outcome, error) {
 	s := newCallState(r.cfg, c, st)
 	callCtx := experimental.WithMemoryAllocator(context.WithValue(ctx, stateKey{}, s), r.memory)
-	mod, err := r.wasm.InstantiateModule(callCtx, e.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	mod, err := r.wasm.InstantiateModule(callCtx, e.compiled, r.modCfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("instantiate contract: %w", ctx.Err())
@@ -235,6 +241,14 @@ func trapFromError(err error) *FunctionCallError {
 		}
 	}
 	return wasmTrap("GenericTrap")
+}
+
+// zeroReader is the random source of contract instances.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
 
 func (o *Outcome) clearEffects(storageUsage uint64) {

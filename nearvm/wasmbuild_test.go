@@ -5,8 +5,10 @@ package nearvm
 
 type testImport struct {
 	name    string
-	params  int // i64 parameters
+	params  int // i64 parameters (i32 with i32Params)
 	results int // i64 results
+	// i32Params makes the parameters i32 (AssemblyScript's abort).
+	i32Params bool
 }
 
 type testFunc struct {
@@ -54,7 +56,13 @@ func (m testModule) encode() []byte {
 	var types []byte
 	n := 0
 	for _, imp := range m.imports {
-		types = append(types, i64Type(imp.params, imp.results)...)
+		t := i64Type(imp.params, imp.results)
+		if imp.i32Params {
+			for i := 0; i < imp.params; i++ {
+				t[2+i] = valI32
+			}
+		}
+		types = append(types, t...)
 		n++
 	}
 	for _, f := range m.funcs {
