@@ -261,3 +261,76 @@ func TestCompilationError(t *testing.T) {
 		require.NotNil(t, out)
 	}
 }
+
+func TestModuleWithoutMemoryGetsOne(t *testing.T) {
+	t.Parallel()
+	r := newTestRuntime(t, Config{})
+	// Hand-encoded: no memory section; main calls value_return(0, 0).
+	m := testModule{imports: []testImport{{name: "value_return", params: 2}}, memPages: 1,
+		funcs: []testFunc{{export: "main", body: ops(i64c(0), i64c(0), call(0))}}}
+	stripped := stripExport(t, stripSection(t, m.encode(), 5))
+	out, err := r.Call(context.Background(), stripped, "", "main", viewCtx("c.near", nil), nil)
+	require.NoError(t, err, "host functions need a memory")
+	require.Empty(t, out.ReturnData)
+}
+
+// stripSection removes every section with id from a module.
+func stripSection(t *testing.T, code []byte, id byte) []byte {
+	t.Helper()
+	r := &reader{buf: code, pos: 8}
+	out := append([]byte(nil), code[:8]...)
+	for !r.eof() {
+		start := r.pos
+		sid, err := r.byte()
+		require.NoError(t, err)
+		size, err := r.u32()
+		require.NoError(t, err)
+		_, err = r.bytes(int(size))
+		require.NoError(t, err)
+		if sid != id {
+			out = append(out, code[start:r.pos]...)
+		}
+	}
+	return out
+}
+
+// stripExport rebuilds the export section without the memory export the
+// test assembler always adds.
+func stripExport(t *testing.T, code []byte) []byte {
+	t.Helper()
+	r := &reader{buf: code, pos: 8}
+	out := append([]byte(nil), code[:8]...)
+	for !r.eof() {
+		start := r.pos
+		sid, err := r.byte()
+		require.NoError(t, err)
+		size, err := r.u32()
+		require.NoError(t, err)
+		payload, err := r.bytes(int(size))
+		require.NoError(t, err)
+		if sid != 7 {
+			out = append(out, code[start:r.pos]...)
+			continue
+		}
+		pr := &reader{buf: payload}
+		n, err := pr.u32()
+		require.NoError(t, err)
+		var kept []byte
+		count := uint32(0)
+		for i := uint32(0); i < n; i++ {
+			name, err := pr.name()
+			require.NoError(t, err)
+			kind, err := pr.byte()
+			require.NoError(t, err)
+			idx, err := pr.u32()
+			require.NoError(t, err)
+			if kind == 0x02 {
+				continue
+			}
+			kept = appendU32(append(appendName(kept, name), kind), idx)
+			count++
+		}
+		out = append(out, encodeSection(7, append(appendU32(nil, count), kept...))...)
+	}
+	return out
+}

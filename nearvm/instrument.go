@@ -146,6 +146,11 @@ func prepareModule(code []byte, maxPages uint32, opCost uint64) (*prepared, erro
 			return nil, fmt.Errorf("section %d: %w", s.id, err)
 		}
 	}
+	if memFromImport == nil && !memDefined {
+		// nearcore hands every contract a memory, used or not; host functions
+		// need one.
+		sections = insertSection(sections, section{id: 5, payload: appendLimits([]byte{1}, 1, maxPages)})
+	}
 	if memFromImport != nil {
 		if memDefined {
 			return nil, errors.New("module both imports and defines a memory")
