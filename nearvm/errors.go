@@ -296,3 +296,16 @@ func errECRecover(msg string) *FunctionCallError {
 func errEd25519(msg string) *FunctionCallError {
 	return hostError("Ed25519VerifyInvalidInput", "ED25519 signature verification error: "+msg, "msg", msg)
 }
+
+// ErrCodeDoesNotExist is CompilationError(CodeDoesNotExist), nearcore's
+// error for a call on an account without contract code, for callers that
+// find no code before calling Call.
+func ErrCodeDoesNotExist(accountID string) *FunctionCallError {
+	raw, _ := json.Marshal(map[string]map[string]string{"CodeDoesNotExist": {"account_id": accountID}})
+	return &FunctionCallError{
+		Kind: KindCompilation, Variant: "CodeDoesNotExist",
+		Message:         "cannot find contract code for account " + accountID,
+		debug:           "CodeDoesNotExist { account_id: " + rustQuote(accountID) + " }",
+		compilationJSON: raw,
+	}
+}

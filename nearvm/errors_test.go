@@ -334,3 +334,23 @@ func stripExport(t *testing.T, code []byte) []byte {
 	}
 	return out
 }
+
+func TestViewContextAndCodeDoesNotExist(t *testing.T) {
+	t.Parallel()
+	c := ViewContext("ft.near", []byte(`{}`))
+	require.True(t, c.View)
+	require.Equal(t, "ft.near", c.SignerAccountID)
+	require.Len(t, c.SignerAccountPK, 33)
+
+	r := newTestRuntime(t, Config{})
+	f := loadFixture(t, "fungible_token")
+	_, err := r.Call(context.Background(), f.Code, f.CodeHash, "ft_total_supply", c, nil)
+	requireFCE(t, err, `{"ExecutionError":"Smart contract panicked: The contract is not initialized"}`)
+
+	fce := ErrCodeDoesNotExist("nocode.near")
+	got, err := json.Marshal(fce)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"CompilationError":{"CodeDoesNotExist":{"account_id":"nocode.near"}}}`, string(got))
+	require.Equal(t, `wasm execution failed with error: CompilationError(CodeDoesNotExist { account_id: "nocode.near" })`, fce.LegacyString())
+	require.Equal(t, "cannot find contract code for account nocode.near", fce.Error())
+}

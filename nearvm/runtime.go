@@ -74,7 +74,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 
 // Call runs method of the contract code (whose hash codeHash keys the compile
 // cache; empty means hash the code) with the call context c over the state
-// st.
+// st (nil reads as empty state).
 //
 // A contract failure returns the Outcome so far (logs, gas) together with a
 // *FunctionCallError. Any other error (storage failure, ctx cancelled,

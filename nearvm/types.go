@@ -194,3 +194,21 @@ type Outcome struct {
 	// StorageUsage is the account's storage usage after the call's writes.
 	StorageUsage uint64
 }
+
+// ViewContext is the Context nearcore builds for call_function on accountID
+// with args: the contract account as signer and predecessor, an empty
+// ED25519 signer key, no deposit, the view gas limit, a zero random seed
+// (nearcore uses the state root) and View set. The caller fills in the block
+// (BlockHeight, BlockTimestamp, EpochHeight), the account (AccountBalance,
+// AccountLockedBalance, StorageUsage) and Validators.
+func ViewContext(accountID string, args []byte) Context {
+	return Context{
+		CurrentAccountID:     accountID,
+		SignerAccountID:      accountID,
+		PredecessorAccountID: accountID,
+		SignerAccountPK:      make([]byte, 33), // key type 0 (ED25519), 32 zero bytes
+		Input:                args,
+		RandomSeed:           make([]byte, 32),
+		View:                 true,
+	}
+}
