@@ -24,7 +24,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	blockTime := durationFlag(fs, env, "block-time", "NEARLINE_BLOCK_TIME", def.BlockTime, "time between blocks; 0 produces every block up to --max-height at once")
 	maxHeight := uint64Flag(fs, env, "max-height", "NEARLINE_MAX_HEIGHT", 0, "last height to produce (0 = no limit; required with --block-time 0)")
 	genesisOut := stringFlag(fs, env, "genesis-out", "NEARLINE_GENESIS_OUT", "", "write the chain's genesis.json (config and records) to this file")
-	archival := boolFlag(fs, env, "archival", "NEARLINE_ARCHIVAL", true, "keep every block (the default); see --gc-window")
+	archival := boolFlag(fs, env, "archival", "NEARLINE_ARCHIVAL", true, "keep every block; --archival=false without --gc-window keeps 5 epochs, as a regular nearcore node")
 	gcWindow := uint64Flag(fs, env, "gc-window", "NEARLINE_GC_WINDOW", 0, "act as a regular node that keeps only the last N heights (implies --archival=false)")
 	skipRate := float64Flag(fs, env, "skip-rate", "NEARLINE_SKIP_RATE", def.SkipRate, "fraction of heights with no block")
 	missingChunkRate := float64Flag(fs, env, "missing-chunk-rate", "NEARLINE_MISSING_CHUNK_RATE", def.MissingChunkRate, "fraction of chunks not produced")
@@ -51,6 +51,9 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	if *blockTime == 0 && *maxHeight == 0 {
 		fmt.Fprintln(fs.Output(), "nearline sim: --block-time 0 needs --max-height")
 		return errUsage
+	}
+	if !*archival && *gcWindow == 0 {
+		*gcWindow = 5 * *epochLength // nearcore's gc_num_epochs_to_keep
 	}
 	cfg := sim.Config{
 		Seed: *seed, Shards: *shards, EpochLength: *epochLength,
