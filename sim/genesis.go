@@ -200,5 +200,7 @@ func (n *Node) WriteGenesis(path string) error {
 
 // Genesis returns the chain's genesis: config and records.
 func (n *Node) Genesis() near.GenesisFile {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
 	return near.GenesisFile{GenesisConfig: n.chain.genesis, Records: n.chain.genesisRecords()}
 }

@@ -103,11 +103,15 @@ func (n *Node) ProduceTo(ctx context.Context, height uint64) error {
 
 // Run produces blocks: all of them up to MaxHeight at once when BlockTime
 // is 0, else one height per BlockTime until MaxHeight (or forever). It
-// returns when production is done or ctx ends; the node keeps serving.
+// returns nil when production is done or ctx ends (the node keeps serving
+// what it has), and an error only when production itself fails.
 func (n *Node) Run(ctx context.Context) error {
 	if n.cfg.BlockTime == 0 {
 		start := time.Now()
 		if err := n.ProduceTo(ctx, n.cfg.MaxHeight); err != nil {
+			if ctx.Err() != nil {
+				return nil // shutting down
+			}
 			return err
 		}
 		h, _, _ := n.Head()
@@ -128,6 +132,9 @@ func (n *Node) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 			if err := n.Produce(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil // shutting down
+				}
 				return err
 			}
 			if h, hash, ok := n.Head(); ok {

@@ -145,9 +145,19 @@ func TestRunProducesOnATicker(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
+	srv := startServer(t, n)
+	// Readers run while blocks are made (go test -race checks the locking).
+	go func() {
+		for ctx.Err() == nil {
+			_, _ = n.Query(ctx, near.QueryRequest{Block: near.BlockReference{Finality: "final"}, RequestType: near.QueryViewAccount, AccountID: "alice.near"})
+			_, _ = n.Status(ctx)
+			_ = n.Genesis()
+		}
+	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if h, _, ok := n.Head(); ok && h >= 20 {
+			rpcResult(t, srv, "block", map[string]any{"block_id": h})
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "blocks keep coming")
