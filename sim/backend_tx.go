@@ -102,14 +102,18 @@ func (n *Node) Tx(_ context.Context, req near.TxRequest, withReceipts bool) (jso
 		}
 		queue = append(queue, r.outcome.Outcome.ReceiptIDs...)
 	}
+	// Every block is final here: FINAL once every receipt ran, EXECUTED
+	// once the outcome is known but refunds are still on their way, and
+	// INCLUDED_FINAL while the transaction is still executing.
 	view.Status = c.finalStatus(t.receiptID)
-	view.FinalExecutionStatus = "FINAL"
-	if !done {
-		view.FinalExecutionStatus = "EXECUTED_OPTIMISTIC"
-	}
-	if view.Status == nil {
+	switch {
+	case view.Status == nil:
 		view.Status = json.RawMessage(`"Started"`)
 		view.FinalExecutionStatus = "INCLUDED_FINAL"
+	case done:
+		view.FinalExecutionStatus = "FINAL"
+	default:
+		view.FinalExecutionStatus = "EXECUTED"
 	}
 	b, err := json.Marshal(view)
 	if err != nil {
