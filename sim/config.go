@@ -34,6 +34,10 @@ type Config struct {
 	// TxsPerBlock is the mean number of transactions per block (chain).
 	// Default 0 (no transactions); DefaultConfig uses 4.
 	TxsPerBlock int
+	// DeployRate, when positive, is the fraction of generated transactions
+	// that deploy a contract (chain). Default 0: the default mix, about 2%
+	// (mainnet sees about 0.1%: bench/ uses 0.001).
+	DeployRate float64
 	// NoContracts leaves the WASM contracts out of genesis and of the
 	// generated transactions (chain). Default false.
 	NoContracts bool
@@ -180,7 +184,7 @@ func (c Config) validate() error {
 		name string
 		v    float64
 	}{{"skip rate", c.SkipRate}, {"missing chunk rate", c.MissingChunkRate}, {"fail-5xx", f.Fail5xx},
-		{"fail-internal", f.FailInternal}, {"fail-malformed", f.FailMalformed}, {"fail-truncated", f.FailTruncated}, {"stall", f.Stall}} {
+		{"deploy rate", c.DeployRate}, {"fail-internal", f.FailInternal}, {"fail-malformed", f.FailMalformed}, {"fail-truncated", f.FailTruncated}, {"stall", f.Stall}} {
 		if err := rate(r.name, r.v); err != nil {
 			return err
 		}

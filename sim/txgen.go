@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 
 	"github.com/nearline/nearline/near"
@@ -99,15 +100,7 @@ func (g *generator) generate(h uint64, produced []bool) [][]txPlan {
 	g.produced = produced
 	n := g.r.IntN(2*g.c.cfg.TxsPerBlock + 1)
 	for range n {
-		pick := g.r.IntN(total)
-		var kind kindWeight
-		for _, k := range txKinds {
-			if pick < k.weight {
-				kind = k
-				break
-			}
-			pick -= k.weight
-		}
+		kind := g.drawKind(total)
 		p, ok := kind.make(g, h)
 		if !ok {
 			continue
@@ -116,6 +109,28 @@ func (g *generator) generate(h uint64, produced []bool) [][]txPlan {
 		out[s] = append(out[s], p)
 	}
 	return out
+}
+
+// drawKind picks a transaction kind by weight; with DeployRate set, deploys
+// come at that rate and every other kind by weight among the rest.
+func (g *generator) drawKind(total int) kindWeight {
+	rate := g.c.cfg.DeployRate
+	if rate > 0 && g.r.Float64() < rate {
+		return kindWeight{make: (*generator).deployContract}
+	}
+	for {
+		pick := g.r.IntN(total)
+		for _, k := range txKinds {
+			if pick >= k.weight {
+				pick -= k.weight
+				continue
+			}
+			if rate > 0 && reflect.ValueOf(k.make).Pointer() == reflect.ValueOf((*generator).deployContract).Pointer() {
+				break // drawn again
+			}
+			return k
+		}
+	}
 }
 
 func (g *generator) exists(id string) bool { return g.c.st.accountAt(id, g.c.next) != nil }
