@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 
 	"github.com/nearline/nearline/near"
 )
@@ -38,6 +39,9 @@ type chain struct {
 	// producing receipt failed); postponed the receipts waiting for them.
 	received  map[string]*[]byte
 	postponed map[string]*receiptRecord
+	// execMu guards txs, receipts, received and postponed while the shards
+	// of a block execute in parallel.
+	execMu sync.Mutex
 
 	next      uint64                  // the next height to produce
 	lastChunk []*near.ChunkHeaderView // per shard, the last chunk header

@@ -108,8 +108,13 @@ func (e *executor) callContract(r *receiptRecord, work *near.Account, fc *near.F
 		RandomSeed:           hashBytes([]byte("seed"), []byte(e.prevHash)),
 		Validators:           c.validatorStakes(),
 	}
-	for _, id := range act.InputDataIDs {
-		d := c.received[id]
+	c.execMu.Lock()
+	inputs := make([]*[]byte, len(act.InputDataIDs))
+	for i, id := range act.InputDataIDs {
+		inputs[i] = c.received[id]
+	}
+	c.execMu.Unlock()
+	for _, d := range inputs {
 		if d == nil {
 			vctx.PromiseResults = append(vctx.PromiseResults, nearvm.PromiseResult{Status: nearvm.PromiseFailed})
 		} else {

@@ -2,6 +2,9 @@ package sim
 
 import (
 	"encoding/json"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/near"
 )
@@ -44,22 +47,46 @@ func (e *executor) run(produced []bool) error {
 		c.outgoing[s] = nil
 	}
 	plans := c.gen.generate(e.height, produced)
+	// Shards execute in parallel: each touches only its own accounts,
+	// incoming and outgoing receipts, so the result does not depend on the
+	// schedule. Per-shard executors keep their changes apart; they are
+	// merged in shard order (and sorted by trie key afterwards).
+	subs := make([]*executor, len(produced))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for s, ok := range produced {
 		if !ok {
 			continue
 		}
-		queue := c.incoming[s]
-		c.incoming[s] = nil
-		for _, r := range queue {
-			if err := e.execReceipt(s, r); err != nil {
-				return err
+		se := &executor{c: c, height: e.height, prevHash: e.prevHash, shards: e.shards, proposals: map[int][]near.ValidatorStakeView{}}
+		subs[s] = se
+		g.Go(func() error {
+			queue := c.incoming[s]
+			c.incoming[s] = nil
+			for _, r := range queue {
+				if err := se.execReceipt(s, r); err != nil {
+					return err
+				}
 			}
-		}
-		for _, p := range plans[s] {
-			if err := e.processTx(s, p); err != nil {
-				return err
+			for _, p := range plans[s] {
+				if err := se.processTx(s, p); err != nil {
+					return err
+				}
 			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for s, se := range subs {
+		if se == nil {
+			continue
 		}
+		e.changes = append(e.changes, se.changes...)
+		e.executedReceipts = append(e.executedReceipts, se.executedReceipts...)
+		e.newTxs = append(e.newTxs, se.newTxs...)
+		e.proposals[s] = append(e.proposals[s], se.proposals[s]...)
 	}
 	return nil
 }
@@ -139,7 +166,9 @@ func (e *executor) processTx(s int, p txPlan) error {
 		prepaidGas:  execGas + prepaid,
 		pessimistic: pessimistic,
 	}
+	c.execMu.Lock()
 	c.receipts[rid] = r
+	c.execMu.Unlock()
 	rec := &txRecord{view: tx, height: e.height, receiptID: rid}
 	rec.outcome = near.ExecutionOutcomeWithIDView{
 		Proof: e.proof(tx.Hash), ID: tx.Hash,
@@ -148,7 +177,9 @@ func (e *executor) processTx(s int, p txPlan) error {
 			ExecutorID: p.signer, Status: successReceipt(rid), Metadata: txMetadata,
 		},
 	}
+	c.execMu.Lock()
 	c.txs[tx.Hash] = rec
+	c.execMu.Unlock()
 	e.newTxs = append(e.newTxs, rec)
 	w := e.shards[s]
 	w.txs = append(w.txs, tx)
@@ -206,12 +237,14 @@ type receiptResult struct {
 // waited for it once it has all its inputs.
 func (e *executor) receiveData(s int, d *near.DataReceiptView) error {
 	c := e.c
+	c.execMu.Lock()
 	c.received[d.DataID] = d.Data
 	r := c.postponed[d.DataID]
+	delete(c.postponed, d.DataID)
+	c.execMu.Unlock()
 	if r == nil {
 		return nil
 	}
-	delete(c.postponed, d.DataID)
 	return e.execReceipt(s, r)
 }
 
@@ -225,12 +258,15 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 		return nil
 	}
 	// A receipt waiting for data (a callback) runs once all of it arrived.
+	c.execMu.Lock()
 	for _, id := range act.InputDataIDs {
 		if _, ok := c.received[id]; !ok {
 			c.postponed[id] = r
+			c.execMu.Unlock()
 			return nil
 		}
 	}
+	c.execMu.Unlock()
 	cause := near.StateChangeCauseView{Type: "receipt_processing", ReceiptHash: r.view.ReceiptID}
 	isRefund := r.view.PredecessorID == systemAccount
 	res, err := e.applyActions(r)
@@ -298,7 +334,9 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 	ids := make([]string, 0, len(res.receipts))
 	for _, nr := range res.receipts {
 		ids = append(ids, nr.view.ReceiptID)
+		c.execMu.Lock()
 		c.receipts[nr.view.ReceiptID] = nr
+		c.execMu.Unlock()
 		c.outgoing[s] = append(c.outgoing[s], nr)
 	}
 	logs := res.logs

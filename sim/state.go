@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"sort"
+	"sync"
 
 	"github.com/nearline/nearline/near"
 )
@@ -12,6 +13,9 @@ import (
 // the height of the block that wrote them (ascending). A nil value is a
 // deletion. The genesis state is written at the genesis height.
 type state struct {
+	// mu lets the shards of one block execute in parallel: each touches its
+	// own accounts only, but the maps are shared.
+	mu       sync.RWMutex
 	accounts map[string][]accountVersion
 	keys     map[string]map[string][]keyVersion
 	code     map[string][]codeVersion
@@ -55,6 +59,12 @@ func at(n int, heightOf func(int) uint64, height uint64) int {
 }
 
 func (s *state) accountAt(id string, height uint64) *near.Account {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.accountAtNoLock(id, height)
+}
+
+func (s *state) accountAtNoLock(id string, height uint64) *near.Account {
 	vs := s.accounts[id]
 	i := at(len(vs), func(i int) uint64 { return vs[i].height }, height)
 	if i < 0 {
@@ -64,6 +74,12 @@ func (s *state) accountAt(id string, height uint64) *near.Account {
 }
 
 func (s *state) keyAt(id, pk string, height uint64) *near.AccessKeyView {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.keyAtNoLock(id, pk, height)
+}
+
+func (s *state) keyAtNoLock(id, pk string, height uint64) *near.AccessKeyView {
 	vs := s.keys[id][pk]
 	i := at(len(vs), func(i int) uint64 { return vs[i].height }, height)
 	if i < 0 {
@@ -75,9 +91,15 @@ func (s *state) keyAt(id, pk string, height uint64) *near.AccessKeyView {
 // keysAt returns the account's keys at height, sorted as nearcore's trie
 // sorts them (by the borsh bytes of the public key).
 func (s *state) keysAt(id string, height uint64) []near.AccessKeyInfoView {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.keysAtNoLock(id, height)
+}
+
+func (s *state) keysAtNoLock(id string, height uint64) []near.AccessKeyInfoView {
 	var out []near.AccessKeyInfoView
 	for pk := range s.keys[id] {
-		if k := s.keyAt(id, pk, height); k != nil {
+		if k := s.keyAtNoLock(id, pk, height); k != nil {
 			out = append(out, near.AccessKeyInfoView{PublicKey: pk, AccessKey: *k})
 		}
 	}
@@ -88,6 +110,12 @@ func (s *state) keysAt(id string, height uint64) []near.AccessKeyInfoView {
 }
 
 func (s *state) codeAt(id string, height uint64) ([]byte, string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.codeAtNoLock(id, height)
+}
+
+func (s *state) codeAtNoLock(id string, height uint64) ([]byte, string) {
 	vs := s.code[id]
 	i := at(len(vs), func(i int) uint64 { return vs[i].height }, height)
 	if i < 0 || vs[i].code == nil {
@@ -97,6 +125,12 @@ func (s *state) codeAt(id string, height uint64) ([]byte, string) {
 }
 
 func (s *state) dataAt(id string, key []byte, height uint64) []byte {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.dataAtNoLock(id, key, height)
+}
+
+func (s *state) dataAtNoLock(id string, key []byte, height uint64) []byte {
 	vs := s.data[id][string(key)]
 	i := at(len(vs), func(i int) uint64 { return vs[i].height }, height)
 	if i < 0 {
@@ -108,12 +142,18 @@ func (s *state) dataAt(id string, key []byte, height uint64) []byte {
 // stateAt returns the account's contract data under prefix at height, in
 // key order.
 func (s *state) stateAt(id string, prefix []byte, height uint64) []near.StateItem {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.stateAtNoLock(id, prefix, height)
+}
+
+func (s *state) stateAtNoLock(id string, prefix []byte, height uint64) []near.StateItem {
 	var out []near.StateItem
 	for k := range s.data[id] {
 		if !bytes.HasPrefix([]byte(k), prefix) {
 			continue
 		}
-		if v := s.dataAt(id, []byte(k), height); v != nil {
+		if v := s.dataAtNoLock(id, []byte(k), height); v != nil {
 			out = append(out, near.StateItem{Key: []byte(k), Value: v})
 		}
 	}
@@ -122,6 +162,8 @@ func (s *state) stateAt(id string, prefix []byte, height uint64) []near.StateIte
 }
 
 func (s *state) putAccount(id string, height uint64, a *near.Account) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	vs := s.accounts[id]
 	if n := len(vs); n > 0 && vs[n-1].height == height {
 		vs[n-1].account = a
@@ -131,6 +173,8 @@ func (s *state) putAccount(id string, height uint64, a *near.Account) {
 }
 
 func (s *state) putKey(id, pk string, height uint64, k *near.AccessKeyView) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	m := s.keys[id]
 	if m == nil {
 		m = map[string][]keyVersion{}
@@ -145,6 +189,8 @@ func (s *state) putKey(id, pk string, height uint64, k *near.AccessKeyView) {
 }
 
 func (s *state) putCode(id string, height uint64, code []byte, hash string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	vs := s.code[id]
 	if n := len(vs); n > 0 && vs[n-1].height == height {
 		vs[n-1] = codeVersion{height, code, hash}
@@ -154,6 +200,8 @@ func (s *state) putCode(id string, height uint64, code []byte, hash string) {
 }
 
 func (s *state) putData(id string, key []byte, height uint64, value []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	m := s.data[id]
 	if m == nil {
 		m = map[string][]dataVersion{}
