@@ -239,3 +239,22 @@ func TestChainConfigReads(t *testing.T) {
 	_, err = s.ProtocolConfigAt(ctx, 1)
 	require.ErrorIs(t, err, store.ErrNotFound)
 }
+
+func TestStatus(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	st, err := s.Status(ctx)
+	require.NoError(t, err)
+	require.False(t, st.HasCursor)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 5, End: 20, Skipped: map[uint64]bool{8: true, 9: true}})
+	commitRange(t, s, c, 5, 20, 4)
+	st, err = s.Status(ctx)
+	require.NoError(t, err)
+	require.True(t, st.HasCursor)
+	require.Equal(t, store.Cursor{Height: 20, Hash: storetest.BlockHash(20)}, st.Cursor)
+	require.Equal(t, uint64(5), st.EarliestHeight)
+	require.Equal(t, int64(14), st.Blocks)
+	require.Equal(t, int64(2), st.SkippedHeights)
+	require.Zero(t, st.Gaps)
+}
