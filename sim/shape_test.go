@@ -428,6 +428,18 @@ func TestShapes(t *testing.T) {
 		requireShape(t, "rpc/EXPERIMENTAL_tx_status/testnet-HEgnVQ-bowen.json", got,
 			set("metadata", "priority_fee", "priority", "is_promise_yield", "SuccessValue"), set("SuccessReceiptId"))
 	})
+	t.Run("health", func(t *testing.T) {
+		require.JSONEq(t, "null", string(rpcResult(t, url, "health", nil)))
+	})
+	t.Run("block_effects", func(t *testing.T) {
+		b, _ := findChangeBlock(n, near.ChangeAccountUpdate)
+		got := rpcResult(t, url, "block_effects", map[string]any{"block_id": b.height})
+		var v map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(got, &v))
+		// nearcore names the list `changes`; the published interface `block_effects`.
+		require.JSONEq(t, string(v["changes"]), string(v["block_effects"]))
+		requireShape(t, "rpc/EXPERIMENTAL_changes_in_block/testnet-81k9ked-by-hash.json", got, set("block_effects"), nil)
+	})
 	t.Run("validators", func(t *testing.T) {
 		// At the first block with a stake proposal, its epoch lists it.
 		var b *block
