@@ -273,7 +273,7 @@ BEGIN
     ALTER TABLE contract_codes ALTER COLUMN code SET COMPRESSION lz4;
     ALTER TABLE contract_data_history ALTER COLUMN value SET COMPRESSION lz4;
     ALTER TABLE protocol_configs ALTER COLUMN view SET COMPRESSION lz4;
-EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
+EXCEPTION WHEN feature_not_supported OR invalid_parameter_value OR syntax_error THEN
     RAISE NOTICE 'lz4 compression not available, keeping the default';
 END
 $$;
