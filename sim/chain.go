@@ -191,8 +191,8 @@ func (c *chain) produce() error {
 	for _, t := range ex.newTxs {
 		t.outcome.BlockHash = b.hash
 	}
-	// Chunk views are encoded after the block hash is known? No: chunk
-	// headers name the previous block only, so they were final already.
+	// Encode once; reads serve these bytes. (Chunk headers name only the
+	// previous block, so nothing in a chunk depends on this block's hash.)
 	var err error
 	if b.json, err = json.Marshal(b.view); err != nil {
 		return fmt.Errorf("encode block %d: %w", h, err)
@@ -304,7 +304,7 @@ func (c *chain) makeHeader(h uint64, prev *block, prevHash string, epoch uint64,
 	for _, ch := range newChunks {
 		proposals = append(proposals, ch.view.Header.ValidatorProposals...)
 	}
-	ts := uint64(genesisTime.UnixNano()) + (h-c.cfg.GenesisHeight)*1_000_000_000 + uint64(c.rng.IntN(50_000_000))
+	ts := uint64(genesisTime().UnixNano()) + (h-c.cfg.GenesisHeight)*1_000_000_000 + uint64(c.rng.IntN(50_000_000))
 	included := uint64(0)
 	for _, m := range mask {
 		if m {

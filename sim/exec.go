@@ -26,9 +26,9 @@ type executor struct {
 }
 
 // Metadata of execution outcomes, as nearcore 2.x serves them.
-var (
-	txMetadata      = json.RawMessage(`{"version":1,"gas_profile":null}`)
-	receiptMetadata = json.RawMessage(`{"version":3,"gas_profile":[]}`)
+const (
+	txMetadata      = `{"version":1,"gas_profile":null}`
+	receiptMetadata = `{"version":3,"gas_profile":[]}`
 )
 
 func (e *executor) run(produced []bool) error {
@@ -174,7 +174,7 @@ func (e *executor) processTx(s int, p txPlan) error {
 		Proof: e.proof(tx.Hash), ID: tx.Hash,
 		Outcome: near.ExecutionOutcomeView{
 			Logs: []string{}, ReceiptIDs: []string{rid}, GasBurnt: sendGas, TokensBurnt: burnt,
-			ExecutorID: p.signer, Status: successReceipt(rid), Metadata: txMetadata,
+			ExecutorID: p.signer, Status: successReceipt(rid), Metadata: json.RawMessage(txMetadata),
 		},
 	}
 	c.execMu.Lock()
@@ -349,7 +349,7 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 		Proof: e.proof(r.view.ReceiptID), ID: r.view.ReceiptID,
 		Outcome: near.ExecutionOutcomeView{
 			Logs: logs, ReceiptIDs: ids, GasBurnt: gasBurnt, TokensBurnt: tokens,
-			ExecutorID: r.view.ReceiverID, Status: res.status, Metadata: receiptMetadata,
+			ExecutorID: r.view.ReceiverID, Status: res.status, Metadata: json.RawMessage(receiptMetadata),
 		},
 	}
 	e.executedReceipts = append(e.executedReceipts, r)

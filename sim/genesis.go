@@ -24,7 +24,7 @@ func milliNEAR(n uint64) near.U128 {
 
 // genesisTime is the chain's genesis time: fixed, so the chain does not
 // depend on when it runs.
-var genesisTime = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+func genesisTime() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // userNames are the named accounts every chain starts with.
 var userNames = []string{
@@ -110,7 +110,7 @@ func (c *chain) genesisConfig() near.GenesisConfig {
 	}
 	return near.GenesisConfig{
 		ProtocolVersion:                    c.cfg.ProtocolVersion,
-		GenesisTime:                        genesisTime.Format("2006-01-02T15:04:05.000000000Z"),
+		GenesisTime:                        genesisTime().Format("2006-01-02T15:04:05.000000000Z"),
 		ChainID:                            c.cfg.ChainID,
 		GenesisHeight:                      c.cfg.GenesisHeight,
 		NumBlockProducerSeats:              numValidat,
