@@ -21,7 +21,6 @@ type fetched struct {
 // batch is a run of consecutive heights, fetched together.
 type batch struct {
 	results []fetched
-	head    uint64
 }
 
 // Run follows the chain until ctx ends (returning nil: the batch in hand is
@@ -49,6 +48,10 @@ func (ix *Indexer) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if ix.cfg.To != nil && prev != nil && prev.Height >= *ix.cfg.To {
+		ix.logger.Info("already indexed up to --to", "to", *ix.cfg.To, "height", prev.Height)
+		return nil
+	}
 	if err := ix.prepareSource(ctx, start); err != nil {
 		return err
 	}
@@ -63,10 +66,6 @@ func (ix *Indexer) run(ctx context.Context) error {
 	prog := newProgress(start, ix.cfg.To)
 	g, gctx := errgroup.WithContext(ctx)
 	batches := make(chan batch, 1)
-	if ix.cfg.To != nil && prev != nil && prev.Height >= *ix.cfg.To {
-		ix.logger.Info("already indexed up to --to", "to", *ix.cfg.To, "height", prev.Height)
-		return nil
-	}
 	g.Go(func() error {
 		defer close(batches)
 		return ix.produce(gctx, start, batches, prog)
@@ -161,7 +160,7 @@ func (ix *Indexer) produce(ctx context.Context, start uint64, out chan<- batch, 
 			}
 		}
 		select {
-		case out <- batch{results: results, head: head}:
+		case out <- batch{results: results}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
