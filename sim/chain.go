@@ -45,6 +45,7 @@ type chain struct {
 
 	next      uint64                  // the next height to produce
 	lastChunk []*near.ChunkHeaderView // per shard, the last chunk header
+	applied   []appliedChunk          // per shard, results of its last chunk
 	outgoing  [][]*receiptRecord      // per shard, receipts made since its last chunk
 	incoming  [][]*receiptRecord      // per shard, receipts waiting to execute
 	gen       *generator
@@ -232,6 +233,14 @@ func abs(v int) int {
 	return v
 }
 
+// appliedChunk is what applying a shard's chunk produced, reported by the
+// shard's next chunk header.
+type appliedChunk struct {
+	outcomeRoot string
+	gasUsed     uint64
+	burnt       near.U128
+}
+
 // shardWork is what one shard did at one height.
 type shardWork struct {
 	txs      []near.SignedTransactionView
@@ -254,8 +263,17 @@ func (c *chain) makeChunk(h uint64, s int, prevHash string, w *shardWork, propos
 		}
 		txRoot = hashOf(ids...)
 	}
+	// As in nearcore, a chunk header reports the application of the
+	// shard's previous chunk (outcome root, gas used, balance burnt); this
+	// chunk's own results go into the shard's next chunk.
+	prevApplied := c.applied[s]
 	if len(w.outcomes) > 0 {
 		outcomeRoot = hashJSON("outcomes", w.outcomes)
+	}
+	c.applied[s] = appliedChunk{outcomeRoot: outcomeRoot, gasUsed: w.gasUsed, burnt: w.burnt}
+	outcomeRoot = prevApplied.outcomeRoot
+	if outcomeRoot == "" {
+		outcomeRoot = zeroHash
 	}
 	if len(w.receipts) > 0 {
 		ids := make([]string, len(w.receipts))
@@ -273,11 +291,11 @@ func (c *chain) makeChunk(h uint64, s int, prevHash string, w *shardWork, propos
 		HeightCreated:        h,
 		HeightIncluded:       h,
 		ShardID:              uint64(s),
-		GasUsed:              w.gasUsed,
+		GasUsed:              prevApplied.gasUsed,
 		GasLimit:             chunkGasLimit,
 		RentPaid:             near.U128{},
 		ValidatorReward:      near.U128{},
-		BalanceBurnt:         w.burnt,
+		BalanceBurnt:         prevApplied.burnt,
 		OutgoingReceiptsRoot: receiptsRoot,
 		TxRoot:               txRoot,
 		ValidatorProposals:   rawProposals(proposals),

@@ -26,6 +26,7 @@ func newChain(ctx context.Context, cfg Config) (*chain, error) {
 		postponed: map[string]*receiptRecord{},
 		next:      cfg.GenesisHeight,
 		lastChunk: make([]*near.ChunkHeaderView, cfg.Shards),
+		applied:   make([]appliedChunk, cfg.Shards),
 		outgoing:  make([][]*receiptRecord, cfg.Shards),
 		incoming:  make([][]*receiptRecord, cfg.Shards),
 		gasPrice:  near.U128From64(minGasPrice * 2),
