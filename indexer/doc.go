@@ -19,7 +19,16 @@
 //     the loop with an error wrapping ErrContinuity that names the height and
 //     both hashes; the blocks before it are committed, nothing after.
 //   - With To set, Run returns once To is committed; if the chain skipped To,
-//     once the next block (which proves it skipped) is committed.
+//     once the next block (which proves it skipped) is committed. A run whose
+//     To is already committed returns at once.
+//   - NodeSource treats UNKNOWN_BLOCK as "skipped" only when the answering
+//     upstream's final head is at or past the height; an upstream that is
+//     behind (after a failover) is asked again until it catches up.
+//   - A block that repeats a chunk included before the archive's first block
+//     (a missing chunk right after --from) also stores that chunk's view, so
+//     `chunk` by block and shard answers there too.
+//   - Concurrency: Workers blocks are fetched at once, each with up to
+//     NodeConfig.Concurrency calls in flight (chunks, changes, tx statuses).
 //
 // Transaction statuses: NodeSource fetches EXPERIMENTAL_tx_status for each
 // transaction of a block's new chunks together with the block. A status
