@@ -213,7 +213,7 @@ func TestReceiptsAndState(t *testing.T) {
 		require.Positive(t, causes[cause], cause)
 	}
 	for _, typ := range []string{near.ChangeAccountUpdate, near.ChangeAccountDeletion, near.ChangeAccessKeyUpdate, near.ChangeAccessKeyDeletion,
-		near.ChangeDataUpdate, near.ChangeContractCodeUpdate} {
+		near.ChangeDataUpdate, near.ChangeDataDeletion, near.ChangeContractCodeUpdate, near.ChangeContractCodeDeletion} {
 		require.Positive(t, types[typ], typ)
 	}
 	require.Positive(t, implicit, "implicit accounts are created")

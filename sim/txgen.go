@@ -233,13 +233,18 @@ func (g *generator) deployContract(h uint64) (txPlan, bool) {
 	parent := g.pickUser()
 	g.counter++
 	id := fmt.Sprintf("app%d.%s", g.counter, parent)
-	return g.plan(parent, id,
+	p, ok := g.plan(parent, id,
 		near.ActionView{CreateAccount: true},
 		transfer(nearAmount(10)),
 		near.ActionView{AddKey: &near.AddKeyAction{PublicKey: g.key0(id), AccessKey: near.AccessKeyView{}}},
 		near.ActionView{DeployContract: &near.DeployContractAction{Code: code}},
 		call("set_status", `{"message":"deployed at `+fmt.Sprint(h)+`"}`, 30, near.U128{}),
 	)
+	if ok {
+		// Deleting it later deletes its code and data too.
+		g.subs = append(g.subs, id)
+	}
+	return p, ok
 }
 
 var words = []string{"hello", "gm", "building", "shipping", "testing", "indexing", "archival", "nearline", "sharded", "final"}
