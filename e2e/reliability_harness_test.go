@@ -1,0 +1,363 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Helpers shared by the reliability tests (reliability_*_test.go): a
+// simulated chain, per-table checksums of an archive, a reference run of
+// the same chain, process stops, and scraping Prometheus metrics.
+
+// longReliability reports whether the long variants run
+// (NEARLINE_TEST_LONG=1): bigger chains and more kills.
+func longReliability() bool { return os.Getenv("NEARLINE_TEST_LONG") == "1" }
+
+// simChain is a running `nearline sim` whose final head has settled.
+type simChain struct {
+	addr string
+	seed int
+	head uint64
+	c    *client
+	proc *process
+}
+
+func (s *simChain) url() string { return "http://" + s.addr }
+
+// startSim runs a simulator producing every height up to maxHeight at once
+// and waits for its final head to settle.
+func startSim(t *testing.T, seed, maxHeight int, extra ...string) *simChain {
+	t.Helper()
+	return startSimAt(t, freeAddr(t), seed, maxHeight, extra...)
+}
+
+func startSimAt(t *testing.T, addr string, seed, maxHeight int, extra ...string) *simChain {
+	t.Helper()
+	args := append([]string{"sim", "--listen", addr, "--seed", strconv.Itoa(seed), "--shards", "4",
+		"--block-time", "0", "--max-height", strconv.Itoa(maxHeight)}, extra...)
+	p := start(t, args...)
+	c := newClient(addr)
+	c.waitReady(t, time.Minute)
+	head := waitHead(t, c, uint64(maxHeight)-20, 3*time.Minute)
+	return &simChain{addr: addr, seed: seed, head: head, c: c, proc: p}
+}
+
+// indexArgs are the arguments of `nearline index` from upstream (one or
+// more URLs) into dbURL up to the height to.
+func indexArgs(dbURL, upstream string, to uint64, extra ...string) []string {
+	return append([]string{"index", "--database-url", dbURL, "--upstream", upstream,
+		"--to", strconv.FormatUint(to, 10), "--progress-interval", "1h"}, extra...)
+}
+
+// tableSum is the content of one table: its row count and the md5 of its
+// rows in primary-key order.
+type tableSum struct {
+	Rows int64
+	MD5  string
+}
+
+// excludedColumns are bookkeeping columns left out of the checksums: they
+// hold wall-clock times, not chain data.
+var excludedColumns = map[string]bool{"indexer_cursor.updated_at": true}
+
+// tableSums checksums every table of the archive at dbURL (all of
+// migrations/00001_init.sql; goose's own version table is bookkeeping).
+func tableSums(t *testing.T, dbURL string) map[string]tableSum {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("connect for checksums: %v", err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> 'goose_db_version' ORDER BY 1`)
+	if err != nil {
+		t.Fatalf("list tables: %v", err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("list tables: %v", err)
+	}
+	if len(tables) < 19 {
+		t.Fatalf("found %d tables (%v), want every table of the schema", len(tables), tables)
+	}
+	sums := map[string]tableSum{}
+	for _, table := range tables {
+		cols, pk := tableColumns(ctx, t, conn, table)
+		ident := pgx.Identifier{table}.Sanitize()
+		q := fmt.Sprintf(`SELECT count(*), coalesce(md5(string_agg(ROW(%s)::text, E'\n' ORDER BY %s)), '') FROM %s`,
+			strings.Join(cols, ", "), strings.Join(pk, ", "), ident)
+		var s tableSum
+		if err := conn.QueryRow(ctx, q).Scan(&s.Rows, &s.MD5); err != nil {
+			t.Fatalf("checksum %s: %v", table, err)
+		}
+		sums[table] = s
+	}
+	return sums
+}
+
+// tableColumns returns a table's columns (less the excluded ones) and its
+// primary-key columns, all quoted.
+func tableColumns(ctx context.Context, t *testing.T, conn *pgx.Conn, table string) (cols, pk []string) {
+	t.Helper()
+	rows, err := conn.Query(ctx, `SELECT a.attname, coalesce(a.attnum = ANY(i.indkey), false)
+		FROM pg_attribute a
+		LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
+		WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, table)
+	if err != nil {
+		t.Fatalf("columns of %s: %v", table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var inPK bool
+		if err := rows.Scan(&name, &inPK); err != nil {
+			t.Fatalf("columns of %s: %v", table, err)
+		}
+		if excludedColumns[table+"."+name] {
+			continue
+		}
+		q := pgx.Identifier{name}.Sanitize()
+		cols = append(cols, q)
+		if inPK {
+			pk = append(pk, q)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("columns of %s: %v", table, err)
+	}
+	if len(pk) == 0 {
+		pk = cols // no primary key: order by every column
+	}
+	return cols, pk
+}
+
+// referenceSums caches the checksums of uninterrupted runs, by chain.
+var referenceSums = struct {
+	sync.Mutex
+	byChain map[string]map[string]tableSum
+}{byChain: map[string]map[string]tableSum{}}
+
+// reference indexes chain up to its head into a fresh database in one
+// uninterrupted run and returns its checksums (computed once per chain and
+// package run).
+func reference(t *testing.T, chain *simChain) map[string]tableSum {
+	t.Helper()
+	key := fmt.Sprintf("seed=%d head=%d", chain.seed, chain.head)
+	referenceSums.Lock()
+	defer referenceSums.Unlock()
+	if sums, ok := referenceSums.byChain[key]; ok {
+		return sums
+	}
+	dbURL := freshDatabase(t)
+	began := time.Now()
+	if out, err := runToEnd(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
+		t.Fatalf("reference index run: %v\n%s", err, tail(out, 40))
+	}
+	sums := tableSums(t, dbURL)
+	t.Logf("reference run of %s: %s; %s", key, time.Since(began).Round(time.Millisecond), describeSums(sums))
+	for _, table := range []string{"blocks", "chunks", "transactions", "receipts", "actions", "state_changes",
+		"account_history", "access_key_history", "contract_data_history", "transaction_statuses", "indexer_cursor"} {
+		if sums[table].Rows == 0 {
+			t.Fatalf("reference run left %s empty: the comparison would prove nothing", table)
+		}
+	}
+	referenceSums.byChain[key] = sums
+	return sums
+}
+
+func describeSums(sums map[string]tableSum) string {
+	var names []string
+	for n := range sums {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%d", n, sums[n].Rows)
+	}
+	return b.String()
+}
+
+// requireSameSums fails for every table whose content differs.
+func requireSameSums(t *testing.T, want, got map[string]tableSum) {
+	t.Helper()
+	for table, w := range want {
+		g, ok := got[table]
+		if !ok {
+			t.Errorf("table %s missing", table)
+			continue
+		}
+		if g != w {
+			t.Errorf("table %s differs from the uninterrupted run: %d rows md5 %s, want %d rows md5 %s",
+				table, g.Rows, g.MD5, w.Rows, w.MD5)
+		}
+	}
+	for table := range got {
+		if _, ok := want[table]; !ok {
+			t.Errorf("unexpected table %s", table)
+		}
+	}
+}
+
+// stop sends sig to p and waits up to timeout for it to exit; it returns
+// the exit error and whether the process exited in time.
+func stop(t *testing.T, p *process, sig syscall.Signal, timeout time.Duration) (error, bool) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Logf("signal %v: %v", sig, err)
+	}
+	return waitExit(p, timeout)
+}
+
+// waitExit waits up to timeout for p to exit.
+func waitExit(p *process, timeout time.Duration) (error, bool) {
+	select {
+	case err := <-p.done:
+		p.done <- err // for start's cleanup
+		return err, true
+	case <-time.After(timeout):
+		return nil, false
+	}
+}
+
+// exited reports whether p has exited, and how.
+func exited(p *process) (error, bool) {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err, true
+	default:
+		return nil, false
+	}
+}
+
+// adminConn connects to the test server's maintenance database (not one of
+// the test databases), for pg_stat_activity and pg_terminate_backend.
+func adminConn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	base := os.Getenv("NEARLINE_TEST_DATABASE_URL")
+	if base == "" {
+		t.Fatal("NEARLINE_TEST_DATABASE_URL is not set (source /work/notes/env.sh or point it at a PostgreSQL server)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to the test server: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// databaseName is the database a URL names.
+func databaseName(t *testing.T, dbURL string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("parse database url: %v", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if !strings.HasPrefix(name, "nearline_test_") {
+		t.Fatalf("refusing to touch database %q: not a test database", name)
+	}
+	return name
+}
+
+// cursorHeight reads the indexer's cursor (0, false before the first
+// commit or before the schema exists).
+func cursorHeight(ctx context.Context, dbURL string) (uint64, bool) {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return 0, false
+	}
+	defer conn.Close(context.Background())
+	var h uint64
+	if err := conn.QueryRow(ctx, `SELECT height FROM indexer_cursor WHERE name = 'main'`).Scan(&h); err != nil {
+		return 0, false
+	}
+	return h, true
+}
+
+// waitCursor waits until the cursor reaches at least height.
+func waitCursor(t *testing.T, dbURL string, height uint64, timeout time.Duration) uint64 {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		h, ok := cursorHeight(ctx, dbURL)
+		cancel()
+		if ok && h >= height {
+			return h
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cursor did not reach %d within %s (at %d, %v)", height, timeout, h, ok)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// scrapeMetrics reads a Prometheus text exposition into sample → value
+// (sample is the metric name with its labels as written).
+func scrapeMetrics(addr string) (map[string]float64, error) {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: HTTP %d", resp.StatusCode)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		out[line[:i]] = v
+	}
+	return out, sc.Err()
+}
+
+// goErrorMarkers are pieces of Go or driver error text that must never
+// reach a client.
+var goErrorMarkers = []string{"json:", "pgx", "pgconn", "runtime error", "sql", "goroutine", "panic", "SQLSTATE", "dial tcp"}
+
+func leaksGoError(body string) string {
+	lower := strings.ToLower(body)
+	for _, m := range goErrorMarkers {
+		if strings.Contains(lower, strings.ToLower(m)) {
+			return m
+		}
+	}
+	return ""
+}

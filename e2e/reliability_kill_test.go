@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestReliabilitySIGKILLKeepsEveryBlockOnce kills `nearline index` with
+// SIGKILL again and again, half of the time while its commit transaction
+// has written rows, restarts it each time, and checks that once it reaches
+// --to every table holds exactly what an uninterrupted run of the same
+// chain wrote.
+func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
+	heights, kills := 2000, 20
+	if longReliability() {
+		heights, kills = 5000, 60
+	}
+	chain := startSim(t, 21, heights)
+	want := reference(t, chain)
+
+	dbURL := freshDatabase(t)
+	dbName := databaseName(t, dbURL)
+	admin := adminConn(t)
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 7))
+	t.Logf("kill schedule seed %d", seed)
+
+	began := time.Now()
+	done, midCommit, lastCursor, advanced := 0, 0, uint64(0), 0
+	for done < kills {
+		batch := 1 + rng.IntN(16)
+		p := start(t, indexArgs(dbURL, chain.url(), chain.head,
+			"--batch-size", strconv.Itoa(batch), "--workers", "4")...)
+		if done%2 == 0 {
+			// Wait for a commit that has written rows, then kill it a
+			// random moment later (often still inside it).
+			waitWritingTx(t, admin, dbName, p, 20*time.Second)
+			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
+		} else {
+			time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond)
+		}
+		if err, ok := exited(p); ok {
+			if err != nil {
+				t.Fatalf("index exited on its own before kill %d: %v\n%s", done+1, err, tail(p.output(), 30))
+			}
+			t.Fatalf("index reached --to %d after only %d kills: make the chain longer", chain.head, done)
+		}
+		writing := writingTx(t, admin, dbName)
+		if _, ok := stop(t, p, syscall.SIGKILL, 10*time.Second); !ok {
+			t.Fatal("index did not die within 10s of SIGKILL")
+		}
+		done++
+		if writing {
+			midCommit++
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		h, _ := cursorHeight(ctx, dbURL)
+		cancel()
+		if h < lastCursor {
+			t.Fatalf("cursor moved backwards after kill %d: %d < %d", done, h, lastCursor)
+		}
+		if h > lastCursor {
+			advanced++
+		}
+		lastCursor = h
+	}
+	killedAt := lastCursor
+	out, err := runToEnd(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...)
+	if err != nil {
+		t.Fatalf("last restart did not reach --to: %v\n%s", err, tail(out, 40))
+	}
+	elapsed := time.Since(began)
+	got := tableSums(t, dbURL)
+	requireSameSums(t, want, got)
+	if midCommit == 0 {
+		t.Errorf("none of the %d kills landed while a commit had written rows", kills)
+	}
+	if advanced < kills/4 {
+		t.Errorf("the cursor advanced between only %d of %d kills", advanced, kills)
+	}
+	t.Logf("%d SIGKILLs (%d while a commit transaction had written rows; the cursor advanced between %d of them, to %d); "+
+		"the last restart reached --to %d; %s in all; %d tables equal to the uninterrupted run (blocks md5 %s)",
+		kills, midCommit, advanced, killedAt, chain.head, elapsed.Round(time.Millisecond), len(got), got["blocks"].MD5)
+}
+
+// writingTx reports whether a backend of the database has an open
+// transaction that has written something (holds a transaction id).
+func writingTx(t *testing.T, admin *pgx.Conn, dbName string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = $1 AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()`, dbName).Scan(&n); err != nil {
+		t.Fatalf("read pg_stat_activity: %v", err)
+	}
+	return n > 0
+}
+
+// waitWritingTx polls until a writing transaction is open in the database,
+// the process exits, or the timeout passes.
+func waitWritingTx(t *testing.T, admin *pgx.Conn, dbName string, p *process, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if writingTx(t, admin, dbName) {
+			return
+		}
+		if _, ok := exited(p); ok {
+			return
+		}
+		time.Sleep(3 * time.Millisecond)
+	}
+	t.Logf("no writing transaction seen within %s", timeout)
+}
