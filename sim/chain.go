@@ -44,6 +44,7 @@ type chain struct {
 	execMu sync.Mutex
 
 	next      uint64                  // the next height to produce
+	pruned    uint64                  // heights below this are pruned (GC mode)
 	lastChunk []*near.ChunkHeaderView // per shard, the last chunk header
 	applied   []appliedChunk          // per shard, results of its last chunk
 	outgoing  [][]*receiptRecord      // per shard, receipts made since its last chunk
@@ -207,7 +208,30 @@ func (c *chain) produce() error {
 	c.blocks = append(c.blocks, b)
 	c.byHeight[h] = b
 	c.byHash[b.hash] = b
+	c.prune()
 	return nil
+}
+
+// prune frees what a regular node has garbage-collected: the encoded
+// blocks, their changes and the chunks below the earliest kept height.
+// Headers stay (nearcore keeps them too); answers for these heights are
+// errors anyway.
+func (c *chain) prune() {
+	if c.cfg.GCWindow == 0 {
+		return
+	}
+	for ; c.pruned < c.earliest(); c.pruned++ {
+		b := c.byHeight[c.pruned]
+		if b == nil {
+			continue
+		}
+		b.json, b.changes, b.effects = nil, nil, nil
+		for _, hdr := range b.view.Chunks {
+			if ch := c.chunks[hdr.ChunkHash]; ch != nil && ch.height < c.earliest() {
+				delete(c.chunks, hdr.ChunkHash)
+			}
+		}
+	}
 }
 
 // moveGasPrice moves the gas price by up to ±1% (the genesis

@@ -25,7 +25,7 @@ func TestGCWindow(t *testing.T) {
 	head := c.head()
 	var old, recent *block
 	for _, b := range c.blocks {
-		if b.height < head.height-60 && len(b.changes) > 0 {
+		if b.height < head.height-60 {
 			old = b
 		}
 		if b.height > head.height-40 && recent == nil {
