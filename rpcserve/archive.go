@@ -89,6 +89,7 @@ type Archive struct {
 
 	mu           sync.Mutex
 	genesisCache *genesisFacts
+	historyStart *uint64
 }
 
 var _ Backend = (*Archive)(nil)

@@ -39,38 +39,59 @@ func (f flavor) notSynced() *near.Error {
 }
 
 // resolve selects the block ref names. Finality (any of the three) selects
-// the latest indexed block.
+// the latest indexed block. A block_id is looked up first; only when it is
+// not stored does resolve work out why (not synced, above the head, below
+// the archive's start, skipped).
 func (a *Archive) resolve(ctx context.Context, ref near.BlockReference, fl flavor) (near.BlockStamp, error) {
-	latest, latestHash, err := a.store.LatestBlock(ctx)
-	if isNotFound(err) {
-		return near.BlockStamp{}, fl.notSynced()
-	}
-	if err != nil {
-		return near.BlockStamp{}, fmt.Errorf("read latest block: %w", err)
-	}
 	id := ref.BlockID
-	switch {
-	case ref.SyncCheckpoint == "earliest_available":
+	switch ref.SyncCheckpoint {
+	case "earliest_available":
 		h, hash, err := a.store.EarliestBlock(ctx)
+		if isNotFound(err) {
+			return near.BlockStamp{}, fl.notSynced()
+		}
 		if err != nil {
 			return near.BlockStamp{}, fmt.Errorf("read earliest block: %w", err)
 		}
 		return a.checkState(ctx, near.BlockStamp{BlockHeight: h, BlockHash: hash}, fl)
-	case ref.SyncCheckpoint == "genesis":
+	case "genesis":
 		h, err := a.genesisHeight(ctx)
 		if err != nil {
 			return near.BlockStamp{}, err
 		}
 		gid := near.HeightID(h)
 		id = &gid
-	case id == nil:
+	}
+	if id == nil {
+		latest, latestHash, err := a.store.LatestBlock(ctx)
+		if isNotFound(err) {
+			return near.BlockStamp{}, fl.notSynced()
+		}
+		if err != nil {
+			return near.BlockStamp{}, fmt.Errorf("read latest block: %w", err)
+		}
 		return a.checkState(ctx, near.BlockStamp{BlockHeight: latest, BlockHash: latestHash}, fl)
 	}
 
-	if id.IsHeight() {
-		if id.Height > latest {
-			return near.BlockStamp{}, fl.unknown(ref)
-		}
+	stamp, err := a.store.BlockStamp(ctx, *id)
+	if err == nil {
+		return a.checkState(ctx, stamp, fl)
+	}
+	if !isNotFound(err) {
+		return near.BlockStamp{}, fmt.Errorf("read block %s: %w", id, err)
+	}
+	latest, _, err := a.store.LatestBlock(ctx)
+	if isNotFound(err) {
+		return near.BlockStamp{}, fl.notSynced()
+	}
+	if err != nil {
+		return near.BlockStamp{}, fmt.Errorf("read latest block: %w", err)
+	}
+	if !id.IsHeight() {
+		// A hash the archive does not know may be older than its start.
+		return near.BlockStamp{}, &ForwardError{Reason: fl.unknown(ref)}
+	}
+	if id.Height < latest {
 		start, _, err := a.store.EarliestBlock(ctx)
 		if err != nil {
 			return near.BlockStamp{}, fmt.Errorf("read earliest block: %w", err)
@@ -79,18 +100,8 @@ func (a *Archive) resolve(ctx context.Context, ref near.BlockReference, fl flavo
 			return near.BlockStamp{}, &ForwardError{Reason: BeforeArchive(id.Height, start)}
 		}
 	}
-	stamp, err := a.store.BlockStamp(ctx, *id)
-	switch {
-	case isNotFound(err) && id.IsHeight():
-		// A height the chain skipped, or one the archive never saw.
-		return near.BlockStamp{}, fl.unknown(ref)
-	case isNotFound(err):
-		// A hash the archive does not know may be older than its start.
-		return near.BlockStamp{}, &ForwardError{Reason: fl.unknown(ref)}
-	case err != nil:
-		return near.BlockStamp{}, fmt.Errorf("read block %s: %w", id, err)
-	}
-	return a.checkState(ctx, stamp, fl)
+	// A height the chain skipped, or one above the head.
+	return near.BlockStamp{}, fl.unknown(ref)
 }
 
 // checkState makes sure a query's state is known at the block: state
@@ -100,12 +111,9 @@ func (a *Archive) checkState(ctx context.Context, stamp near.BlockStamp, fl flav
 	if fl != queryFlavor {
 		return stamp, nil
 	}
-	start, err := a.store.HistoryStart(ctx)
-	if isNotFound(err) {
-		start, _, err = a.store.EarliestBlock(ctx)
-	}
+	start, err := a.stateStart(ctx)
 	if err != nil {
-		return near.BlockStamp{}, fmt.Errorf("read history start: %w", err)
+		return near.BlockStamp{}, err
 	}
 	if stamp.BlockHeight < start {
 		return near.BlockStamp{}, &ForwardError{Reason: BeforeArchive(stamp.BlockHeight, start)}
@@ -128,4 +136,30 @@ func (a *Archive) genesisHeight(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("decode genesis config: %w", err)
 	}
 	return g.GenesisHeight, nil
+}
+
+// stateStart is where state history is complete: HistoryStart (cached once
+// recorded; it never moves) or, when none is recorded, the first block.
+func (a *Archive) stateStart(ctx context.Context) (uint64, error) {
+	a.mu.Lock()
+	cached := a.historyStart
+	a.mu.Unlock()
+	if cached != nil {
+		return *cached, nil
+	}
+	start, err := a.store.HistoryStart(ctx)
+	if err == nil {
+		a.mu.Lock()
+		a.historyStart = &start
+		a.mu.Unlock()
+		return start, nil
+	}
+	if !isNotFound(err) {
+		return 0, fmt.Errorf("read history start: %w", err)
+	}
+	start, _, err = a.store.EarliestBlock(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read earliest block: %w", err)
+	}
+	return start, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -64,17 +65,17 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	require.ErrorContains(t, err, "open archive")
 }
 
-// slowStore holds LatestBlock until release is closed.
+// slowStore holds BlockStamp until release is closed.
 type slowStore struct {
 	ArchiveStore
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (s *slowStore) LatestBlock(ctx context.Context) (uint64, string, error) {
+func (s *slowStore) BlockStamp(ctx context.Context, id near.BlockID) (near.BlockStamp, error) {
 	s.entered <- struct{}{}
 	<-s.release
-	return s.ArchiveStore.LatestBlock(ctx)
+	return s.ArchiveStore.BlockStamp(ctx, id)
 }
 
 func TestServeFinishesInFlightRequests(t *testing.T) {
@@ -107,8 +108,12 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 		b, err := io.ReadAll(resp.Body)
 		answered <- answer{code: resp.StatusCode, body: string(b), err: err}
 	}()
-	<-st.entered // the request is in flight
-	cancel()     // shutdown begins
+	select { // the request is in flight
+	case <-st.entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the request never reached the store")
+	}
+	cancel() // shutdown begins
 
 	// New connections are refused while the in-flight request waits.
 	require.Eventually(t, func() bool {
