@@ -36,3 +36,25 @@ func BenchmarkArchive(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkArchiveParallel measures concurrent view_account and block
+// requests (the test store's pool has 4 connections).
+func BenchmarkArchiveParallel(b *testing.B) {
+	h := archiveHandler(b, seedStore(b), Config{}, ArchiveConfig{})
+	bodies := []string{
+		`{"id":1,"method":"query","params":{"request_type":"view_account","account_id":"alice.near","block_id":11}}`,
+		`{"id":1,"method":"block","params":{"block_id":11}}`,
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(bodies[i%2])))
+			if rec.Code != http.StatusOK {
+				b.Fatalf("status %d", rec.Code)
+			}
+			i++
+		}
+	})
+}
