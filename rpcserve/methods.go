@@ -65,7 +65,7 @@ func raw(v json.RawMessage, err error) (any, error) {
 }
 
 func blockMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
-	ref, perr := near.ParseBlockReference(params)
+	ref, perr := near.ParseBlockReference(blockParams(params))
 	if perr != nil {
 		return nil, perr
 	}
@@ -73,7 +73,7 @@ func blockMethod(ctx context.Context, b Backend, params json.RawMessage) (any, e
 }
 
 func chunkMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
-	req, perr := near.ParseChunkRequest(params)
+	req, perr := near.ParseChunkRequest(chunkParams(params))
 	if perr != nil {
 		return nil, perr
 	}
