@@ -18,10 +18,15 @@ type rowSet struct {
 	accounts, accessKeys, data, codeHistory, codes, protocols, epochs     [][]any
 	olderChunks                                                           [][]any
 	seenCodes, seenProtocols, seenOlder                                   map[string]bool
+	// epochFirst is the lowest height of each epoch in the batch: the
+	// height a protocol config is recorded at, whichever of the epoch's
+	// blocks (fetched concurrently) happened to carry it.
+	epochFirst map[string]int64
 }
 
 func newRowSet() *rowSet {
-	return &rowSet{seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{}}
+	return &rowSet{seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{},
+		epochFirst: map[string]int64{}}
 }
 
 func numeric(v near.U128) pgtype.Numeric {
@@ -50,6 +55,9 @@ func (r *rowSet) addBundle(b *Bundle) error {
 	blockJSON, err := jsonText(b.BlockJSON, b.Block)
 	if err != nil {
 		return fmt.Errorf("encode block %d: %w", h.Height, err)
+	}
+	if _, ok := r.epochFirst[h.EpochID]; !ok {
+		r.epochFirst[h.EpochID] = height // bundles come in ascending order
 	}
 	var prevHeight *int64
 	if h.PrevHeight != nil {
@@ -91,7 +99,11 @@ func (r *rowSet) addBundle(b *Bundle) error {
 		key := fmt.Sprint(pc.ProtocolVersion)
 		if !r.seenProtocols[key] {
 			r.seenProtocols[key] = true
-			r.protocols = append(r.protocols, []any{int32(pc.ProtocolVersion), height, string(pc.JSON)})
+			first := height
+			if f, ok := r.epochFirst[pc.EpochID]; ok && f < first {
+				first = f
+			}
+			r.protocols = append(r.protocols, []any{int32(pc.ProtocolVersion), first, string(pc.JSON)})
 		}
 	}
 	return nil
