@@ -58,5 +58,10 @@
 //     GARBAGE_COLLECTED_BLOCK; before the first block the node answers
 //     NOT_SYNCED_YET (NO_SYNCED_BLOCKS for query).
 //   - Every block's and chunk's JSON is encoded once, when it is produced;
-//     reads take a read lock and return the cached bytes.
+//     reads take a read lock and return the cached bytes. The shards of a
+//     block execute in parallel (each touches only its own accounts and
+//     receipt queues), with the same result as one after the other.
+//   - Chunk headers report the previous application of their shard
+//     (outcome_root, gas_used, balance_burnt), as nearcore's do; every block
+//     is final at once (final, near-final and optimistic select the head).
 package sim
