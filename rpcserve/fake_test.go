@@ -125,7 +125,12 @@ func (f *fakeBackend) Query(ctx context.Context, req near.QueryRequest) (any, er
 		return near.AccountView{Account: near.Account{Amount: near.U128From64(100), CodeHash: "11111111111111111111111111111111", StorageUsage: 182}, BlockStamp: at}, nil
 	case near.QueryViewState:
 		return near.ViewStateResult{Values: []near.StateItem{{Key: req.Prefix, Value: []byte("v")}}, BlockStamp: at}, nil
+	case near.QueryViewAccessKey:
+		return nil, near.UnknownAccessKey(req.PublicKey, at)
 	case near.QueryCallFunction:
+		if req.MethodName == "nocode" {
+			return nil, CodeDoesNotExist(req.AccountID, at)
+		}
 		return near.CallResult{Result: near.ByteArray(req.Args), Logs: []string{"called " + req.MethodName}, BlockStamp: at}, nil
 	}
 	return nil, near.NoContractCode(req.AccountID, at)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/nearline/nearline/near"
 )
@@ -31,6 +32,14 @@ func methodTable() map[string]methodFunc {
 		"tx":                            txMethod(false),
 		"EXPERIMENTAL_tx_status":        txMethod(true),
 		"validators":                    validatorsMethod,
+		// nearcore 2.x's structured forms of query: the same results, and
+		// errors (CONTRACT_EXECUTION_ERROR, UNKNOWN_ACCESS_KEY) as errors.
+		"EXPERIMENTAL_view_account":         viewMethod(near.QueryViewAccount),
+		"EXPERIMENTAL_view_code":            viewMethod(near.QueryViewCode),
+		"EXPERIMENTAL_view_state":           viewMethod(near.QueryViewState),
+		"EXPERIMENTAL_view_access_key":      viewMethod(near.QueryViewAccessKey),
+		"EXPERIMENTAL_view_access_key_list": viewMethod(near.QueryViewAccessKeyList),
+		"EXPERIMENTAL_call_function":        viewMethod(near.QueryCallFunction),
 	}
 }
 
@@ -156,6 +165,34 @@ func queryMethod(ctx context.Context, b Backend, params json.RawMessage) (any, e
 		return nil, errNoResult
 	}
 	return result, nil
+}
+
+// viewMethod answers an EXPERIMENTAL_view_* / EXPERIMENTAL_call_function
+// method: query's params without request_type, and no legacy results.
+func viewMethod(requestType string) methodFunc {
+	return func(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+		var fields map[string]json.RawMessage
+		if perr := near.DecodeParams(params, &fields); perr != nil {
+			return nil, perr
+		}
+		fields["request_type"] = mustJSON(requestType)
+		withType, err := json.Marshal(fields)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", requestType, err)
+		}
+		req, perr := near.ParseQueryRequest(withType)
+		if perr != nil {
+			return nil, perr
+		}
+		result, err := b.Query(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if result == nil {
+			return nil, errNoResult
+		}
+		return result, nil
+	}
 }
 
 func gasPriceMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
