@@ -316,3 +316,22 @@ func TestValidatorsParams(t *testing.T) {
 	r := rpc(t, srv.URL, "validators", map[string]any{"epoch_id": zeroHash[:31] + "2"})
 	require.Equal(t, "UNKNOWN_EPOCH", r.Error.Cause.Name)
 }
+
+func TestGenesisHeight(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(1100)
+	cfg.GenesisHeight = 1000
+	n, srv := startNode(t, cfg)
+	r := rpc(t, srv.URL, "block", map[string]any{"block_id": 999})
+	require.Equal(t, "UNKNOWN_BLOCK", r.Error.Cause.Name)
+	var g near.BlockView
+	require.NoError(t, json.Unmarshal(rpcResult(t, srv.URL, "block", map[string]any{"sync_checkpoint": "genesis"}), &g))
+	require.Equal(t, uint64(1000), g.Header.Height)
+	var gc near.GenesisConfig
+	require.NoError(t, json.Unmarshal(rpcResult(t, srv.URL, "genesis_config", nil), &gc))
+	require.Equal(t, uint64(1000), gc.GenesisHeight)
+	require.Positive(t, len(n.chain.txs))
+	var v near.AccountView
+	require.NoError(t, json.Unmarshal(rpcResult(t, srv.URL, "query", map[string]any{"request_type": "view_account", "account_id": "alice.near", "block_id": 1000}), &v))
+	require.Equal(t, nearAmount(1_000_000), v.Amount)
+}
