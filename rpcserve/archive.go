@@ -53,6 +53,10 @@ type ArchiveConfig struct {
 	// CodeCacheSize is how many contracts' code (by hash) are kept in
 	// memory for view calls. Default 64; negative disables the cache.
 	CodeCacheSize int
+	// HealthMaxLag makes `health` fail with NO_NEW_BLOCKS when the latest
+	// indexed block's timestamp is older than this. Default 0: off (an
+	// archive of a chain that stopped is still healthy).
+	HealthMaxLag time.Duration
 }
 
 // DefaultViewStateLimit is a regular nearcore node's view_state limit.

@@ -3,6 +3,7 @@ package rpcserve
 import (
 	"encoding/base64"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -178,4 +179,18 @@ func TestArchiveForwardsWhatItLacks(t *testing.T) {
 	okResult(t, h, "block", map[string]any{"block_id": 11}, &b)
 	require.Equal(t, uint64(11), b.Header.Height)
 	require.Equal(t, "UNKNOWN_BLOCK", errCause(t, h, "block", map[string]any{"block_id": seedSkip}).CauseName())
+}
+
+func TestArchiveHealthMaxLag(t *testing.T) {
+	t.Parallel()
+	st := seedStore(t)
+	// The seeded blocks are from 2023: far older than a minute.
+	stale := archiveHandler(t, st, Config{}, ArchiveConfig{HealthMaxLag: time.Minute})
+	e := errCause(t, stale, "health", nil)
+	require.Equal(t, "NO_NEW_BLOCKS", e.CauseName())
+	require.Contains(t, string(e.Data), "No blocks for")
+	lenient := archiveHandler(t, st, Config{}, ArchiveConfig{HealthMaxLag: 100 * 365 * 24 * time.Hour})
+	res, rerr := rpc(t, lenient, "health", nil)
+	require.Nil(t, rerr)
+	require.Equal(t, "null", string(res))
 }

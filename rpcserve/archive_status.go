@@ -88,16 +88,31 @@ func (a *Archive) Validators(context.Context, json.RawMessage) (json.RawMessage,
 	return nil, &ForwardError{Reason: NotServed("validators")}
 }
 
-// Health reports NOT_SYNCED_YET until the first block is indexed.
+// Health reports NOT_SYNCED_YET until the first block is indexed and, with
+// HealthMaxLag set, NO_NEW_BLOCKS while the latest block is older than it.
 func (a *Archive) Health(ctx context.Context) error {
-	_, _, err := a.store.LatestBlock(ctx)
+	latest, _, err := a.store.LatestBlock(ctx)
 	if isNotFound(err) {
 		return near.NotSyncedYet()
 	}
 	if err != nil {
 		return fmt.Errorf("read latest block: %w", err)
 	}
-	return nil
+	if a.cfg.HealthMaxLag <= 0 {
+		return nil
+	}
+	head, err := a.header(ctx, latest)
+	if err != nil {
+		return err
+	}
+	lag := time.Since(time.Unix(0, int64(head.Timestamp)))
+	if lag <= a.cfg.HealthMaxLag {
+		return nil
+	}
+	secs := uint64(lag / time.Second)
+	nanos := uint64(lag % time.Second)
+	return near.HandlerError("NO_NEW_BLOCKS", map[string]any{"elapsed": map[string]uint64{"secs": secs, "nanos": nanos}},
+		fmt.Sprintf("No blocks for %s", lag.Round(time.Millisecond)))
 }
 
 // Status reports the archive in nearcore's status shape: the latest and

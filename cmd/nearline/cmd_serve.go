@@ -24,6 +24,7 @@ type serveFlags struct {
 	maxConcurrent         *int
 	shutdownTimeout       *time.Duration
 	maxConns              *int
+	healthMaxLag          *time.Duration
 }
 
 func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveFlags {
@@ -48,6 +49,7 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, "most HTTP requests handled at once")
 	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", 10*time.Second, "time in-flight requests get to finish on shutdown")
 	f.maxConns = intFlag(fs, env, connsName, connsEnv, 20, "PostgreSQL pool size of the server")
+	f.healthMaxLag = durationFlag(fs, env, "health-max-lag", "NEARLINE_HEALTH_MAX_LAG", 0, "health fails (NO_NEW_BLOCKS) when the latest indexed block is older than this (0 = off)")
 	return f
 }
 
@@ -77,7 +79,7 @@ func (f *serveFlags) serveConfig(env *environment, databaseURL, upstream string)
 			Forward:        upstream,
 			CORSOrigins:    splitList(*f.corsOrigins),
 		},
-		Archive:         rpcserve.ArchiveConfig{ViewStateLimit: limit},
+		Archive:         rpcserve.ArchiveConfig{ViewStateLimit: limit, HealthMaxLag: *f.healthMaxLag},
 		MaxConns:        int32(*f.maxConns),
 		ShutdownTimeout: *f.shutdownTimeout,
 		Logger:          env.logger,
