@@ -128,7 +128,10 @@ func (e *executor) processTx(s int, p txPlan) error {
 	burnt := mul(price, sendGas)
 	cost := add(add(burnt, mul(pessimistic, execGas+prepaid)), deposit)
 	if acc.Amount.Cmp(cost) < 0 {
-		return nil
+		return nil // nearcore would reject it: not enough balance
+	}
+	if fc := key.Permission.FunctionCall; fc != nil && fc.Allowance != nil && fc.Allowance.Cmp(cost) < 0 {
+		return nil // nearcore would reject it: the key's allowance is spent
 	}
 	nonce := key.Nonce + 1
 	tx := near.SignedTransactionView{
