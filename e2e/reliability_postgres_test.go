@@ -271,4 +271,3 @@ func splitFields(s string) []string {
 	}
 	return out
 }
-
