@@ -70,6 +70,11 @@ type Config struct {
 	// stored before they were FINAL are fetched again (when the Source and
 	// Sink support it). Default 10s.
 	RevisitInterval time.Duration
+	// DatabaseRetry bounds how long a Sink call failing with a transient
+	// database error (store.IsTransient: connection terminated, server
+	// restarting, ...) is retried with backoff before Run gives up.
+	// Default 10m.
+	DatabaseRetry time.Duration
 	// Metrics, when set, receives the loop's metrics.
 	Metrics *Metrics
 }
@@ -89,6 +94,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RevisitInterval == 0 {
 		c.RevisitInterval = 10 * time.Second
+	}
+	if c.DatabaseRetry == 0 {
+		c.DatabaseRetry = 10 * time.Minute
 	}
 	return c
 }

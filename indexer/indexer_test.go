@@ -2,12 +2,16 @@ package indexer_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/indexer"
@@ -159,7 +163,8 @@ func (f *failingSink) Commit(ctx context.Context, bundles []store.Bundle) (store
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(3000))*time.Microsecond)
 	defer cancel()
 	_, err := f.Store.Commit(cctx, bundles)
-	return store.CommitStats{}, errors.Join(errors.New("sink failed mid-commit"), err)
+	// %v, not %w: a permanent failure, so Run returns and is restarted.
+	return store.CommitStats{}, fmt.Errorf("sink failed mid-commit: %v", err)
 }
 
 func TestResumeAfterSinkFailsMidCommit(t *testing.T) {
@@ -282,4 +287,52 @@ func TestRestartAfterToIsANoOp(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, uint64(30), h, "a second run with the same --to indexes nothing more")
 	}
+}
+
+// flakySink fails its first commits the way a terminated connection does.
+type flakySink struct {
+	*store.Store
+	failures int
+}
+
+func (f *flakySink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
+	if f.failures > 0 {
+		f.failures--
+		return store.CommitStats{}, fmt.Errorf("commit: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"})
+	}
+	return f.Store.Commit(ctx, bundles)
+}
+
+func TestTransientDatabaseErrorsAreRetried(t *testing.T) {
+	t.Parallel()
+	c := testChain()
+	s := storetest.NewStore(t)
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))
+	sink := &flakySink{Store: s, failures: 3}
+	ix, err := indexer.New(indexer.Config{To: ptr(40), BatchSize: 10}, newFakeSource(c, 100), sink, logger)
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(context.Background()))
+	require.Zero(t, sink.failures)
+	require.Equal(t, 3, strings.Count(logs.String(), "database unavailable; retrying"))
+	require.Equal(t, reference(t, c, 1, 40), digest(t, s))
+
+	// A permanent error is not retried.
+	sink = &flakySink{Store: storetest.NewStore(t)}
+	bad := &failingSink{Store: sink.Store, failAt: 1}
+	ix, err = indexer.New(indexer.Config{To: ptr(40), BatchSize: 10, DatabaseRetry: time.Second}, newFakeSource(c, 100), bad, nil)
+	require.NoError(t, err)
+	require.ErrorContains(t, ix.Run(context.Background()), "sink failed mid-commit")
+	require.Equal(t, 1, bad.commits)
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -41,7 +41,7 @@ func (ix *Indexer) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("fetch genesis config: %w", err)
 	}
-	if err := ix.sink.PutGenesisConfig(ctx, genesis); err != nil {
+	if err := ix.retryDB(ctx, "store genesis config", func() error { return ix.sink.PutGenesisConfig(ctx, genesis) }); err != nil {
 		return err
 	}
 	start, prev, err := ix.plan(ctx, genesis)
@@ -87,7 +87,12 @@ func (ix *Indexer) run(ctx context.Context) error {
 // plan returns the first height to fetch and the block it must link to
 // (nil when the archive has nothing below it).
 func (ix *Indexer) plan(ctx context.Context, genesis []byte) (uint64, *store.Cursor, error) {
-	cur, ok, err := ix.sink.Cursor(ctx)
+	var cur store.Cursor
+	var ok bool
+	err := ix.retryDB(ctx, "read cursor", func() (err error) {
+		cur, ok, err = ix.sink.Cursor(ctx)
+		return err
+	})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -108,7 +113,11 @@ func (ix *Indexer) plan(ctx context.Context, genesis []byte) (uint64, *store.Cur
 		}
 		start = h
 	}
-	before, ok, err := ix.sink.BlockBefore(ctx, start)
+	var before store.Cursor
+	err = ix.retryDB(ctx, "read block before start", func() (err error) {
+		before, ok, err = ix.sink.BlockBefore(ctx, start)
+		return err
+	})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -242,7 +251,11 @@ func (ix *Indexer) consume(ctx context.Context, start uint64, prev *store.Cursor
 		}
 		if len(out) > 0 {
 			began := time.Now()
-			stats, err := ix.sink.Commit(ctx, out)
+			var stats store.CommitStats
+			err := ix.retryDB(ctx, "commit", func() (err error) {
+				stats, err = ix.sink.Commit(ctx, out)
+				return err
+			})
 			if err != nil {
 				return err
 			}
@@ -250,7 +263,8 @@ func (ix *Indexer) consume(ctx context.Context, start uint64, prev *store.Cursor
 			prog.committed(prev.Height, stats.Blocks, stats.Rows)
 			if time.Since(lastRevisit) >= ix.cfg.RevisitInterval {
 				lastRevisit = time.Now()
-				if err := ix.revisitTxStatuses(ctx, prev.Height); err != nil {
+				height := prev.Height
+				if err := ix.retryDB(ctx, "revisit tx statuses", func() error { return ix.revisitTxStatuses(ctx, height) }); err != nil {
 					return err
 				}
 			}
@@ -310,7 +324,11 @@ func (ix *Indexer) prepareSource(ctx context.Context, start uint64) error {
 	}
 	floor := start
 	if e, ok := ix.sink.(earliestBlocker); ok {
-		h, _, err := e.EarliestBlock(ctx)
+		var h uint64
+		err := ix.retryDB(ctx, "read earliest block", func() (err error) {
+			h, _, err = e.EarliestBlock(ctx)
+			return err
+		})
 		switch {
 		case err == nil:
 			floor = min(floor, h)
