@@ -189,6 +189,9 @@ func TestArchiveHealthMaxLag(t *testing.T) {
 	e := errCause(t, stale, "health", nil)
 	require.Equal(t, "NO_NEW_BLOCKS", e.CauseName())
 	require.Contains(t, string(e.Data), "No blocks for")
+	var status near.StatusView
+	okResult(t, stale, "status", nil, &status)
+	require.True(t, status.SyncInfo.Syncing)
 	lenient := archiveHandler(t, st, Config{}, ArchiveConfig{HealthMaxLag: 100 * 365 * 24 * time.Hour})
 	res, rerr := rpc(t, lenient, "health", nil)
 	require.Nil(t, rerr)

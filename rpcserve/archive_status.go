@@ -105,18 +105,25 @@ func (a *Archive) Health(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lag := time.Since(time.Unix(0, int64(head.Timestamp)))
-	if lag <= a.cfg.HealthMaxLag {
+	if !a.lagging(head) {
 		return nil
 	}
+	lag := time.Since(time.Unix(0, int64(head.Timestamp)))
 	secs := uint64(lag / time.Second)
 	nanos := uint64(lag % time.Second)
 	return near.HandlerError("NO_NEW_BLOCKS", map[string]any{"elapsed": map[string]uint64{"secs": secs, "nanos": nanos}},
 		fmt.Sprintf("No blocks for %s", lag.Round(time.Millisecond)))
 }
 
+// lagging reports whether head is older than HealthMaxLag (never when the
+// check is off).
+func (a *Archive) lagging(head blockHeader) bool {
+	return a.cfg.HealthMaxLag > 0 && time.Since(time.Unix(0, int64(head.Timestamp))) > a.cfg.HealthMaxLag
+}
+
 // Status reports the archive in nearcore's status shape: the latest and
-// earliest indexed blocks, syncing while nothing is indexed yet.
+// earliest indexed blocks; syncing while nothing is indexed yet or, with
+// HealthMaxLag set, while the latest block is older than it.
 func (a *Archive) Status(ctx context.Context) (json.RawMessage, error) {
 	view := near.StatusView{
 		Version:       near.NodeVersion{Version: a.cfg.Version, Build: a.cfg.Version, RustcVersion: ""},
@@ -173,7 +180,7 @@ func (a *Archive) Status(ctx context.Context) (json.RawMessage, error) {
 		LatestBlockHeight:   head.Height,
 		LatestStateRoot:     head.PrevStateRoot,
 		LatestBlockTime:     headerTime(head),
-		Syncing:             false,
+		Syncing:             a.lagging(head),
 		EarliestBlockHash:   &first.Hash,
 		EarliestBlockHeight: &first.Height,
 		EarliestBlockTime:   &earliestTime,

@@ -125,10 +125,25 @@ func (h *handler) call(ctx context.Context, c call) (resp []byte) {
 		return h.fail(ctx, c, err)
 	}
 	var buf bytes.Buffer
+	if raw, ok := result.(json.RawMessage); ok {
+		buf.Grow(len(raw) + len(c.id) + 40)
+	}
+	buf.WriteString(`{"jsonrpc":"2.0","result":`)
 	if err := encodeInto(&buf, result); err != nil {
 		return h.fail(ctx, c, fmt.Errorf("encode %s result: %w", c.method, err))
 	}
-	return h.encodeResponse(near.Response{JSONRPC: "2.0", Result: buf.Bytes(), ID: c.id})
+	// The envelope around the result is written here rather than by
+	// encodeResponse: encoding near.Response would validate and compact
+	// the (already compact) result a second time, which for stored block
+	// and chunk views was a sixth of the server's CPU.
+	buf.WriteString(`,"id":`)
+	if len(c.id) == 0 {
+		buf.WriteString("null")
+	} else if err := compactInto(&buf, c.id); err != nil {
+		return h.encodeResponse(near.Response{JSONRPC: "2.0", Result: buf.Bytes()[len(`{"jsonrpc":"2.0","result":`):], ID: c.id})
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
 }
 
 // fail turns a method's error into its response: forwarded, a NEAR error
