@@ -15,13 +15,21 @@ import (
 	"github.com/nearline/nearline/near"
 )
 
-const fixturesDir = "/work/shared/fixtures"
+// fixturesDir holds the recorded responses (shared/fixtures beside the
+// repository; NEARLINE_FIXTURES overrides). They are third-party data and
+// stay out of the repository.
+func fixturesDir() string {
+	if d := os.Getenv("NEARLINE_FIXTURES"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "shared", "fixtures")
+}
 
 func fixturePath(t *testing.T, rel string) string {
 	t.Helper()
-	p := filepath.Join(fixturesDir, rel)
+	p := filepath.Join(fixturesDir(), rel)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("fixture %s: %v (the shape tests need /work/shared/fixtures)", rel, err)
+		t.Fatalf("fixture %s: %v (the shape tests need the shared fixtures; set NEARLINE_FIXTURES)", rel, err)
 	}
 	return p
 }
