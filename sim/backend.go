@@ -22,6 +22,27 @@ func (c *chain) earliest() uint64 {
 
 func (c *chain) gcd(height uint64) bool { return height < c.earliest() }
 
+// byFinality selects the block a finality names. With FinalityLag 0 every
+// block is final at once. Otherwise `final` is the block FinalityLag blocks
+// before the head and `near-final` the one before the head, as doomslug
+// finality does, until production is over: then the tip is final.
+func (c *chain) byFinality(finality string) *block {
+	n := len(c.blocks)
+	lag := int(c.cfg.FinalityLag)
+	done := c.cfg.MaxHeight != 0 && c.next > c.cfg.MaxHeight
+	if lag == 0 || done || n == 0 {
+		return c.head()
+	}
+	switch finality {
+	case near.FinalityFinal:
+	case near.FinalityNearFinal:
+		lag = min(lag, 1)
+	default:
+		lag = 0
+	}
+	return c.blocks[max(n-1-lag, 0)]
+}
+
 // lookup finds the block ref names; gc tells whether it has been garbage
 // collected. A nil block with a nil error means "no such block".
 func (c *chain) lookup(ref near.BlockReference) (b *block, gc bool) {
@@ -40,7 +61,7 @@ func (c *chain) lookup(ref near.BlockReference) (b *block, gc bool) {
 		}
 		return b, false
 	default:
-		b = c.head()
+		b = c.byFinality(ref.Finality)
 	}
 	if b == nil {
 		return nil, false
@@ -256,7 +277,7 @@ func (n *Node) Query(ctx context.Context, req near.QueryRequest) (any, error) {
 func (n *Node) GasPrice(_ context.Context, id *near.BlockID) (*near.GasPriceView, error) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	ref := near.BlockReference{Finality: near.FinalityFinal}
+	ref := near.BlockReference{Finality: near.FinalityOptimistic} // null: the latest block
 	if id != nil {
 		ref = near.BlockReference{BlockID: id}
 	}

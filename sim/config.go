@@ -51,6 +51,12 @@ type Config struct {
 	// MaxHeight stops production at this height; 0 means no limit (only
 	// with BlockTime > 0). Default 0.
 	MaxHeight uint64
+	// FinalityLag, when non-zero, makes `final` select the block this many
+	// blocks behind the head (and `near-final` the one before the head)
+	// while blocks are being produced, as nearcore's finality lags its tip;
+	// once MaxHeight is produced the tip is final. Default 0: every block is
+	// final at once.
+	FinalityLag uint64
 	// GCWindow, when non-zero, makes the node a regular (non-archival) node
 	// that answers for the last GCWindow heights only. Default 0 (archival).
 	GCWindow uint64

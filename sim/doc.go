@@ -62,6 +62,8 @@
 //     block execute in parallel (each touches only its own accounts and
 //     receipt queues), with the same result as one after the other.
 //   - Chunk headers report the previous application of their shard
-//     (outcome_root, gas_used, balance_burnt), as nearcore's do; every block
-//     is final at once (final, near-final and optimistic select the head).
+//     (outcome_root, gas_used, balance_burnt), as nearcore's do. Every block
+//     is final at once (final, near-final and optimistic select the head)
+//     unless Config.FinalityLag makes `final` trail the head while blocks are
+//     produced.
 package sim

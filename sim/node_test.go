@@ -277,3 +277,27 @@ func TestFaults(t *testing.T) {
 		require.Greater(t, failed, 5)
 	})
 }
+
+func TestFinalityLag(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(60)
+	cfg.FinalityLag = 2
+	n, err := New(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = n.Close(context.Background()) })
+	require.NoError(t, n.ProduceTo(context.Background(), 40))
+	srv := startServer(t, n)
+	blocks := n.chain.blocks
+	height := func(finality string) uint64 {
+		var v near.BlockView
+		require.NoError(t, json.Unmarshal(rpcResult(t, srv, "block", map[string]any{"finality": finality}), &v))
+		return v.Header.Height
+	}
+	require.Equal(t, blocks[len(blocks)-3].height, height("final"))
+	require.Equal(t, blocks[len(blocks)-2].height, height("near-final"))
+	require.Equal(t, blocks[len(blocks)-1].height, height("optimistic"))
+	// The head's header names the final block.
+	require.Equal(t, blocks[len(blocks)-3].hash, blocks[len(blocks)-1].view.Header.LastFinalBlock)
+	require.NoError(t, n.ProduceTo(context.Background(), 60))
+	require.Equal(t, n.chain.head().height, height("final"), "once production is over the tip is final")
+}

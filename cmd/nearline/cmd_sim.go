@@ -41,6 +41,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	stall := float64Flag(fs, env, "stall", "NEARLINE_STALL", 0, "fraction of requests held unanswered (until --stall-duration or the client leaves)")
 	stallDuration := durationFlag(fs, env, "stall-duration", "NEARLINE_STALL_DURATION", 30*time.Second, "longest stall")
 	rateLimit := float64Flag(fs, env, "rate-limit", "NEARLINE_RATE_LIMIT", 0, "requests per second before HTTP 429 (0 = no limit)")
+	finalityLag := uint64Flag(fs, env, "finality-lag", "NEARLINE_FINALITY_LAG", 0, "blocks by which `final` trails the head while blocks are produced (0 = every block final at once; nearcore's is 2)")
 	forkAt := uint64Flag(fs, env, "fork-at", "NEARLINE_FORK_AT", 0, "from this height on serve a different chain whose first block does not link to the previous one (0 = never)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -59,7 +60,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	cfg := sim.Config{
 		Seed: *seed, Shards: *shards, EpochLength: *epochLength, GenesisHeight: *genesisHeight,
 		SkipRate: *skipRate, MissingChunkRate: *missingChunkRate, TxsPerBlock: *txsPerBlock,
-		ForkAt: *forkAt, BlockTime: *blockTime, MaxHeight: *maxHeight, GCWindow: *gcWindow,
+		ForkAt: *forkAt, FinalityLag: *finalityLag, BlockTime: *blockTime, MaxHeight: *maxHeight, GCWindow: *gcWindow,
 		ViewStateLimit: *viewStateLimit, RPCAddr: *listen,
 		Faults: sim.FaultConfig{
 			Seed: *seed, Latency: *latency, LatencyJitter: *jitter, Fail5xx: *fail5xx,
