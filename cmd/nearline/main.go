@@ -77,6 +77,12 @@ func run(ctx context.Context, env *environment, args []string) int {
 			return 0
 		case errors.Is(err, errUsage):
 			return 2
+		case ctx.Err() != nil && errors.Is(err, context.Canceled):
+			// SIGINT/SIGTERM arrived before the command could finish (a
+			// migration, say): its transaction was rolled back, and
+			// stopping on request is not a failure.
+			env.logger.Info("nearline "+c.name+" interrupted", "err", err)
+			return 0
 		}
 		env.logger.Error("nearline "+c.name+" failed", "err", err)
 		return 1
