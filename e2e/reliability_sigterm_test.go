@@ -1,0 +1,256 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestReliabilityIndexSIGTERM stops `nearline index` with SIGTERM at three
+// moments: each time it exits 0 within seconds, leaving cursor and data in
+// agreement (no row above the cursor, blocks linked); a restart then
+// reaches --to with the content of an uninterrupted run.
+func TestReliabilityIndexSIGTERM(t *testing.T) {
+	chain := startSim(t, faultChainSeed, faultChainHeights)
+	want := reference(t, chain)
+	dbURL := freshDatabase(t)
+
+	var stoppedAt []uint64
+	// The first stop usually lands in the start-up migration, the others
+	// once the cursor has moved on by 50 and 200 heights, a moment into
+	// the next batch.
+	var last uint64
+	for i, ahead := range []uint64{0, 50, 200} {
+		p := start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", fmt.Sprint(5+10*i))...)
+		if ahead == 0 {
+			time.Sleep(300 * time.Millisecond)
+		} else {
+			waitCursor(t, dbURL, last+ahead, time.Minute)
+			time.Sleep(30 * time.Millisecond)
+		}
+		if _, ok := exited(p); ok {
+			t.Fatalf("index exited before SIGTERM %d:\n%s", i+1, tail(p.output(), 20))
+		}
+		began := time.Now()
+		err, ok := stop(t, p, syscall.SIGTERM, 20*time.Second)
+		if !ok {
+			t.Fatalf("index did not exit within 20s of SIGTERM %d", i+1)
+		}
+		if err != nil {
+			t.Fatalf("index exited with %v after SIGTERM %d, want 0\n%s", err, i+1, tail(p.output(), 20))
+		}
+		cursor := requireConsistent(t, dbURL)
+		stoppedAt = append(stoppedAt, cursor)
+		last = cursor
+		t.Logf("SIGTERM %d: exit 0 after %s; cursor %d, data agrees with it", i+1, time.Since(began).Round(time.Millisecond), cursor)
+	}
+	if out, err := runToEnd(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
+		t.Fatalf("restart after SIGTERMs: %v\n%s", err, tail(out, 30))
+	}
+	requireSameSums(t, want, tableSums(t, dbURL))
+	t.Logf("stopped at cursors %v, then reached %d; every table equal to the uninterrupted run", stoppedAt, chain.head)
+}
+
+// heightColumns are the columns that tie a row to the block that wrote it
+// (outcomes by the block of their transaction: a receipt's own block may
+// be later).
+var heightColumns = map[string]string{
+	"blocks": "height", "skipped_heights": "next_height", "block_chunks": "block_height",
+	"chunks": "block_height", "transactions": "block_height", "receipts": "block_height",
+	"actions": "block_height", "execution_outcomes": "tx_block_height", "transaction_statuses": "block_height",
+	"state_changes": "block_height", "block_effects": "block_height", "account_history": "block_height",
+	"access_key_history": "block_height", "contract_data_history": "block_height",
+	"contract_code_history": "block_height", "protocol_configs": "first_height",
+}
+
+// requireConsistent checks that the cursor names the highest stored block,
+// that no table holds a row above it, and that every stored block links to
+// the one before it; it returns the cursor height.
+func requireConsistent(t *testing.T, dbURL string) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(context.Background())
+	var migrated bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('indexer_cursor') IS NOT NULL`).Scan(&migrated); err != nil {
+		t.Fatalf("look for the schema: %v", err)
+	}
+	if !migrated {
+		return 0 // stopped while migrating: the migration was rolled back
+	}
+	var cursor int64
+	var cursorHash string
+	err = conn.QueryRow(ctx, `SELECT height, hash FROM indexer_cursor WHERE name = 'main'`).Scan(&cursor, &cursorHash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		var blocks int64
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM blocks`).Scan(&blocks); err != nil || blocks != 0 {
+			t.Errorf("no cursor but %d blocks (%v)", blocks, err)
+		}
+		return 0
+	}
+	if err != nil {
+		t.Fatalf("read cursor: %v", err)
+	}
+	var top int64
+	var topHash string
+	if err := conn.QueryRow(ctx, `SELECT height, hash FROM blocks ORDER BY height DESC LIMIT 1`).Scan(&top, &topHash); err != nil {
+		t.Fatalf("read top block: %v", err)
+	}
+	if top != cursor || topHash != cursorHash {
+		t.Errorf("cursor %d %s, highest block %d %s", cursor, cursorHash, top, topHash)
+	}
+	for table, col := range heightColumns {
+		var above int64
+		q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE %s > $1`, pgx.Identifier{table}.Sanitize(), pgx.Identifier{col}.Sanitize())
+		if err := conn.QueryRow(ctx, q, cursor).Scan(&above); err != nil {
+			t.Fatalf("count %s above the cursor: %v", table, err)
+		}
+		if above > 0 {
+			t.Errorf("%s has %d rows above the cursor %d", table, above, cursor)
+		}
+	}
+	var broken int64
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM (
+		SELECT prev_hash, lag(hash) OVER (ORDER BY height) AS before, row_number() OVER (ORDER BY height) AS n FROM blocks) b
+		WHERE n > 1 AND prev_hash IS DISTINCT FROM before`).Scan(&broken); err != nil {
+		t.Fatalf("check block links: %v", err)
+	}
+	if broken > 0 {
+		t.Errorf("%d stored blocks do not link to the block stored before them", broken)
+	}
+	return uint64(cursor)
+}
+
+// TestReliabilityServeSIGTERM sends SIGTERM to `nearline serve` under
+// load: it exits 0, every request it had accepted is answered in full, and
+// afterwards connections are refused.
+func TestReliabilityServeSIGTERM(t *testing.T) {
+	chain := startSim(t, 44, 120)
+	dbURL := freshDatabase(t)
+	if out, err := runToEnd(t, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
+		t.Fatalf("index: %v\n%s", err, tail(out, 30))
+	}
+	addr := freeAddr(t)
+	srv := start(t, "serve", "--database-url", dbURL, "--listen", addr, "--shutdown-timeout", "10s")
+	newClient(addr).waitReady(t, 30*time.Second)
+
+	// A batch of 100 block and changes requests: long enough that some are
+	// always in flight.
+	var batch []map[string]any
+	for i := range 100 {
+		h := uint64(i) % (chain.head + 1)
+		method := "block"
+		if i%2 == 1 {
+			method = "EXPERIMENTAL_changes_in_block"
+		}
+		batch = append(batch, map[string]any{"jsonrpc": "2.0", "id": i, "method": method, "params": map[string]any{"block_id": h}})
+	}
+	body, _ := json.Marshal(batch)
+
+	type outcome struct {
+		began, ended time.Time
+		err          error
+		status       int
+		answers      int
+	}
+	var mu sync.Mutex
+	var outcomes []outcome
+	stopClients := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+			for {
+				select {
+				case <-stopClients:
+					return
+				default:
+				}
+				o := outcome{began: time.Now()}
+				resp, err := hc.Post("http://"+addr, "application/json", bytes.NewReader(body))
+				if err == nil {
+					var raw []byte
+					raw, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+					o.status = resp.StatusCode
+					var answers []json.RawMessage
+					if err == nil {
+						if jerr := json.Unmarshal(raw, &answers); jerr != nil {
+							err = fmt.Errorf("decode %d-byte answer: %w", len(raw), jerr)
+						}
+					}
+					o.answers = len(answers)
+				}
+				o.err, o.ended = err, time.Now()
+				mu.Lock()
+				outcomes = append(outcomes, o)
+				mu.Unlock()
+				if err != nil {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	signalled := time.Now()
+	err, ok := stop(t, srv, syscall.SIGTERM, 20*time.Second)
+	exitTook := time.Since(signalled)
+	time.Sleep(300 * time.Millisecond) // clients now meet a closed port
+	close(stopClients)
+	wg.Wait()
+	if !ok {
+		t.Fatal("serve did not exit within 20s of SIGTERM")
+	}
+	if err != nil {
+		t.Fatalf("serve exited with %v after SIGTERM, want 0\n%s", err, tail(srv.output(), 20))
+	}
+
+	var before, inFlight, refused int
+	for _, o := range outcomes {
+		switch {
+		case o.err == nil:
+			if o.status != http.StatusOK || o.answers != len(batch) {
+				t.Errorf("answer of HTTP %d with %d of %d answers", o.status, o.answers, len(batch))
+			}
+			if o.began.Before(signalled) && o.ended.After(signalled) {
+				inFlight++
+			} else {
+				before++
+			}
+		case errors.Is(o.err, syscall.ECONNREFUSED) || errors.Is(o.err, syscall.ECONNRESET) && o.ended.After(signalled):
+			// Not accepted: the listener was closed.
+			refused++
+		default:
+			t.Errorf("request begun %s before SIGTERM failed %s after it: %v (an accepted request was dropped)",
+				signalled.Sub(o.began).Round(time.Millisecond), o.ended.Sub(signalled).Round(time.Millisecond), o.err)
+		}
+	}
+	if inFlight == 0 {
+		t.Errorf("no request was in flight at SIGTERM (%d before it): the test proved nothing", before)
+	}
+	if refused == 0 {
+		t.Error("no request was refused after SIGTERM")
+	}
+	if _, err := http.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"status"}`)); err == nil {
+		t.Error("serve still accepts connections after exiting")
+	}
+	t.Logf("serve exited 0 %s after SIGTERM; %d batches answered before, %d in flight at the signal all answered in full, %d refused after",
+		exitTook.Round(time.Millisecond), before, inFlight, refused)
+}
