@@ -104,7 +104,7 @@ func blockEffects(ctx context.Context, b Backend, params json.RawMessage) (*near
 	}
 	view, err := b.BlockEffects(ctx, ref)
 	if err != nil {
-		return nil, err
+		return nil, stateChangesError(err)
 	}
 	if view == nil {
 		return nil, errNoResult
@@ -135,7 +135,7 @@ func changesMethod(ctx context.Context, b Backend, params json.RawMessage) (any,
 	}
 	view, err := b.Changes(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, stateChangesError(err)
 	}
 	if view == nil {
 		return nil, errNoResult
@@ -145,6 +145,29 @@ func changesMethod(ctx context.Context, b Backend, params json.RawMessage) (any,
 		out.Changes = []near.StateChangeWithCauseView{}
 	}
 	return &out, nil
+}
+
+// stateChangesError gives the changes methods' UNKNOWN_BLOCK and
+// NOT_SYNCED_YET nearcore's shape for them: the legacy `data` is the error
+// object itself ({"name": ..., "info": ...}), not a string. Other errors
+// (and a ForwardError, which may still be forwarded) pass unchanged.
+func stateChangesError(err error) error {
+	var fwd *ForwardError
+	var ne *near.Error
+	if errors.As(err, &fwd) || !errors.As(err, &ne) || ne.Name != near.KindHandler || ne.Cause == nil {
+		return err
+	}
+	switch ne.Cause.Name {
+	case "UNKNOWN_BLOCK", "NOT_SYNCED_YET":
+	default:
+		return err
+	}
+	shaped := *ne
+	shaped.Data = mustJSON(struct {
+		Name string          `json:"name"`
+		Info json.RawMessage `json:"info"`
+	}{ne.Cause.Name, ne.Cause.Info})
+	return &shaped
 }
 
 func queryMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
