@@ -18,6 +18,9 @@
 //     skipped height is distinct from one not fetched yet. A mismatch stops
 //     the loop with an error wrapping ErrContinuity that names the height and
 //     both hashes; the blocks before it are committed, nothing after.
+//   - Sink calls failing with a transient database error (store.IsTransient)
+//     are retried with backoff for up to DatabaseRetry; a failed commit was
+//     rolled back, so the batch is committed again whole.
 //   - With To set, Run returns once To is committed; if the chain skipped To,
 //     once the next block (which proves it skipped) is committed. A run whose
 //     To is already committed returns at once.
