@@ -87,6 +87,25 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// The body is read before taking a concurrency slot, so a slow client
+	// holds no slot (the http.Server's ReadTimeout bounds it).
+	var body []byte
+	if r.Method == http.MethodPost {
+		var err error
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				writeJSON(w, http.StatusRequestEntityTooLarge, h.errorResponse(nil, near.ParseError(
+					"Request body is larger than the limit of "+itoa(h.cfg.MaxBodyBytes)+" bytes")))
+				return
+			}
+			h.logger.Debug("read request body", "err", err)
+			writeJSON(w, http.StatusBadRequest, h.errorResponse(nil, near.ParseError("Could not read the request body")))
+			return
+		}
+	}
+
 	release, ok := h.acquire(r.Context())
 	if !ok {
 		w.Header().Set("Retry-After", "1")
@@ -99,18 +118,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if r.Method == http.MethodGet {
 		h.serveGet(ctx, w, target)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			writeJSON(w, http.StatusRequestEntityTooLarge, h.errorResponse(nil, near.ParseError(
-				"Request body is larger than the limit of "+itoa(h.cfg.MaxBodyBytes)+" bytes")))
-			return
-		}
-		h.logger.Debug("read request body", "err", err)
-		writeJSON(w, http.StatusBadRequest, h.errorResponse(nil, near.ParseError("Could not read the request body")))
 		return
 	}
 	writeJSON(w, http.StatusOK, h.handleBody(ctx, body, target))

@@ -123,9 +123,14 @@ func ServeStore(ctx context.Context, st ArchiveStore, cfg ServeConfig) error {
 		archiveCfg.RPCAddr = ln.Addr().String()
 	}
 	backend := NewArchive(st, vm, archiveCfg, logger)
+	// Reading a request and writing its answer get the request timeout plus
+	// a margin, so a slow client cannot hold a connection forever.
+	requestTimeout := cfg.Handler.withDefaults().RequestTimeout
 	srv := &http.Server{
 		Handler:           NewHandler(backend, cfg.Handler, logger),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       requestTimeout + 30*time.Second,
+		WriteTimeout:      2*requestTimeout + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
