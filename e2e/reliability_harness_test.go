@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -349,13 +350,18 @@ func scrapeMetrics(addr string) (map[string]float64, error) {
 }
 
 // goErrorMarkers are pieces of Go or driver error text that must never
-// reach a client.
-var goErrorMarkers = []string{"json:", "pgx", "pgconn", "runtime error", "sql", "goroutine", "panic", "SQLSTATE", "dial tcp"}
+// reach a client (matched case-sensitively: "Invalid JSON:" is NEAR's own
+// wording, "json: cannot unmarshal" is Go's).
+var goErrorMarkers = []string{"json: ", "pgx", "pgconn", "runtime error", "sql: ", "SQL", "goroutine", "panic(", "SQLSTATE", "dial tcp", "context deadline exceeded"}
+
+// encodedRuns are base58 hashes and base64 values, which may contain a
+// marker by chance.
+var encodedRuns = regexp.MustCompile(`[A-Za-z0-9+/=]{20,}`)
 
 func leaksGoError(body string) string {
-	lower := strings.ToLower(body)
+	body = encodedRuns.ReplaceAllString(body, "")
 	for _, m := range goErrorMarkers {
-		if strings.Contains(lower, strings.ToLower(m)) {
+		if strings.Contains(body, m) {
 			return m
 		}
 	}
