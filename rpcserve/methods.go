@@ -171,6 +171,10 @@ func stateChangesError(err error) error {
 }
 
 func queryMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	params, perr := queryParams(params)
+	if perr != nil {
+		return nil, perr
+	}
 	req, perr := near.ParseQueryRequest(params)
 	if perr != nil {
 		return nil, perr
