@@ -1,50 +1,101 @@
 package rpcserve
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
-// FuzzHandler feeds arbitrary bodies and paths to the handler: every answer
-// must be a JSON envelope (or an empty health answer), never a panic or a
-// 5xx other than the documented 503.
+// FuzzHandler feeds arbitrary bodies and paths to the handler, through
+// request decoding, batching, parameter parsing and dispatch to a fake
+// backend whose heights 7, 8 and 9 fail with a private error, panic and
+// block. Every answer must be a JSON-RPC envelope (or an empty health
+// answer) with a documented status, never a panic, a hang past the
+// request timeout, or the backend's private error text. CI runs it for a
+// bounded time:
+//
+//	go test -run '^$' -fuzz '^FuzzHandler$' -fuzztime 20s ./rpcserve
+//
+// Seeds: the inline list below plus testdata/fuzz/FuzzHandler.
 func FuzzHandler(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"block","params":{"block_id":3}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"block","params":{"block_id":8}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"block","params":{"block_id":9}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"block","params":{"block_id":7}}`,
 		`[{"method":"gas_price","params":[3]},{"method":"query","params":{"request_type":"view_state","account_id":"a.near","prefix_base64":"","finality":"final"}}]`,
 		`{"method":"changes","params":{"changes_type":"single_access_key_changes","keys":[{"account_id":"a.near","public_key":"ed25519:1"}],"block_id":1}}`,
+		`{"method":"query","params":{"request_type":"call_function","account_id":"a.near","method_name":"m","args_base64":"e30=","block_id":2}}`,
+		`{"method":"query","params":["account/a.near",""]}`,
+		`{"method":"chunk","params":{"block_id":2,"shard_id":0}}`,
+		`{"method":"EXPERIMENTAL_tx_status","params":{"tx_hash":"11111111111111111111111111111111","sender_account_id":"a.near"}}`,
 		`{"method":"tx","params":["x","y"]}`, `[]`, `{`, `"x"`, ``, `null`, `[[[]]]`,
+		`{"jsonrpc":"2.0","id":{"a":[1]},"method":"status","params":[]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"block","params":{"block_id":18446744073709551616}}`,
 	} {
 		f.Add("/", seed)
 		f.Add("/block", seed)
 	}
-	h := NewHandler(&fakeBackend{}, Config{MaxBatch: 5, MaxBodyBytes: 4096}, nil)
+	h := NewHandler(&fakeBackend{}, Config{MaxBatch: 5, MaxBodyBytes: 4096, RequestTimeout: 5 * time.Millisecond}, nil)
 	f.Fuzz(func(t *testing.T, path, body string) {
-		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " ?#%") {
+		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " ?#%\x00\r\n\t") {
 			return
 		}
-		if _, err := url.Parse("http://x" + path); err != nil {
-			return // not a request a client can send
-		}
-		// Heights 8 and 9 panic and block on purpose in the fake backend;
-		// they are covered by their own tests.
-		if strings.Contains(body, "8") || strings.Contains(body, "9") {
-			return
+		if _, err := url.ParseRequestURI("http://x" + path); err != nil {
+			return // not a path an HTTP request can carry
 		}
 		req := httptest.NewRequest(http.MethodPost, "http://x"+path, strings.NewReader(body))
 		rec := httptest.NewRecorder()
+		began := time.Now()
 		h.ServeHTTP(rec, req)
+		if took := time.Since(began); took > 2*time.Second {
+			t.Fatalf("took %s for %q %q", took, path, body)
+		}
 		switch rec.Code {
 		case http.StatusOK, http.StatusNotFound, http.StatusRequestEntityTooLarge:
 		default:
 			t.Fatalf("status %d for %q %q: %s", rec.Code, path, body, rec.Body.String())
 		}
-		if !json.Valid(rec.Body.Bytes()) {
-			t.Fatalf("invalid JSON for %q %q: %s", path, body, rec.Body.String())
+		out := rec.Body.Bytes()
+		if bytes.Contains(out, []byte("secret database detail")) {
+			t.Fatalf("private error text answered for %q %q: %s", path, body, out)
+		}
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON for %q %q: %s", path, body, out)
+		}
+		var answers []json.RawMessage
+		if len(bytes.TrimSpace(out)) > 0 && bytes.TrimSpace(out)[0] == '[' {
+			if err := json.Unmarshal(out, &answers); err != nil || len(answers) == 0 {
+				t.Fatalf("batch answer %s for %q %q", out, path, body)
+			}
+		} else {
+			answers = []json.RawMessage{out}
+		}
+		for _, a := range answers {
+			var env struct {
+				JSONRPC string          `json:"jsonrpc"`
+				Result  json.RawMessage `json:"result"`
+				Error   *struct {
+					Name  string `json:"name"`
+					Cause *struct {
+						Name string `json:"name"`
+					} `json:"cause"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(a, &env); err != nil {
+				t.Fatalf("answer %s is not an envelope for %q %q: %v", a, path, body, err)
+			}
+			if env.JSONRPC != "2.0" || (env.Result == nil) == (env.Error == nil) && !bytes.Contains(a, []byte(`"result":null`)) {
+				t.Fatalf("answer %s is not a JSON-RPC 2.0 envelope for %q %q", a, path, body)
+			}
+			if env.Error != nil && (env.Error.Name == "" || env.Error.Cause == nil || env.Error.Cause.Name == "") {
+				t.Fatalf("error without name or cause %s for %q %q", a, path, body)
+			}
 		}
 	})
 }
