@@ -40,6 +40,9 @@ type Config struct {
 	// CORSOrigins are the origins browsers may call from ("*" for any), as
 	// nearcore's cors_allowed_origins. Default ["*"], nearcore's default.
 	CORSOrigins []string
+	// Metrics, when set, records every request and is served at GET
+	// /metrics. Default: none.
+	Metrics *Metrics
 }
 
 // Defaults of Config's fields.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -22,6 +21,22 @@ type call struct {
 	id     json.RawMessage
 	raw    []byte // the request object as received, forwarded as is when complete
 	whole  bool   // raw carries jsonrpc, id and method itself
+	// outcome is set to how the call ended, for the metrics: "ok",
+	// "forwarded" or the error's cause name.
+	outcome *string
+}
+
+func (c call) setOutcome(o string) {
+	if c.outcome != nil {
+		*c.outcome = o
+	}
+}
+
+func causeOf(e *near.Error) string {
+	if name := e.CauseName(); name != "" {
+		return name
+	}
+	return e.Name
 }
 
 var nullID = json.RawMessage("null")
@@ -109,23 +124,27 @@ func (h *handler) handleOne(ctx context.Context, raw []byte, pathMethod string) 
 
 // call runs one method and encodes its response; it never panics.
 func (h *handler) call(ctx context.Context, c call) (resp []byte) {
-	if h.logger.Enabled(ctx, slog.LevelDebug) {
-		start := time.Now()
-		defer func() {
-			h.logger.Debug("rpc request", "method", c.method, "elapsed", time.Since(start), "response_bytes", len(resp))
-		}()
-	}
+	start := time.Now()
+	outcome := "ok"
+	c.outcome = &outcome
+	m, known := h.methods[c.method]
+	defer func() {
+		took := time.Since(start)
+		h.cfg.Metrics.observe(c.method, outcome, known || isUpstreamMethod(c.method), took)
+		h.logger.Debug("rpc request", "method", c.method, "outcome", outcome, "elapsed", took, "response_bytes", len(resp))
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			h.logger.Error("rpc method panicked", "method", c.method, "panic", p, "stack", string(debug.Stack()))
+			outcome = near.KindInternal
 			resp = h.errorResponse(c.id, genericInternal())
 		}
 	}()
-	m, ok := h.methods[c.method]
-	if !ok {
+	if !known {
 		if isUpstreamMethod(c.method) {
 			return h.forwardOr(ctx, c, NotServed(c.method))
 		}
+		outcome = "METHOD_NOT_FOUND"
 		return h.errorResponse(c.id, near.MethodNotFound(c.method))
 	}
 	result, err := m(ctx, h.backend, c.params)
@@ -165,12 +184,15 @@ func (h *handler) fail(ctx context.Context, c call, err error) []byte {
 	}
 	var nerr *near.Error
 	if errors.As(err, &nerr) && nerr != nil {
+		c.setOutcome(causeOf(nerr))
 		return h.errorResponse(c.id, nerr)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || (ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)) {
 		h.logger.Warn("rpc method timed out", "method", c.method, "timeout", h.cfg.RequestTimeout)
+		c.setOutcome("TIMEOUT_ERROR")
 		return h.errorResponse(c.id, timedOut())
 	}
+	c.setOutcome(near.KindInternal)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		h.logger.Debug("rpc request canceled by the client", "method", c.method)
 		return h.errorResponse(c.id, genericInternal())
@@ -183,6 +205,7 @@ func (h *handler) fail(ctx context.Context, c call, err error) []byte {
 // answers reason.
 func (h *handler) forwardOr(ctx context.Context, c call, reason *near.Error) []byte {
 	if h.forward == nil {
+		c.setOutcome(causeOf(reason))
 		return h.errorResponse(c.id, reason)
 	}
 	body := c.raw
@@ -201,8 +224,10 @@ func (h *handler) forwardOr(ctx context.Context, c call, reason *near.Error) []b
 	resp, err := h.forward.do(ctx, body)
 	if err != nil {
 		h.logger.Warn("forward request upstream", "method", c.method, "err", err)
+		c.setOutcome("UPSTREAM_FAILED")
 		return h.errorResponse(c.id, upstreamFailed())
 	}
+	c.setOutcome("forwarded")
 	return resp
 }
 

@@ -76,6 +76,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodGet:
+		if target == "metrics" && h.cfg.Metrics != nil {
+			h.cfg.Metrics.Handler().ServeHTTP(w, r)
+			return
+		}
 		if target != "status" && target != "health" {
 			w.Header().Set("Allow", "POST")
 			writeJSON(w, http.StatusMethodNotAllowed, h.errorResponse(nil, near.ParseError("Use POST for JSON-RPC requests; GET serves only /status and /health")))
@@ -108,6 +112,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	release, ok := h.acquire(r.Context())
 	if !ok {
+		h.cfg.Metrics.refused()
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, h.errorResponse(nil, serverBusy()))
 		return

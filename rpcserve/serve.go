@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/store"
 )
@@ -21,6 +24,10 @@ type ServeConfig struct {
 	// Listen is the TCP address to listen on. Default "127.0.0.1:3030".
 	Listen string
 	// Handler holds the protocol layer's limits, API keys and upstream.
+	// When Handler.Metrics is nil, ServeStore creates metrics on a new
+	// registry with the Go and process collectors (served at GET /metrics,
+	// as nearcore's RPC port); `nearline run` passes metrics on the
+	// indexer's registry instead.
 	Handler Config
 	// Archive tunes the archive Backend (view_state limit, ...).
 	Archive ArchiveConfig
@@ -123,6 +130,13 @@ func ServeStore(ctx context.Context, st ArchiveStore, cfg ServeConfig) error {
 		archiveCfg.RPCAddr = ln.Addr().String()
 	}
 	backend := NewArchive(st, vm, archiveCfg, logger)
+	if cfg.Handler.Metrics == nil {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		if cfg.Handler.Metrics, err = NewMetrics(reg); err != nil {
+			return err
+		}
+	}
 	// Reading a request and writing its answer get the request timeout plus
 	// a margin, so a slow client cannot hold a connection forever.
 	requestTimeout := cfg.Handler.withDefaults().RequestTimeout

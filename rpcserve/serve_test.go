@@ -47,6 +47,15 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(body), `"NOT_SYNCED_YET"`)
 
+	resp, err = http.Get("http://" + addr.String() + "/metrics")
+	require.NoError(t, err)
+	body, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), `nearline_rpc_requests_total{method="block",outcome="NOT_SYNCED_YET"} 1`)
+	require.Contains(t, string(body), `go_goroutines`)
+
 	cancel()
 	select {
 	case err := <-done:
