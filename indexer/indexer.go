@@ -56,7 +56,10 @@ type Config struct {
 	// committed (if the chain skipped To, once the next block linking over
 	// it is). Unset: follow the head until ctx ends.
 	To *uint64
-	// Workers bounds concurrent block fetches. Default 8.
+	// Workers bounds concurrent block fetches. Default 32: a block's
+	// fetch is a chain of dependent calls (block, chunks, tx statuses), so
+	// many blocks are needed to keep the upstream busy; NodeSource bounds
+	// the calls in flight (NodeConfig.MaxInFlight).
 	Workers int
 	// BatchSize is the number of heights fetched and committed together.
 	// Default 50.
@@ -81,7 +84,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Workers == 0 {
-		c.Workers = 8
+		c.Workers = 32
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = 50

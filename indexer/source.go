@@ -26,8 +26,12 @@ var _ RPC = (*near.Client)(nil)
 // NodeConfig tunes NodeSource. The zero value is usable.
 type NodeConfig struct {
 	// Concurrency bounds the calls made at once for one block (chunks, tx
-	// statuses). Default 8.
+	// statuses). Default 32 (a mainnet block has ~100 tx statuses).
 	Concurrency int
+	// MaxInFlight bounds the calls made at once to the upstream, over all
+	// blocks fetched together, so that many workers do not overload it.
+	// Default 64; negative means no bound.
+	MaxInFlight int
 	// ChangesBatch is the number of account ids per EXPERIMENTAL_changes
 	// call. Default 100.
 	ChangesBatch int
@@ -50,7 +54,10 @@ type NodeConfig struct {
 
 func (c NodeConfig) withDefaults() NodeConfig {
 	if c.Concurrency <= 0 {
-		c.Concurrency = 8
+		c.Concurrency = 32
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = 64
 	}
 	if c.ChangesBatch <= 0 {
 		c.ChangesBatch = 100
@@ -87,7 +94,27 @@ type NodeSource struct {
 
 // NewNodeSource returns a Source reading rpc.
 func NewNodeSource(rpc RPC, cfg NodeConfig) *NodeSource {
-	return &NodeSource{rpc: rpc, cfg: cfg.withDefaults(), epochs: map[string]bool{}, blockHeight: map[string]uint64{}}
+	cfg = cfg.withDefaults()
+	if cfg.MaxInFlight > 0 {
+		rpc = limitedRPC{next: rpc, slots: make(chan struct{}, cfg.MaxInFlight)}
+	}
+	return &NodeSource{rpc: rpc, cfg: cfg, epochs: map[string]bool{}, blockHeight: map[string]uint64{}}
+}
+
+// limitedRPC lets at most cap(slots) calls reach the upstream at once.
+type limitedRPC struct {
+	next  RPC
+	slots chan struct{}
+}
+
+func (l limitedRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-l.slots }()
+	return l.next.CallRaw(ctx, method, params)
 }
 
 var _ Source = (*NodeSource)(nil)
