@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/store"
+)
+
+// fetchCounts is what the indexer asked the upstream for.
+type fetchCounts struct {
+	requests atomic.Int64
+	bytes    atomic.Int64
+	inFlight atomic.Int64
+	maxIn    atomic.Int64
+	nanos    atomic.Int64 // sum of call durations
+}
+
+// countingRPC counts the calls and response bytes of the indexer.
+type countingRPC struct {
+	next   indexer.RPC
+	counts *fetchCounts
+}
+
+func (c countingRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	n := c.counts.inFlight.Add(1)
+	for {
+		m := c.counts.maxIn.Load()
+		if n <= m || c.counts.maxIn.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	began := time.Now()
+	raw, err := c.next.CallRaw(ctx, method, params)
+	c.counts.nanos.Add(int64(time.Since(began)))
+	c.counts.inFlight.Add(-1)
+	c.counts.requests.Add(1)
+	c.counts.bytes.Add(int64(len(raw)))
+	return raw, err
+}
+
+// countingSink counts what the indexer committed.
+type countingSink struct {
+	*store.Store
+	blocks, rows atomic.Int64
+	commitNanos  atomic.Int64
+}
+
+func (s *countingSink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
+	began := time.Now()
+	st, err := s.Store.Commit(ctx, bundles)
+	s.commitNanos.Add(int64(time.Since(began)))
+	s.blocks.Add(int64(st.Blocks))
+	s.rows.Add(int64(st.Rows))
+	return st, err
+}
+
+// indexRun is one backfill.
+type indexRun struct {
+	seconds        float64
+	blocks, rows   int64
+	requests, resp int64
+	maxInFlight    int64
+	commitSeconds  float64 // time spent in Commit
+	callSeconds    float64 // sum of upstream call durations
+	dbBytes        int64   // tables and indexes written (pg_total_relation_size, genesis excluded)
+}
+
+// backfillOnce indexes heights 1..to of upstream into a fresh database.
+func (e *benchEnv) backfillOnce(ctx context.Context, dbName, upstream string, to uint64) (indexRun, string, error) {
+	dbURL, err := e.freshDatabase(ctx, dbName, true)
+	if err != nil {
+		return indexRun{}, "", err
+	}
+	st, err := store.Open(ctx, dbURL, store.Config{MaxConns: 8, Logger: e.logger})
+	if err != nil {
+		return indexRun{}, "", err
+	}
+	defer st.Close()
+	if err := e.loadGenesis(ctx, st); err != nil {
+		return indexRun{}, "", err
+	}
+	before, err := databaseBytes(ctx, st)
+	if err != nil {
+		return indexRun{}, "", err
+	}
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger})
+	if err != nil {
+		return indexRun{}, "", err
+	}
+	counts := &fetchCounts{}
+	// The counter sits below NodeSource's own in-flight limit, so it sees
+	// what reaches the upstream.
+	src := indexer.NewNodeSource(countingRPC{next: client, counts: counts},
+		indexer.NodeConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency})
+	sink := &countingSink{Store: st}
+	from := uint64(1)
+	ix, err := indexer.New(indexer.Config{
+		From: &from, To: &to, Workers: e.o.workers, BatchSize: e.o.batchSize,
+		ProgressInterval: 10 * time.Second,
+	}, src, sink, e.logger)
+	if err != nil {
+		return indexRun{}, "", err
+	}
+	began := time.Now()
+	if err := ix.Run(ctx); err != nil {
+		return indexRun{}, "", err
+	}
+	r := indexRun{
+		seconds: since(began), blocks: sink.blocks.Load(), rows: sink.rows.Load(),
+		requests: counts.requests.Load(), resp: counts.bytes.Load(), maxInFlight: counts.maxIn.Load(),
+		commitSeconds: time.Duration(sink.commitNanos.Load()).Seconds(),
+		callSeconds:   time.Duration(counts.nanos.Load()).Seconds(),
+	}
+	after, err := databaseBytes(ctx, st)
+	if err != nil {
+		return indexRun{}, "", err
+	}
+	r.dbBytes = after - before
+	return r, dbURL, nil
+}
+
+// backfill measures the indexer against the plain-COPY baseline.
+func (e *benchEnv) backfill(ctx context.Context) error {
+	var idx []indexRun
+	for i := range e.o.backfillRuns {
+		r, dbURL, err := e.backfillOnce(ctx, "nearline_bench_index", e.chain.plain.URL, e.o.blocks)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "index run %d: %d blocks, %d rows in %.1fs (%.1fs in Commit): %.1f blocks/s, %.0f rows/s, %d requests\n",
+			i+1, r.blocks, r.rows, r.seconds, r.commitSeconds, float64(r.blocks)/r.seconds, float64(r.rows)/r.seconds, r.requests)
+		idx = append(idx, r)
+		e.indexed = dbURL
+	}
+	dir, err := os.MkdirTemp("", "nearline-bench-")
+	if err != nil {
+		return fmt.Errorf("dump directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	dump, err := dumpTables(ctx, e.indexed, dir)
+	if err != nil {
+		return err
+	}
+	var copies []copyRun
+	for i := range e.o.backfillRuns {
+		dbURL, err := e.freshDatabase(ctx, "nearline_bench_copy", true)
+		if err != nil {
+			return err
+		}
+		c, err := loadTables(ctx, dbURL, dump)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "copy run %d: %d rows, %d bytes in %.2fs: %.0f rows/s\n", i+1, c.rows, c.bytes, c.seconds, float64(c.rows)/c.seconds)
+		copies = append(copies, c)
+	}
+	e.report.backfill = idx
+	e.report.copies = copies
+	return nil
+}
+
+// latencyBackfill measures the indexer against a distant upstream.
+func (e *benchEnv) latencyBackfill(ctx context.Context) error {
+	to := min(e.o.latencyBlocks, e.o.blocks)
+	var runs []indexRun
+	for i := range e.o.runs {
+		r, _, err := e.backfillOnce(ctx, "nearline_bench_latency", e.chain.distant.URL, to)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "distant run %d: %d blocks in %.1fs (%.1fs in Commit): %.2f blocks/s, %d requests (mean %.1f ms, %.1f in flight on average), at most %d in flight\n",
+			i+1, r.blocks, r.seconds, r.commitSeconds, float64(r.blocks)/r.seconds, r.requests, 1000*r.callSeconds/float64(r.requests), r.callSeconds/r.seconds, r.maxInFlight)
+		runs = append(runs, r)
+	}
+	e.report.latency = runs
+	e.report.concurrency = e.o.concurrency
+	if e.report.concurrency == 0 {
+		e.report.concurrency = 64 // NodeConfig.MaxInFlight's default
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/store"
+)
+
+// chain is the produced simulated chain and its loopback servers.
+type chain struct {
+	node    *sim.Node
+	plain   *httptest.Server // no faults
+	distant *httptest.Server // --latency
+	head    uint64
+	genesis []byte // genesis.json
+}
+
+func produceChain(ctx context.Context, o options) (*chain, error) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Shards, cfg.TxsPerBlock = o.seed, o.shards, o.txsPerBlock
+	cfg.BlockTime, cfg.MaxHeight, cfg.DeployRate = 0, o.blocks, o.deployRate
+	node, err := sim.New(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start simulator: %w", err)
+	}
+	if err := node.ProduceTo(ctx, o.blocks); err != nil {
+		_ = node.Close(ctx)
+		return nil, fmt.Errorf("produce chain: %w", err)
+	}
+	head, _, _ := node.Head()
+	genesis, err := json.Marshal(node.Genesis())
+	if err != nil {
+		_ = node.Close(ctx)
+		return nil, fmt.Errorf("encode genesis: %w", err)
+	}
+	return &chain{
+		node:    node,
+		plain:   httptest.NewServer(node.Handler()),
+		distant: httptest.NewServer(node.HandlerWithFaults(sim.FaultConfig{Latency: o.latency})),
+		head:    head,
+		genesis: genesis,
+	}, nil
+}
+
+func (c *chain) close() {
+	c.plain.Close()
+	c.distant.Close()
+	_ = c.node.Close(context.Background())
+}
+
+// benchEnv is what the phases share.
+type benchEnv struct {
+	o         options
+	logger    *slog.Logger
+	chain     *chain
+	report    *report
+	databases []string
+	indexed   string // URL of the last backfilled database
+	fetched   fetchCounts
+}
+
+// freshDatabase (re)creates database name on the server, migrated, and
+// returns its URL.
+func (e *benchEnv) freshDatabase(ctx context.Context, name string, migrate bool) (string, error) {
+	admin, err := pgx.Connect(ctx, e.o.databaseURL)
+	if err != nil {
+		return "", fmt.Errorf("connect to %s: %w", e.o.databaseURL, err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		return "", fmt.Errorf("drop database %s: %w", name, err)
+	}
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	found := false
+	for _, d := range e.databases {
+		found = found || d == name
+	}
+	if !found {
+		e.databases = append(e.databases, name)
+	}
+	u, err := url.Parse(e.o.databaseURL)
+	if err != nil {
+		return "", fmt.Errorf("parse database url: %w", err)
+	}
+	u.Path = "/" + name
+	dbURL := u.String()
+	if migrate {
+		if err := store.Migrate(ctx, dbURL); err != nil {
+			return "", err
+		}
+	}
+	return dbURL, nil
+}
+
+func (e *benchEnv) dropDatabases(ctx context.Context) {
+	if e.o.keep || len(e.databases) == 0 {
+		return
+	}
+	admin, err := pgx.Connect(ctx, e.o.databaseURL)
+	if err != nil {
+		return
+	}
+	defer admin.Close(ctx)
+	for _, d := range e.databases {
+		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+d+" WITH (FORCE)")
+	}
+}
+
+// loadGenesis stores the chain's genesis records (not timed: `nearline index
+// --genesis` does it once).
+func (e *benchEnv) loadGenesis(ctx context.Context, s *store.Store) error {
+	_, err := indexer.LoadGenesis(ctx, bytes.NewReader(e.chain.genesis), s, e.logger)
+	return err
+}
+
+// machine describes the hardware and the database server.
+func machine(ctx context.Context, dbURL string) string {
+	var parts []string
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				parts = append(parts, strings.TrimSpace(strings.SplitN(line, ":", 2)[1]))
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(strings.SplitN(string(b), "\n", 2)[0], "MemTotal: %d kB", &kb); err == nil {
+			parts = append(parts, fmt.Sprintf("%.1f GiB RAM", float64(kb)/(1<<20)))
+		}
+	}
+	if conn, err := pgx.Connect(ctx, dbURL); err == nil {
+		var v string
+		if conn.QueryRow(ctx, "SHOW server_version").Scan(&v) == nil {
+			parts = append(parts, "PostgreSQL "+v)
+		}
+		conn.Close(ctx)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func since(t time.Time) float64 { return time.Since(t).Seconds() }

@@ -1,0 +1,173 @@
+// Command bench measures Nearline against the physical limits of the machine
+// it runs on and prints one table (see README-section.md):
+//
+//	go run ./bench [--blocks 10000] [--runs 3] [--latency 50ms] [--latency-blocks 500]
+//
+// It produces a mainnet-shaped simulated chain in memory (6 shards, about 100
+// transactions per block, the simulator's deployed contracts), serves it on
+// loopback, and measures, each in fresh databases on --database-url's server:
+//
+//   - backfill: the indexer package in-process, wired as `nearline index`
+//     (NodeSource over near.Client over HTTP, store.Commit), against plain
+//     COPY FROM of the same rows into the same (migrated, empty) tables;
+//   - backfill against a distant upstream (the simulator's --latency), against
+//     the bound the fetch concurrency and the latency allow;
+//   - serving (rpcserve's archive over the backfilled database) against the
+//     simulator answering from memory and a bare handler running one SQL
+//     statement per request;
+//   - storage per block against the JSON-RPC responses, raw and gzip'd.
+//
+// It is a program, not a test: `go test ./...` never runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strings"
+	"time"
+)
+
+type options struct {
+	databaseURL      string
+	blocks           uint64
+	shards           int
+	txsPerBlock      int
+	deployRate       float64
+	seed             uint64
+	runs             int
+	backfillRuns     int
+	workers          int
+	batchSize        int
+	concurrency      int
+	blockConcurrency int
+	latency          time.Duration
+	latencyBlocks    uint64
+	clients          int
+	serveTime        time.Duration
+	only             map[string]bool
+	cpuprofile       string
+	keep             bool
+	verbose          bool
+}
+
+func (o options) want(phase string) bool { return len(o.only) == 0 || o.only[phase] }
+
+func main() {
+	var o options
+	var only string
+	defURL := os.Getenv("NEARLINE_TEST_DATABASE_URL")
+	if defURL == "" {
+		defURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	flag.StringVar(&o.databaseURL, "database-url", defURL, "PostgreSQL server to benchmark on (databases nearline_bench_* are created and dropped there)")
+	flag.Uint64Var(&o.blocks, "blocks", 10_000, "heights of simulated chain to produce and backfill")
+	flag.IntVar(&o.shards, "shards", 6, "simulated shards")
+	flag.IntVar(&o.txsPerBlock, "txs-per-block", 100, "mean transactions per block")
+	flag.Float64Var(&o.deployRate, "deploy-rate", 0.001, "fraction of transactions that deploy a contract (mainnet: about 0.001)")
+	flag.Uint64Var(&o.seed, "seed", 1, "chain seed")
+	flag.IntVar(&o.runs, "runs", 3, "repetitions of every measurement; the table shows medians")
+	flag.IntVar(&o.backfillRuns, "backfill-runs", 1, "repetitions of the (long) backfill and its COPY baseline")
+	flag.IntVar(&o.workers, "workers", 0, "indexer --workers (0: the indexer's default)")
+	flag.IntVar(&o.batchSize, "batch-size", 0, "indexer --batch-size (0: the indexer's default)")
+	flag.IntVar(&o.concurrency, "upstream-concurrency", 0, "upstream calls in flight at once, NodeConfig.MaxInFlight (0: its default, 64)")
+	flag.IntVar(&o.blockConcurrency, "block-concurrency", 0, "upstream calls at once for one block (0: the indexer's default)")
+	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "simulator latency of the distant-upstream backfill")
+	flag.Uint64Var(&o.latencyBlocks, "latency-blocks", 500, "heights backfilled from the distant upstream")
+	flag.IntVar(&o.clients, "clients", 16, "concurrent clients of the serving benchmark")
+	flag.DurationVar(&o.serveTime, "serve-time", 3*time.Second, "duration of one serving measurement")
+	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, serve, storage (default all; serve and storage need backfill)")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each phase to PREFIX.<phase>.prof")
+	flag.BoolVar(&o.keep, "keep", false, "keep the benchmark databases")
+	flag.BoolVar(&o.verbose, "v", false, "log the indexer and store")
+	flag.Parse()
+	o.only = map[string]bool{}
+	for _, p := range strings.Split(only, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			o.only[p] = true
+		}
+	}
+	if o.only["serve"] || o.only["storage"] {
+		o.only["backfill"] = true
+	}
+	o.runs, o.backfillRuns = max(o.runs, 1), max(o.backfillRuns, 1)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	// The simulated chain lives in this process; memory is plentiful and GC
+	// time would otherwise be charged to the indexer's and server's share of
+	// the CPU.
+	debug.SetGCPercent(400)
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	env := &benchEnv{o: o, logger: logger, report: &report{}}
+	env.report.machine = machine(ctx, o.databaseURL)
+	fmt.Fprintf(os.Stderr, "producing %d heights (%d shards, %d txs/block)...\n", o.blocks, o.shards, o.txsPerBlock)
+	began := time.Now()
+	ch, err := produceChain(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer ch.close()
+	fmt.Fprintf(os.Stderr, "produced in %s\n", time.Since(began).Round(time.Second))
+	env.chain = ch
+	defer env.dropDatabases(context.WithoutCancel(ctx))
+	if o.want("backfill") {
+		if err := env.phase("backfill", env.backfill); err != nil {
+			return err
+		}
+	}
+	if o.want("latency") {
+		if err := env.phase("latency", env.latencyBackfill); err != nil {
+			return err
+		}
+	}
+	if o.want("storage") {
+		if err := env.phase("storage", env.storage); err != nil {
+			return err
+		}
+	}
+	if o.want("serve") {
+		if err := env.phase("serve", env.serve); err != nil {
+			return err
+		}
+	}
+	env.report.print(os.Stdout, o)
+	return nil
+}
+
+// phase runs one measurement, under a CPU profile when asked.
+func (e *benchEnv) phase(name string, f func(context.Context) error) error {
+	ctx := context.Background()
+	fmt.Fprintf(os.Stderr, "== %s\n", name)
+	if e.o.cpuprofile != "" {
+		file, err := os.Create(e.o.cpuprofile + "." + name + ".prof")
+		if err != nil {
+			return fmt.Errorf("create profile: %w", err)
+		}
+		defer file.Close()
+		if err := pprof.StartCPUProfile(file); err != nil {
+			return fmt.Errorf("start profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	runtime.GC()
+	if err := f(ctx); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}

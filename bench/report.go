@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+type report struct {
+	machine  string
+	backfill []indexRun
+	copies   []copyRun
+	latency  []indexRun
+	// concurrency is the indexer's limit of requests in flight to the
+	// upstream during the distant backfill.
+	concurrency int
+	storage     *storageReport
+	serve       []serveRow
+	single      *serveRow
+}
+
+// medianBy returns the run with the median value of key.
+func medianBy[T any](runs []T, key func(T) float64) T {
+	s := slices.Clone(runs)
+	slices.SortFunc(s, func(a, b T) int {
+		switch ka, kb := key(a), key(b); {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return 0
+	})
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
+
+func kib(b float64) string { return fmt.Sprintf("%.1f KiB", b/(1<<10)) }
+
+func (r *report) print(w io.Writer, o options) {
+	fmt.Fprintf(w, "\nMachine: %s. Chain: %d heights, %d shards, %d txs/block (mean), deploy rate %g, seed %d. Medians of %d runs (backfill: %d, its COPY baseline: %d).\n\n",
+		r.machine, o.blocks, o.shards, o.txsPerBlock, o.deployRate, o.seed, o.runs, o.backfillRuns, o.backfillRuns)
+	fmt.Fprintln(w, "| benchmark | Nearline | baseline | ratio | goal |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
+	if len(r.backfill) > 0 && len(r.copies) > 0 {
+		ix := medianBy(r.backfill, func(x indexRun) float64 { return float64(x.rows) / x.seconds })
+		cp := medianBy(r.copies, func(x copyRun) float64 { return float64(x.rows) / x.seconds })
+		ixRows, cpRows := float64(ix.rows)/ix.seconds, float64(cp.rows)/cp.seconds
+		fmt.Fprintf(w, "| backfill, %d blocks (%d rows, %s written) | %.1f blocks/s, %.0f rows/s, %s/s | plain COPY of the same rows: %.0f rows/s (%s/s) | %.0f%% | ≥ 70%% |\n",
+			ix.blocks, ix.rows, mib(float64(ix.dbBytes)), float64(ix.blocks)/ix.seconds, ixRows, mib(float64(ix.dbBytes)/ix.seconds),
+			cpRows, mib(float64(cp.bytes)/cp.seconds), 100*ixRows/cpRows)
+	}
+	if len(r.latency) > 0 {
+		l := medianBy(r.latency, func(x indexRun) float64 { return float64(x.blocks) / x.seconds })
+		perBlock := float64(l.requests) / float64(l.blocks)
+		c := r.concurrency
+		if c == 0 {
+			c = int(l.maxInFlight)
+		}
+		bound := float64(c) / (perBlock * o.latency.Seconds())
+		got := float64(l.blocks) / l.seconds
+		fmt.Fprintf(w, "| backfill from a distant upstream (%s latency), %d blocks | %.2f blocks/s (%.0f requests/s, at most %d in flight) | bound %d in flight / (%.1f requests/block × %s) = %.2f blocks/s | %.0f%% | ≥ 80%% |\n",
+			o.latency, l.blocks, got, float64(l.requests)/l.seconds, l.maxInFlight, c, perBlock, o.latency, bound, 100*got/bound)
+	}
+	for _, s := range r.serve {
+		fmt.Fprintf(w, "| serve `%s`, %d clients | %.0f req/s, p50 %s, p99 %s | bare handler %.0f req/s (p50 %s, p99 %s); simulator %.0f req/s (p50 %s, p99 %s) | %.0f%% of bare | ≥ 50%% |\n",
+			s.method, s.clients, s.serve.rps, ms(s.serve.p50), ms(s.serve.p99), s.bare.rps, ms(s.bare.p50), ms(s.bare.p99),
+			s.sim.rps, ms(s.sim.p50), ms(s.sim.p99), 100*s.serve.rps/s.bare.rps)
+	}
+	if s := r.single; s != nil {
+		fmt.Fprintf(w, "| warm `ft_balance_of` call_function, 1 client | %.0f calls/s, p50 %s, p99 %s | simulator %.0f calls/s, p50 %s, p99 %s | %.0f%% | p50 < 2 ms |\n",
+			s.serve.rps, ms(s.serve.p50), ms(s.serve.p99), s.sim.rps, ms(s.sim.p50), ms(s.sim.p99), 100*s.serve.rps/s.sim.rps)
+	}
+	if s := r.storage; s != nil {
+		per := float64(s.dbBytes) / float64(s.blocks)
+		fmt.Fprintf(w, "| storage per block (tables + indexes + TOAST) | %s | JSON-RPC responses %s raw, %s gzip'd | %.0f%% of gzip'd | < 100%% |\n",
+			kib(per), kib(s.jsonRaw), kib(s.jsonGzip), 100*per/s.jsonGzip)
+		var parts []string
+		for _, t := range s.tables[:min(len(s.tables), 8)] {
+			parts = append(parts, fmt.Sprintf("%s %s+%s", t.name, mib(float64(t.table)), mib(float64(t.indexes))))
+		}
+		fmt.Fprintf(w, "\nLargest tables (table+indexes): %s.\n", strings.Join(parts, ", "))
+	}
+}
