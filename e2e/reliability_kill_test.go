@@ -31,19 +31,26 @@ func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	t.Logf("kill schedule seed %d", seed)
 
+	step := chain.head / uint64(kills+5)
 	began := time.Now()
 	done, midCommit, lastCursor, advanced := 0, 0, uint64(0), 0
 	for done < kills {
 		batch := 1 + rng.IntN(16)
 		p := start(t, indexArgs(dbURL, chain.url(), chain.head,
 			"--batch-size", strconv.Itoa(batch), "--workers", "4")...)
+		// Spread the kills over the chain: let the cursor move on by about
+		// its share first (the first run: not at all, to kill during
+		// start-up and the first commits).
+		if done > 0 {
+			waitCursor(t, dbURL, lastCursor+uint64(rng.IntN(int(2*step))), time.Minute)
+		}
 		if done%2 == 0 {
 			// Wait for a commit that has written rows, then kill it a
 			// random moment later (often still inside it).
 			waitWritingTx(t, admin, dbName, p, 20*time.Second)
 			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
 		} else {
-			time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond)
+			time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
 		}
 		if err, ok := exited(p); ok {
 			if err != nil {
