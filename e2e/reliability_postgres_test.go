@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -215,24 +216,23 @@ func hammer(ctx context.Context, t *testing.T, addr string, maxHeight uint64, wo
 // run. It stops every other session on the server, so it never runs by
 // default: run it alone, e.g.
 //
-//	NEARLINE_TEST_PG_RESTART=1 NEARLINE_PG_CLUSTER="16 main" go test ./e2e -run TestReliabilityPostgresRestart -v
+//	NEARLINE_TEST_PG_RESTART=1 go test ./e2e -run TestReliabilityPostgresRestart -v
+//
+// It restarts the local cluster (pg_ctlcluster) listening on the port of
+// NEARLINE_TEST_DATABASE_URL, or NEARLINE_PG_CLUSTER="VERSION NAME".
 func TestReliabilityPostgresRestart(t *testing.T) {
 	if os.Getenv("NEARLINE_TEST_PG_RESTART") != "1" {
 		t.Skip("restarts the shared PostgreSQL server; set NEARLINE_TEST_PG_RESTART=1 to run")
 	}
 	cluster := os.Getenv("NEARLINE_PG_CLUSTER")
 	if cluster == "" {
-		out, err := exec.Command("sh", "-c", "pg_lsclusters -h | awk 'NR==1{print $1\" \"$2}'").Output()
-		if err != nil || len(bytes.TrimSpace(out)) == 0 {
-			t.Fatalf("find the cluster to restart (set NEARLINE_PG_CLUSTER=\"VERSION NAME\"): %v", err)
-		}
-		cluster = string(bytes.TrimSpace(out))
+		cluster = clusterOnPort(t, os.Getenv("NEARLINE_TEST_DATABASE_URL"))
 	}
 	chain := startSim(t, faultChainSeed, faultChainHeights)
 	want := reference(t, chain)
 	dbURL := freshDatabase(t)
 	idx := start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", "10", "--workers", "4")...)
-	waitCursor(t, dbURL, 50, time.Minute)
+	indexed := waitCursor(t, dbURL, 100, time.Minute)
 	serveAddr := freeAddr(t)
 	start(t, "serve", "--database-url", dbURL, "--listen", serveAddr)
 	serve := newClient(serveAddr)
@@ -250,7 +250,7 @@ func TestReliabilityPostgresRestart(t *testing.T) {
 		}
 		restarted <- err
 	}()
-	tally := hammer(ctx, t, serveAddr, chain.head/2, 4)
+	tally := hammer(ctx, t, serveAddr, indexed, 4)
 	if err := <-restarted; err != nil {
 		t.Fatal(err)
 	}
@@ -260,8 +260,39 @@ func TestReliabilityPostgresRestart(t *testing.T) {
 		t.Fatalf("index did not survive the restart (exited %v, err %v)\n%s", ok, err, tail(idx.output(), 30))
 	}
 	requireSameSums(t, want, tableSums(t, dbURL))
+	retries := strings.Count(idx.output(), "database unavailable; retrying")
+	if retries == 0 {
+		t.Error("the indexer never saw the restart")
+	}
+	t.Logf("index retried %d times through the restart and reached --to %d; every table equal to the uninterrupted run", retries, chain.head)
 	reqs := blockRequests(t, chain.c, chain.head/2)
 	requireResults(t, compare(t, chain.c, serve, reqs), "block")
+}
+
+// clusterOnPort finds the local cluster (pg_lsclusters) listening on the
+// port of the test server's URL.
+func clusterOnPort(t *testing.T, serverURL string) string {
+	t.Helper()
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		t.Fatalf("parse NEARLINE_TEST_DATABASE_URL: %v", err)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	out, err := exec.Command("pg_lsclusters", "-h").Output()
+	if err != nil {
+		t.Fatalf("pg_lsclusters (set NEARLINE_PG_CLUSTER=\"VERSION NAME\"): %v", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[2] == port {
+			return f[0] + " " + f[1]
+		}
+	}
+	t.Fatalf("no local cluster listens on port %s (set NEARLINE_PG_CLUSTER=\"VERSION NAME\")", port)
+	return ""
 }
 
 func splitFields(s string) []string {
