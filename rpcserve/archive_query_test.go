@@ -2,6 +2,7 @@ package rpcserve
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -103,22 +104,31 @@ func TestArchiveCallFunction(t *testing.T) {
 	require.Equal(t, []string{"get_status for account_id bob.near"}, res.Logs)
 	require.Equal(t, uint64(seedHead), res.BlockHeight)
 
-	// Contract failures are success-shaped results for `query`.
-	var failed struct {
-		BlockHeight uint64   `json:"block_height"`
-		Error       string   `json:"error"`
-		Logs        []string `json:"logs"`
+	// Contract failures are nearcore 2.x's structured errors, `query` included.
+	vmError := func(params map[string]any) (string, string) {
+		t.Helper()
+		e := errCause(t, h, "query", params)
+		require.Equal(t, "CONTRACT_EXECUTION_ERROR", e.CauseName())
+		var info struct {
+			VMError     json.RawMessage `json:"vm_error"`
+			BlockHeight uint64          `json:"block_height"`
+		}
+		require.NoError(t, json.Unmarshal(e.Cause.Info, &info))
+		require.Equal(t, uint64(11), info.BlockHeight)
+		var data string
+		require.NoError(t, json.Unmarshal(e.Data, &data))
+		return string(info.VMError), data
 	}
 	set := call("status.near", "set_status", 11)
 	set["args_base64"] = base64.StdEncoding.EncodeToString([]byte(`{"message":"hi"}`))
-	okResult(t, h, "query", set, &failed)
-	require.Equal(t, uint64(11), failed.BlockHeight)
-	require.Contains(t, failed.Error, "wasm execution failed with error: HostError(ProhibitedInView")
-	okResult(t, h, "query", call("status.near", "no_such_method", 11), &failed)
-	require.Equal(t, "wasm execution failed with error: MethodResolveError(MethodNotFound)", failed.Error)
-	okResult(t, h, "query", call("alice.near", "get_status", 11), &failed)
-	require.Equal(t, `wasm execution failed with error: CompilationError(CodeDoesNotExist { account_id: AccountId("alice.near") })`, failed.Error)
-	require.Equal(t, []string{}, failed.Logs)
+	vm, data := vmError(set)
+	require.JSONEq(t, `{"ExecutionError":"signer_account_id is not allowed in view calls"}`, vm)
+	require.Contains(t, data, "Function call returned an error: ")
+	vm, _ = vmError(call("status.near", "no_such_method", 11))
+	require.JSONEq(t, `{"MethodResolveError":"MethodNotFound"}`, vm)
+	vm, data = vmError(call("alice.near", "get_status", 11))
+	require.JSONEq(t, `{"CompilationError":{"CodeDoesNotExist":{"account_id":"alice.near"}}}`, vm)
+	require.Equal(t, `Function call returned an error: CompilationError(CodeDoesNotExist { account_id: AccountId("alice.near") })`, data)
 
 	require.Equal(t, "UNKNOWN_ACCOUNT", errCause(t, h, "query", call("nobody.near", "get_status", 11)).CauseName())
 }

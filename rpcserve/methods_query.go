@@ -19,8 +19,8 @@ func queryMethod(ctx context.Context, b Backend, params json.RawMessage) (any, e
 	}
 	result, err := b.Query(ctx, req)
 	if err != nil {
-		// nearcore answers a failed view call and a missing access key
-		// with a success-shaped result for the legacy `query` method.
+		// nearcore answers a missing access key with a success-shaped
+		// result for the legacy `query` method.
 		if legacy, ok := legacyQuery(err); ok {
 			return legacy, nil
 		}

@@ -1,9 +1,10 @@
 package sim
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -462,20 +463,33 @@ func TestShapes(t *testing.T) {
 		requireShape(t, "rpc/validators/testnet-latest-epoch-3358.json", got, nil, nil)
 	})
 	t.Run("error", func(t *testing.T) {
-		// rpcserve routes no EXPERIMENTAL_call_function, and `query` turns
-		// contract errors into legacy results: check the Backend's error.
-		_, err := n.Query(context.Background(), near.QueryRequest{Block: near.BlockReference{Finality: "final"},
-			RequestType: near.QueryCallFunction, AccountID: "ft.near", MethodName: "ft_balance_of", Args: []byte("{}")})
-		var ne *near.Error
-		require.ErrorAs(t, err, &ne)
-		resp, merr := json.Marshal(ne)
-		require.NoError(t, merr)
-		s := &shape{}
-		s.compare("error", fixtureResult(t, "rpc/EXPERIMENTAL_call_function/error-CONTRACT_EXECUTION_ERROR-panic-localnet.json"), decode(t, resp))
-		require.Empty(t, s.diffs, string(resp))
-		legacy := rpcResult(t, url, "query", map[string]any{"request_type": "call_function", "finality": "final",
-			"account_id": "status.near", "method_name": "no_such_method", "args_base64": ""})
-		requireShape(t, "rpc/query/call_function-MethodNotFound-flat-error-testnet.json", legacy, nil, nil)
+		// Contract failures are nearcore 2.x's structured error, through
+		// EXPERIMENTAL_call_function and `query` alike (issue 6), in the
+		// shape of the recorded EXPERIMENTAL_call_function error.
+		want := fixtureResult(t, "rpc/EXPERIMENTAL_call_function/error-CONTRACT_EXECUTION_ERROR-panic-localnet.json")
+		params := map[string]any{"finality": "final", "account_id": "ft.near", "method_name": "ft_balance_of", "args_base64": ""}
+		for _, method := range []string{"EXPERIMENTAL_call_function", "query"} {
+			p := params
+			if method == "query" {
+				p = map[string]any{"request_type": "call_function"}
+				for k, v := range params {
+					p[k] = v
+				}
+			}
+			body, merr := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "dontcare", "method": method, "params": p})
+			require.NoError(t, merr)
+			resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+			require.NoError(t, err)
+			var env struct {
+				Error json.RawMessage `json:"error"`
+			}
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+			resp.Body.Close()
+			require.NotNil(t, env.Error, method)
+			s := &shape{}
+			s.compare("error", want, decode(t, env.Error))
+			require.Empty(t, s.diffs, "%s: %s", method, env.Error)
+		}
 	})
 }
 
