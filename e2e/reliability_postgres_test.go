@@ -67,8 +67,8 @@ func TestReliabilityPostgresConnectionsTerminated(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	t.Logf("storm of %s: %d backends terminated; serve answered %d results and %d error envelopes (%v), %d connection errors",
-		storm, terminated.Load(), tally.results, tally.errors, tally.errorNames, tally.transport)
+	t.Logf("storm of %s: %d backends terminated; serve answered %d results and %d error envelopes (%v), %d connection errors; slowest answer %s",
+		storm, terminated.Load(), tally.results, tally.errors, tally.errorNames, tally.transport, tally.slowest.Round(time.Millisecond))
 	if terminated.Load() < 10 {
 		t.Fatalf("only %d backends terminated: the storm did not happen", terminated.Load())
 	}
@@ -123,6 +123,7 @@ func terminateBackends(ctx context.Context, admin *pgx.Conn, dbName string) (int
 type loadTally struct {
 	results, errors, transport int
 	errorNames                 map[string]int
+	slowest                    time.Duration
 }
 
 // hammer sends read requests to serve from workers clients until ctx
@@ -197,6 +198,7 @@ func hammer(ctx context.Context, t *testing.T, addr string, maxHeight uint64, wo
 					return
 				}
 				mu.Lock()
+				tally.slowest = max(tally.slowest, time.Since(began))
 				if env.Error != nil {
 					tally.errors++
 					tally.errorNames[env.Error.Name+"/"+env.Error.Cause.Name]++
@@ -254,8 +256,8 @@ func TestReliabilityPostgresRestart(t *testing.T) {
 	if err := <-restarted; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("through a server restart serve answered %d results, %d errors (%v), %d connection errors",
-		tally.results, tally.errors, tally.errorNames, tally.transport)
+	t.Logf("through a server restart serve answered %d results, %d errors (%v), %d connection errors; slowest answer %s",
+		tally.results, tally.errors, tally.errorNames, tally.transport, tally.slowest.Round(time.Millisecond))
 	if err, ok := waitExit(idx, 3*time.Minute); !ok || err != nil {
 		t.Fatalf("index did not survive the restart (exited %v, err %v)\n%s", ok, err, tail(idx.output(), 30))
 	}
