@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -36,9 +37,17 @@ func produceChain(ctx context.Context, o options) (*chain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
-	if err := node.ProduceTo(ctx, o.blocks); err != nil {
-		_ = node.Close(ctx)
-		return nil, fmt.Errorf("produce chain: %w", err)
+	for h := min(o.blocks, 1000); ; h = min(h+1000, o.blocks) {
+		if err := node.ProduceTo(ctx, h); err != nil {
+			_ = node.Close(ctx)
+			return nil, fmt.Errorf("produce chain: %w", err)
+		}
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		fmt.Fprintf(os.Stderr, "produced up to %d (heap %d MiB)\n", h, m.HeapAlloc>>20)
+		if h == o.blocks {
+			break
+		}
 	}
 	head, _, _ := node.Head()
 	genesis, err := json.Marshal(node.Genesis())
@@ -130,7 +139,7 @@ func (e *benchEnv) loadGenesis(ctx context.Context, s *store.Store) error {
 
 // machine describes the hardware and the database server.
 func machine(ctx context.Context, dbURL string) string {
-	var parts []string
+	parts := []string{fmt.Sprintf("%d CPUs", runtime.NumCPU())}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if strings.HasPrefix(line, "model name") {
@@ -139,11 +148,8 @@ func machine(ctx context.Context, dbURL string) string {
 			}
 		}
 	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		var kb int64
-		if _, err := fmt.Sscanf(strings.SplitN(string(b), "\n", 2)[0], "MemTotal: %d kB", &kb); err == nil {
-			parts = append(parts, fmt.Sprintf("%.1f GiB RAM", float64(kb)/(1<<20)))
-		}
+	if total := memTotal(); total > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f GiB RAM", float64(total)/(1<<30)))
 	}
 	if conn, err := pgx.Connect(ctx, dbURL); err == nil {
 		var v string
@@ -156,3 +162,16 @@ func machine(ctx context.Context, dbURL string) string {
 }
 
 func since(t time.Time) float64 { return time.Since(t).Seconds() }
+
+// memTotal returns the machine's memory in bytes (0 when unknown).
+func memTotal() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	var kb int64
+	if _, err := fmt.Sscanf(strings.SplitN(string(b), "\n", 2)[0], "MemTotal: %d kB", &kb); err != nil {
+		return 0
+	}
+	return kb << 10
+}

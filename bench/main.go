@@ -109,7 +109,14 @@ func run(ctx context.Context, o options) error {
 	// The simulated chain lives in this process; memory is plentiful and GC
 	// time would otherwise be charged to the indexer's and server's share of
 	// the CPU.
-	debug.SetGCPercent(400)
+	debug.SetGCPercent(200)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A 10,000-block chain is ~10 GiB live in the simulator; let the
+		// heap use 60% of the machine's memory, not more.
+		if total := memTotal(); total > 0 {
+			debug.SetMemoryLimit(total * 6 / 10)
+		}
+	}
 	logger := slog.New(slog.DiscardHandler)
 	if o.verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
