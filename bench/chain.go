@@ -84,6 +84,8 @@ type benchEnv struct {
 // freshDatabase (re)creates database name on the server, migrated, and
 // returns its URL.
 func (e *benchEnv) freshDatabase(ctx context.Context, name string, migrate bool) (string, error) {
+	// Two benchmarks on one server must not drop each other's databases.
+	name = fmt.Sprintf("%s_%d", name, os.Getpid())
 	admin, err := pgx.Connect(ctx, e.o.databaseURL)
 	if err != nil {
 		return "", fmt.Errorf("connect to %s: %w", e.o.databaseURL, err)
