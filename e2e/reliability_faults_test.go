@@ -15,9 +15,10 @@ const (
 
 // TestReliabilityFaultyUpstreamWithHealthyFallback indexes through an
 // upstream with every fault kind of `nearline sim` switched on at once,
-// failing over to a healthy one, and checks the archive equals an
-// uninterrupted run from the healthy upstream and that the indexer's
-// metrics counted the faults.
+// failing over to a healthy one, then through a faulty upstream alone (at
+// lower rates), and checks each archive equals an uninterrupted run from
+// the healthy upstream and that the indexer's metrics counted the faults
+// (alone: every kind).
 func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 	healthy := startSim(t, faultChainSeed, faultChainHeights)
 	faulty := startSim(t, faultChainSeed, faultChainHeights,
@@ -30,10 +31,48 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 	want := reference(t, healthy)
 
 	dbURL := freshDatabase(t)
+	kinds, total, elapsed := indexCountingFaults(t, dbURL, faulty.url()+","+healthy.url(), healthy.head)
+	requireSameSums(t, want, tableSums(t, dbURL))
+	if total == 0 {
+		t.Fatal("nearline_upstream_errors_total counted no faults")
+	}
+	if len(kinds) < 2 {
+		t.Errorf("upstream errors of only %d kind(s) counted (%v): want several of the injected kinds", len(kinds), kinds)
+	}
+	t.Logf("faulty,healthy: indexed %d heights in %s; upstream errors counted by the indexer: %v (total %.0f); "+
+		"every table equal to the uninterrupted run", healthy.head, elapsed.Round(time.Millisecond), kinds, total)
+
+	// The faulty upstream alone, at lower rates (a call fails after 8
+	// attempts): retries by themselves must get every block right, and
+	// every fault kind is met and counted.
+	shortHead, _ := lastBlockUpTo(t, healthy.c, 200)
+	short := *healthy
+	short.head = shortHead
+	wantShort := reference(t, &short)
+	alone := startSim(t, faultChainSeed, int(shortHead)+20,
+		"--latency", "1ms", "--latency-jitter", "3ms",
+		"--fail-5xx", "0.02", "--fail-internal", "0.02", "--fail-malformed", "0.02", "--fail-truncated", "0.02",
+		"--stall", "0.01", "--stall-duration", "5s", "--rate-limit", "300")
+	dbURL = freshDatabase(t)
+	kinds, total, elapsed = indexCountingFaults(t, dbURL, alone.url(), shortHead)
+	requireSameSums(t, wantShort, tableSums(t, dbURL))
+	for _, kind := range []string{"http_5xx", "internal_error", "malformed", "timeout", "http_429"} {
+		if kinds[kind] == 0 {
+			t.Errorf("no %s fault counted (counted: %v)", kind, kinds)
+		}
+	}
+	t.Logf("faulty alone: indexed %d heights in %s; upstream errors counted: %v (total %.0f); every table equal to the uninterrupted run",
+		shortHead, elapsed.Round(time.Millisecond), kinds, total)
+}
+
+// indexCountingFaults runs index from upstreams to the height to with
+// --metrics-listen, scraping /metrics while it runs, and returns the last
+// scrape's upstream error counts by kind, their total and the run's time.
+func indexCountingFaults(t *testing.T, dbURL, upstreams string, to uint64) (map[string]float64, float64, time.Duration) {
+	t.Helper()
 	metricsAddr := freeAddr(t)
 	began := time.Now()
-	p := start(t, indexArgs(dbURL, faulty.url()+","+healthy.url(), healthy.head,
-		"--request-timeout", "1s", "--metrics-listen", metricsAddr)...)
+	p := start(t, indexArgs(dbURL, upstreams, to, "--request-timeout", "1s", "--metrics-listen", metricsAddr)...)
 	var last map[string]float64
 	for {
 		if m, err := scrapeMetrics(metricsAddr); err == nil {
@@ -41,17 +80,15 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 		}
 		if err, ok := waitExit(p, 100*time.Millisecond); ok {
 			if err != nil {
-				t.Fatalf("index through the faulty upstream failed: %v\n%s", err, tail(p.output(), 40))
+				t.Fatalf("index from %s failed: %v\n%s", upstreams, err, tail(p.output(), 40))
 			}
 			break
 		}
 		if time.Since(began) > 4*time.Minute {
-			t.Fatal("index through the faulty upstream did not finish within 4 minutes")
+			t.Fatalf("index from %s did not finish within 4 minutes", upstreams)
 		}
 	}
 	elapsed := time.Since(began)
-	requireSameSums(t, want, tableSums(t, dbURL))
-
 	if last == nil {
 		t.Fatal("never scraped /metrics while the indexer ran")
 	}
@@ -64,12 +101,5 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 			total += v
 		}
 	}
-	if total == 0 {
-		t.Fatalf("nearline_upstream_errors_total counted no faults; scraped %d samples", len(last))
-	}
-	if len(kinds) < 2 {
-		t.Errorf("upstream errors of only %d kind(s) counted (%v): want several of the injected kinds", len(kinds), kinds)
-	}
-	t.Logf("indexed %d heights through the faulty upstream in %s; upstream errors counted by the indexer: %v (total %.0f); "+
-		"every table equal to the uninterrupted run", healthy.head, elapsed.Round(time.Millisecond), kinds, total)
+	return kinds, total, elapsed
 }
