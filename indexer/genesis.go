@@ -16,6 +16,7 @@ import (
 // account snapshot (*store.Store implements it).
 type BaseSink interface {
 	PutBaseState(ctx context.Context, height uint64, changes []store.StateChange) error
+	PutAccountSnapshot(ctx context.Context, height uint64, accountID string, changes []store.StateChange) error
 	SetHistoryStart(ctx context.Context, height uint64, source string) error
 }
 

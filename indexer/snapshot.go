@@ -13,8 +13,9 @@ import (
 
 // Snapshot fetches the state of the named accounts at height (view_account,
 // view_access_key_list, view_code, view_state) and stores it as the base of
-// their history, recording height as the start of history. Accounts that do
-// not exist at height are logged and skipped. The upstream must still hold
+// their history and as each account's base, recording height as the start
+// of history. Accounts that do not exist at height are logged and recorded
+// with an empty base. The upstream must still hold
 // the state at height (an archival node for old heights), and view_state must
 // fit its size limit.
 func Snapshot(ctx context.Context, rpc RPC, sink BaseSink, height uint64, accounts []string, logger *slog.Logger) error {
@@ -28,10 +29,10 @@ func Snapshot(ctx context.Context, rpc RPC, sink BaseSink, height uint64, accoun
 			return fmt.Errorf("snapshot %s at %d: %w", id, height, err)
 		}
 		if changes == nil {
+			// Its empty state is exact too: recorded as its base.
 			logger.Warn("snapshot account does not exist", "account_id", id, "height", height)
-			continue
 		}
-		if err := sink.PutBaseState(ctx, height, changes); err != nil {
+		if err := sink.PutAccountSnapshot(ctx, height, id, changes); err != nil {
 			return err
 		}
 		logger.Info("snapshot account stored", "account_id", id, "height", height, "entries", len(changes))

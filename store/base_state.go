@@ -19,18 +19,23 @@ func (s *Store) PutBaseState(ctx context.Context, height uint64, changes []State
 		return fmt.Errorf("put base state at %d: %w", height, err)
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for _, t := range tables {
-			switch t.name {
-			case "account_history", "access_key_history", "contract_data_history", "contract_code_history", "contract_codes":
-				if _, err := copyRows(ctx, tx, t, t.rows(rows)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return copyBaseRows(ctx, tx, rows)
 	})
 	if err != nil {
 		return fmt.Errorf("put base state at %d: %w", height, err)
+	}
+	return nil
+}
+
+// copyBaseRows writes the state history and contract code rows of rows.
+func copyBaseRows(ctx context.Context, tx pgx.Tx, rows *rowSet) error {
+	for _, t := range tables {
+		switch t.name {
+		case "account_history", "access_key_history", "contract_data_history", "contract_code_history", "contract_codes":
+			if _, err := copyRows(ctx, tx, t, t.rows(rows)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func (s *Store) AccountAt(ctx context.Context, accountID string, height uint64) 
 		return near.Account{}, notFound(err, what)
 	}
 	if deleted {
-		return near.Account{}, fmt.Errorf("%s: deleted: %w", what, ErrNotFound)
+		return near.Account{}, fmt.Errorf("%s: %w: %w", what, ErrDeleted, ErrNotFound)
 	}
 	if acc.Amount, err = u128(amount); err != nil {
 		return near.Account{}, fmt.Errorf("read %s: %w", what, err)

@@ -129,6 +129,9 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 			}
 			stats.Rows += n
 		}
+		if err := recordBases(ctx, tx, lo, hi); err != nil {
+			return err
+		}
 		return setCursor(ctx, tx, Cursor{Height: last.Height, Hash: last.Hash})
 	})
 	if err != nil {

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Account bases (table account_bases, migration 00002): where an account's
+// whole state is in the history tables when history does not start at
+// genesis. They are recorded, not derived at read time, so a read is one
+// primary-key probe; deriving them would join state changes, receipts and
+// actions on every query.
+//
+// A base is recorded in the transaction that stores what makes it true:
+//   - 'snapshot': PutAccountSnapshot, at the snapshot height (also for an
+//     account that did not exist there: its empty state is exact too).
+//   - 'creation' (Commit): an account_update caused by a receipt to that
+//     account whose actions include CreateAccount; or by a receipt whose
+//     actions are all Transfers that also wrote an access key or contract
+//     code of the account in that block, which only the creation of an
+//     implicit account does (a transfer to an existing account touches
+//     only the account). The receipt must be stored: one listed in a chunk
+//     before the archive's first block gives no base, so the account is
+//     answered as unknown (forwarded), never wrongly.
+//   - 'deletion' (Commit): an account_deletion; deleting an account
+//     deletes every key, code and data entry with a change each, so its
+//     state from then on is exact.
+//
+// The earliest base wins; re-committing heights never moves it later.
+
+// recordBasesSQL finds the bases of blocks $1..$2 from their stored state
+// changes, receipts and actions.
+const recordBasesSQL = `
+INSERT INTO account_bases (account_id, height, source)
+SELECT DISTINCT ON (account_id) account_id, block_height, source FROM (
+    SELECT sc.account_id, sc.block_height, 'creation' AS source
+    FROM state_changes sc
+    JOIN receipts r ON r.receipt_id = sc.cause_receipt_hash AND r.receiver_id = sc.account_id
+    WHERE sc.block_height BETWEEN $1 AND $2
+      AND sc.change_type = 'account_update' AND sc.cause_type = 'receipt_processing'
+      AND (EXISTS (SELECT 1 FROM actions a
+                   WHERE a.chunk_hash = r.chunk_hash AND a.parent_kind = 'receipt'
+                     AND a.parent_index = r.index_in_chunk AND a.kind = 'CreateAccount')
+           OR (NOT EXISTS (SELECT 1 FROM actions a
+                           WHERE a.chunk_hash = r.chunk_hash AND a.parent_kind = 'receipt'
+                             AND a.parent_index = r.index_in_chunk AND a.kind <> 'Transfer')
+               AND EXISTS (SELECT 1 FROM state_changes k
+                           WHERE k.block_height = sc.block_height AND k.account_id = sc.account_id
+                             AND k.cause_receipt_hash = sc.cause_receipt_hash
+                             AND k.change_type IN ('access_key_update', 'contract_code_update'))))
+    UNION ALL
+    SELECT sc.account_id, sc.block_height, 'deletion'
+    FROM state_changes sc
+    WHERE sc.block_height BETWEEN $1 AND $2 AND sc.change_type = 'account_deletion'
+) found
+ORDER BY account_id, block_height
+ON CONFLICT (account_id) DO UPDATE
+SET height = EXCLUDED.height, source = EXCLUDED.source
+WHERE EXCLUDED.height < account_bases.height`
+
+func recordBases(ctx context.Context, tx pgx.Tx, lo, hi int64) error {
+	if _, err := tx.Exec(ctx, recordBasesSQL, lo, hi); err != nil {
+		return fmt.Errorf("record account bases %d-%d: %w", lo, hi, err)
+	}
+	return nil
+}
+
+// PutAccountSnapshot stores one account's state fetched at height (changes
+// as for PutBaseState; none when the account did not exist there) and
+// records height as its base, in one transaction.
+func (s *Store) PutAccountSnapshot(ctx context.Context, height uint64, accountID string, changes []StateChange) error {
+	rows := newRowSet()
+	if err := rows.addChanges(int64(height), changes); err != nil {
+		return fmt.Errorf("put snapshot of %s at %d: %w", accountID, height, err)
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := copyBaseRows(ctx, tx, rows); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO account_bases (account_id, height, source) VALUES ($1, $2, 'snapshot')
+			ON CONFLICT (account_id) DO UPDATE SET height = EXCLUDED.height, source = EXCLUDED.source
+			WHERE EXCLUDED.height < account_bases.height`, accountID, int64(height))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("put snapshot of %s at %d: %w", accountID, height, err)
+	}
+	return nil
+}
+
+// AccountBase returns the height from which accountID's whole state is in
+// the archive and how that is known ("snapshot", "creation", "deletion");
+// ErrNotFound when it has none. With a genesis history start every account
+// is complete from there and has no row here.
+func (s *Store) AccountBase(ctx context.Context, accountID string) (height uint64, source string, err error) {
+	var h int64
+	err = s.pool.QueryRow(ctx, `SELECT height, source FROM account_bases WHERE account_id = $1`, accountID).Scan(&h, &source)
+	if err != nil {
+		return 0, "", notFound(err, "base of account "+accountID)
+	}
+	return uint64(h), source, nil
+}
+
+// HistorySource returns the history start and its source ("genesis" or
+// "snapshot"); ErrNotFound when none is recorded.
+func (s *Store) HistorySource(ctx context.Context) (height uint64, source string, err error) {
+	var h int64
+	err = s.pool.QueryRow(ctx, `SELECT height, source FROM history_start`).Scan(&h, &source)
+	if err != nil {
+		return 0, "", notFound(err, "history start")
+	}
+	return uint64(h), source, nil
+}
+
+// CodeByHash returns stored contract code by its hash; ErrNotFound when
+// the archive has no code with that hash.
+func (s *Store) CodeByHash(ctx context.Context, codeHash string) ([]byte, error) {
+	var code []byte
+	err := s.pool.QueryRow(ctx, `SELECT code FROM contract_codes WHERE code_hash = $1`, codeHash).Scan(&code)
+	if err != nil {
+		return nil, notFound(err, "contract code "+codeHash)
+	}
+	return code, nil
+}
+
+// ErrDeleted marks an ErrNotFound answer for a key whose newest row at the
+// height is a deletion (as opposed to one the archive has no row for).
+var ErrDeleted = errors.New("deleted")
