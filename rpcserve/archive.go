@@ -35,6 +35,9 @@ type ArchiveStore interface {
 	GenesisConfig(ctx context.Context) (json.RawMessage, error)
 	ProtocolConfigAt(ctx context.Context, height uint64) (json.RawMessage, error)
 	HistoryStart(ctx context.Context) (height uint64, err error)
+	HistorySource(ctx context.Context) (height uint64, source string, err error)
+	AccountBase(ctx context.Context, accountID string) (height uint64, source string, err error)
+	CodeByHash(ctx context.Context, codeHash string) ([]byte, error)
 }
 
 var _ ArchiveStore = (*store.Store)(nil)
@@ -93,7 +96,7 @@ type Archive struct {
 
 	mu           sync.Mutex
 	genesisCache *genesisFacts
-	historyStart *uint64
+	historyStart *historyStart
 }
 
 var _ Backend = (*Archive)(nil)

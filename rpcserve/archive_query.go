@@ -16,6 +16,13 @@ func (a *Archive) Query(ctx context.Context, req near.QueryRequest) (any, error)
 	if err != nil {
 		return nil, err
 	}
+	cov, err := a.accountCoverage(ctx, req.AccountID, at.BlockHeight)
+	if err != nil {
+		return nil, err
+	}
+	if !cov.complete {
+		return a.partialQuery(ctx, req, at, cov)
+	}
 	switch req.RequestType {
 	case near.QueryViewAccount:
 		acc, err := a.account(ctx, req.AccountID, at)

@@ -138,28 +138,44 @@ func (a *Archive) genesisHeight(ctx context.Context) (uint64, error) {
 	return g.GenesisHeight, nil
 }
 
-// stateStart is where state history is complete: HistoryStart (cached once
-// recorded; it never moves) or, when none is recorded, the first block.
+// historyStart is the recorded start of state history: its height and
+// source ("genesis": every account is complete from there; "snapshot"). An
+// empty source means none is recorded: the first indexed block is used.
+type historyStart struct {
+	height uint64
+	source string
+}
+
+// stateStart is the height from which queries may be answered at all (the
+// recorded history start, or the first block): below it every account is
+// unknown to the archive.
 func (a *Archive) stateStart(ctx context.Context) (uint64, error) {
+	hs, err := a.history(ctx)
+	return hs.height, err
+}
+
+// history reads the history start, cached once recorded (it never moves).
+func (a *Archive) history(ctx context.Context) (historyStart, error) {
 	a.mu.Lock()
 	cached := a.historyStart
 	a.mu.Unlock()
 	if cached != nil {
 		return *cached, nil
 	}
-	start, err := a.store.HistoryStart(ctx)
+	start, source, err := a.store.HistorySource(ctx)
 	if err == nil {
+		hs := historyStart{height: start, source: source}
 		a.mu.Lock()
-		a.historyStart = &start
+		a.historyStart = &hs
 		a.mu.Unlock()
-		return start, nil
+		return hs, nil
 	}
 	if !isNotFound(err) {
-		return 0, fmt.Errorf("read history start: %w", err)
+		return historyStart{}, fmt.Errorf("read history start: %w", err)
 	}
 	start, _, err = a.store.EarliestBlock(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("read earliest block: %w", err)
+		return historyStart{}, fmt.Errorf("read earliest block: %w", err)
 	}
-	return start, nil
+	return historyStart{height: start}, nil
 }
