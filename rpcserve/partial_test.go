@@ -1,0 +1,267 @@
+package rpcserve_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/nearvm"
+	"github.com/nearline/nearline/rpcserve"
+	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// partialChain is a simulated chain and an archive indexed from start (not
+// genesis) without --genesis, optionally with a snapshot of some accounts.
+type partialChain struct {
+	node     *sim.Node
+	upstream *httptest.Server
+	vm       *nearvm.Runtime
+	simH     http.Handler
+	start    uint64 // the first block at or above 14 (the chain skips some heights)
+}
+
+const partialHead = 40
+
+func newPartialChain(t *testing.T, ctx context.Context) *partialChain {
+	t.Helper()
+	node, err := sim.New(ctx, sim.Config{Seed: 23, Shards: 3, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: partialHead})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = node.Close(context.Background()) })
+	require.NoError(t, node.ProduceTo(ctx, partialHead))
+	upstream := httptest.NewServer(node.Handler())
+	t.Cleanup(upstream.Close)
+	vm, err := nearvm.New(ctx, nearvm.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = vm.Close(context.Background()) })
+	c := &partialChain{node: node, upstream: upstream, vm: vm, simH: rpcserve.NewHandler(node, rpcserve.Config{}, nil)}
+	for c.start = 14; ; c.start++ {
+		var block struct {
+			Result json.RawMessage `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal(post(t, c.simH, request("block", map[string]any{"block_id": c.start})), &block))
+		if block.Result != nil {
+			return c
+		}
+	}
+}
+
+// index indexes c.start..partialHead into a fresh archive, after a
+// snapshot of snapshot (if any) at c.start, as `nearline index --from`.
+func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []string) *store.Store {
+	t.Helper()
+	st := storetest.NewStore(t)
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.upstream.URL}})
+	require.NoError(t, err)
+	if len(snapshot) > 0 {
+		require.NoError(t, indexer.Snapshot(ctx, client, st, c.start, snapshot, nil))
+	}
+	from, to := uint64(c.start), uint64(partialHead)
+	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, indexer.NewNodeSource(client, indexer.NodeConfig{}), st, nil)
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(ctx))
+	return st
+}
+
+func (c *partialChain) archive(st *store.Store, forward string) http.Handler {
+	return rpcserve.NewHandler(rpcserve.NewArchive(st, c.vm, rpcserve.ArchiveConfig{}, nil), rpcserve.Config{Forward: forward}, nil)
+}
+
+// stateRequest is one query and the account it is about.
+type stateRequest struct {
+	account, kind, body string
+}
+
+// stateRequests asks every state query about every account of the genesis
+// and every account changed in the archive's range, at several heights
+// from the archive's start on.
+func (c *partialChain) stateRequests(t *testing.T) []stateRequest {
+	t.Helper()
+	genesis := c.node.Genesis()
+	accounts := map[string]bool{}
+	keys := map[string][]string{}
+	for _, r := range genesis.Records {
+		switch {
+		case r.Account != nil:
+			accounts[r.Account.AccountID] = true
+		case r.AccessKey != nil:
+			keys[r.AccessKey.AccountID] = append(keys[r.AccessKey.AccountID], r.AccessKey.PublicKey)
+		}
+	}
+	for h := uint64(c.start); h <= partialHead; h++ {
+		var effects struct {
+			Result struct {
+				Changes []near.StateChangeKindView `json:"changes"`
+			} `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal(post(t, c.simH, request("EXPERIMENTAL_changes_in_block", map[string]any{"block_id": h})), &effects))
+		for _, e := range effects.Result.Changes {
+			accounts[e.AccountID] = true
+		}
+	}
+	var out []stateRequest
+	add := func(id, kind string, params map[string]any) {
+		params["request_type"], params["account_id"] = kind, id
+		out = append(out, stateRequest{account: id, kind: kind, body: request("query", params)})
+	}
+	calls := map[string][][2]string{
+		"status.near":    {{"get_status", `{"account_id":"alice.near"}`}},
+		"ft.near":        {{"ft_total_supply", `{}`}, {"ft_balance_of", `{"account_id":"ft.near"}`}},
+		"nft.near":       {{"nft_total_supply", `{}`}},
+		"guestbook.near": {{"get_messages", `{}`}},
+	}
+	for _, h := range []uint64{c.start, c.start + 1, 20, 27, 33, partialHead} {
+		for _, id := range sortedKeys(accounts) {
+			for _, kind := range []string{"view_account", "view_code", "view_access_key_list"} {
+				add(id, kind, map[string]any{"block_id": h})
+			}
+			add(id, "view_state", map[string]any{"prefix_base64": "", "block_id": h})
+			for _, pk := range keys[id] {
+				add(id, "view_access_key", map[string]any{"public_key": pk, "block_id": h})
+			}
+			for _, call := range calls[id] {
+				add(id, "call_function", map[string]any{"method_name": call[0],
+					"args_base64": base64.StdEncoding.EncodeToString([]byte(call[1])), "block_id": h})
+			}
+		}
+	}
+	return out
+}
+
+// refusal reports whether resp is the archive's "no complete state of
+// this account" error.
+func refusal(resp []byte, account string) bool {
+	var env near.Response
+	if json.Unmarshal(resp, &env) != nil || env.Error == nil || env.Error.CauseName() != "UNKNOWN_BLOCK" {
+		return false
+	}
+	return bytes.Contains(env.Error.Data, []byte("no complete state of account "+account+" "))
+}
+
+// TestPartialArchiveNeverAnswersWrongly: an archive indexed from a height
+// above genesis without --genesis answers every state query either exactly
+// as the node does or with the clear "no complete state" refusal; with an
+// upstream, every answer equals the node's; snapshotted accounts answer
+// exactly from the start.
+func TestPartialArchiveNeverAnswersWrongly(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c := newPartialChain(t, ctx)
+	reqs := c.stateRequests(t)
+	st := c.index(t, ctx, nil)
+
+	// Accounts created in range (named sub-accounts by CreateAccount,
+	// implicit ones by a transfer) have a creation base.
+	sources := map[string]int{}
+	for _, r := range reqs {
+		if _, seen := sources["account:"+r.account]; seen {
+			continue
+		}
+		sources["account:"+r.account] = 0
+		_, source, err := st.AccountBase(ctx, r.account)
+		if err == nil {
+			sources[source]++
+			if len(r.account) == 64 {
+				sources["implicit "+source]++
+			}
+		} else {
+			require.ErrorIs(t, err, store.ErrNotFound)
+		}
+	}
+	t.Logf("account bases: creation %d (implicit %d), deletion %d", sources["creation"], sources["implicit creation"], sources["deletion"])
+	require.Positive(t, sources["creation"]-sources["implicit creation"])
+	require.Positive(t, sources["implicit creation"])
+
+	archiveH := c.archive(st, "")
+	exact, refused := map[string]int{}, map[string]int{}
+	exactAccounts := map[string]bool{}
+	wrong := 0
+	for _, r := range reqs {
+		want, got := post(t, c.simH, r.body), post(t, archiveH, r.body)
+		switch {
+		case bytes.Equal(want, got):
+			exact[r.kind]++
+			exactAccounts[r.account] = true
+		case refusal(got, r.account):
+			refused[r.kind]++
+		default:
+			wrong++
+			if wrong <= 10 {
+				t.Errorf("wrong answer to %s\n sim:     %.500s\n archive: %.500s", r.body, want, got)
+			}
+		}
+	}
+	t.Logf("no base: %d requests over %d accounts; exact %v; refused %v; wrong %d", len(reqs), len(exactAccounts), exact, refused, wrong)
+	require.Zero(t, wrong)
+	// Both kinds of answer must occur: accounts created in range answer
+	// everything; pre-existing ones answer view_account after their first
+	// change and refuse the rest.
+	for _, kind := range []string{"view_account", "view_code", "view_state", "view_access_key_list", "view_access_key", "call_function"} {
+		require.Positive(t, refused[kind], "no refused %s: %v", kind, refused)
+	}
+	for _, kind := range []string{"view_account", "view_code", "view_state", "view_access_key_list"} {
+		require.Positive(t, exact[kind], "no exact %s: %v", kind, exact)
+	}
+
+	// With an upstream, every answer is the node's.
+	forwardH := c.archive(st, c.upstream.URL)
+	mismatches := 0
+	for _, r := range reqs {
+		want, got := post(t, c.simH, r.body), post(t, forwardH, r.body)
+		if !bytes.Equal(want, got) {
+			mismatches++
+			if mismatches <= 10 {
+				t.Errorf("forwarding archive differs on %s\n sim:     %.500s\n archive: %.500s", r.body, want, got)
+			}
+		}
+	}
+	require.Zero(t, mismatches)
+}
+
+func TestPartialArchiveSnapshotAccountsAreExact(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c := newPartialChain(t, ctx)
+	reqs := c.stateRequests(t)
+	snapshot := []string{"status.near", "ft.near", "guestbook.near", "alice.near", "nobody.near"}
+	st := c.index(t, ctx, snapshot)
+	archiveH := c.archive(st, "")
+
+	named := map[string]bool{}
+	for _, id := range snapshot {
+		named[id] = true
+	}
+	checked, refusedOthers := 0, 0
+	for _, r := range reqs {
+		want, got := post(t, c.simH, r.body), post(t, archiveH, r.body)
+		if named[r.account] {
+			checked++
+			require.Equal(t, string(want), string(got), r.body)
+			continue
+		}
+		if !bytes.Equal(want, got) {
+			require.True(t, refusal(got, r.account), "wrong answer to %s\n sim:     %.500s\n archive: %.500s", r.body, want, got)
+			refusedOthers++
+		}
+	}
+	t.Logf("snapshot: %d requests about the %d named accounts all exact; %d refusals about others", checked, len(snapshot), refusedOthers)
+	require.Positive(t, checked)
+	require.Positive(t, refusedOthers)
+	// Below the start the archive still refuses, naming its start.
+	_, got := post(t, c.simH, request("query", map[string]any{"request_type": "view_account", "account_id": "ft.near", "block_id": c.start - 1})),
+		post(t, archiveH, request("query", map[string]any{"request_type": "view_account", "account_id": "ft.near", "block_id": c.start - 1}))
+	require.True(t, strings.Contains(string(got), "before the first block this archive holds"), "%s", got)
+}
