@@ -37,6 +37,16 @@
 //     first block (or, for `query`, below the start of state history) is
 //     forwarded upstream, or refused with a message naming where the archive
 //     starts. Before the first block: NOT_SYNCED_YET / NO_SYNCED_BLOCKS.
+//   - State before the archive's start: with a genesis base (--genesis)
+//     every account is known from the genesis height. Otherwise an account
+//     is answered in full only from its base (snapshotted at the start by
+//     --snapshot-accounts, or created or deleted in an indexed block). For
+//     an account without one, view_account after its first stored change
+//     and view_code of a stored code hash (or of no contract) are answered;
+//     everything else is forwarded upstream, or refused with UNKNOWN_BLOCK
+//     naming the account and where the archive starts (NoAccountState).
+//   - A read that hits a transient database error is tried once more
+//     before answering INTERNAL_ERROR.
 //   - `block`, `chunk`, tx statuses and configs are the upstream's JSON as
 //     stored; query results are rebuilt from the state history tables with
 //     the same near types the simulator encodes with.

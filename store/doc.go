@@ -14,6 +14,12 @@
 //   - State history tables hold the value after each block that changed a
 //     key, deletions included (deleted = true). The value at height H is the
 //     newest row with block_height <= H: one backward index scan.
+//   - State is complete for every account from history_start when its
+//     source is 'genesis'. Otherwise only per account: account_bases holds
+//     the height from which an account's whole state is stored (snapshot,
+//     creation or deletion in an indexed block; see account_base.go for the
+//     exact rules), recorded in the transaction that stores what makes it
+//     true, and read with one primary-key probe (AccountBase).
 //   - Every "not there" answer satisfies errors.Is(err, ErrNotFound).
 //   - `view` columns hold the JSON exactly as the upstream node served it and
 //     are returned as-is.
