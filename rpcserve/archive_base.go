@@ -65,10 +65,24 @@ func NoAccountState(accountID string, at near.BlockStamp, cov coverage) *near.Er
 // partialQuery answers a query about an account the archive does not wholly
 // hold at the block: view_account once the archive has stored a change of
 // the account (an account_update carries the whole account), view_code when
-// that account has no contract or its code (by hash) is stored; everything
-// else, and view_account before the account's first change, is forwarded.
+// that account has no contract or its code (by hash) is stored,
+// view_access_key once the archive has stored a change of that key;
+// everything else, and those before the first change, is forwarded.
 func (a *Archive) partialQuery(ctx context.Context, req near.QueryRequest, at near.BlockStamp, cov coverage) (any, error) {
 	forward := &ForwardError{Reason: NoAccountState(req.AccountID, at, cov)}
+	if req.RequestType == near.QueryViewAccessKey {
+		// An access_key_update carries the whole key; a deletion removes it.
+		key, err := a.store.AccessKeyAt(ctx, req.AccountID, req.PublicKey, at.BlockHeight)
+		switch {
+		case errors.Is(err, store.ErrDeleted):
+			return nil, near.UnknownAccessKey(req.PublicKey, at)
+		case isNotFound(err):
+			return nil, forward
+		case err != nil:
+			return nil, fmt.Errorf("read access key %s of %s at %d: %w", req.PublicKey, req.AccountID, at.BlockHeight, err)
+		}
+		return near.AccessKeyResult{AccessKeyView: key, BlockStamp: at}, nil
+	}
 	if req.RequestType != near.QueryViewAccount && req.RequestType != near.QueryViewCode {
 		return nil, forward
 	}

@@ -41,8 +41,9 @@
 //     every account is known from the genesis height. Otherwise an account
 //     is answered in full only from its base (snapshotted at the start by
 //     --snapshot-accounts, or created or deleted in an indexed block). For
-//     an account without one, view_account after its first stored change
-//     and view_code of a stored code hash (or of no contract) are answered;
+//     an account without one, view_account after its first stored change,
+//     view_code of a stored code hash (or of no contract) and
+//     view_access_key after the key's first stored change are answered;
 //     everything else is forwarded upstream, or refused with UNKNOWN_BLOCK
 //     naming the account and where the archive starts (NoAccountState).
 //   - A read that hits a transient database error is tried once more

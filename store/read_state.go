@@ -110,7 +110,7 @@ func (s *Store) AccessKeyAt(ctx context.Context, accountID, publicKey string, he
 		return near.AccessKeyView{}, notFound(err, what)
 	}
 	if deleted || permission == nil {
-		return near.AccessKeyView{}, fmt.Errorf("%s: deleted: %w", what, ErrNotFound)
+		return near.AccessKeyView{}, fmt.Errorf("%s: %w: %w", what, ErrDeleted, ErrNotFound)
 	}
 	key, err := decodeAccessKey(nonce, *permission)
 	if err != nil {
