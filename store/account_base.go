@@ -20,9 +20,11 @@ import (
 //   - 'creation' (Commit): an account_update caused by a receipt to that
 //     account whose actions include CreateAccount; or by a receipt whose
 //     actions are all Transfers that also wrote an access key or contract
-//     code of the account in that block, which only the creation of an
-//     implicit account does (a transfer to an existing account touches
-//     only the account). The receipt must be stored: one listed in a chunk
+//     code of the implicit account (64 hex digits, or 0x and 40) in that
+//     block, which only the creation of an implicit account does (a
+//     transfer to an existing account touches only the account). Receipts
+//     from "system" are excluded: a gas refund is a Transfer that may
+//     return allowance to a function-call access key. The receipt must be stored: one listed in a chunk
 //     before the archive's first block gives no base, so the account is
 //     answered as unknown (forwarded), never wrongly.
 //   - 'deletion' (Commit): an account_deletion; deleting an account
@@ -44,7 +46,9 @@ SELECT DISTINCT ON (account_id) account_id, block_height, source FROM (
       AND (EXISTS (SELECT 1 FROM actions a
                    WHERE a.chunk_hash = r.chunk_hash AND a.parent_kind = 'receipt'
                      AND a.parent_index = r.index_in_chunk AND a.kind = 'CreateAccount')
-           OR (NOT EXISTS (SELECT 1 FROM actions a
+           OR (r.predecessor_id <> 'system'
+               AND (sc.account_id ~ '^[0-9a-f]{64}$' OR sc.account_id ~ '^0x[0-9a-f]{40}$')
+               AND NOT EXISTS (SELECT 1 FROM actions a
                            WHERE a.chunk_hash = r.chunk_hash AND a.parent_kind = 'receipt'
                              AND a.parent_index = r.index_in_chunk AND a.kind <> 'Transfer')
                AND EXISTS (SELECT 1 FROM state_changes k

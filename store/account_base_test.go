@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/migrations"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -48,7 +49,7 @@ func TestAccountBases(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.NewStore(t)
 	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 4})
-	implicit := strings.Repeat("ab", 32)
+	implicit, refunded := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
 	transfer := near.ActionView{Transfer: &near.TransferAction{Deposit: near.U128From64(5)}}
 
 	var batch []store.Bundle
@@ -61,7 +62,11 @@ func TestAccountBases(t *testing.T) {
 				receiptTo("r-new", "new.near", near.ActionView{CreateAccount: true}, transfer),
 				receiptTo("r-old", "old.near", transfer),
 				receiptTo("r-implicit", implicit, transfer),
-				receiptTo("r-gone", "gone.near", near.ActionView{DeleteAccount: &near.DeleteAccountAction{BeneficiaryID: storetest.Alice}}))
+				receiptTo("r-gone", "gone.near", near.ActionView{DeleteAccount: &near.DeleteAccountAction{BeneficiaryID: storetest.Alice}}),
+				receiptTo("r-named", "named.near", transfer))
+			refund := receiptTo("r-refund", refunded, transfer)
+			refund.PredecessorID = "system"
+			*rs = append(*rs, refund)
 			pk := "ed25519:" + near.Base58Encode(make([]byte, 32))
 			acc := &near.Account{Amount: near.U128From64(5), CodeHash: "11111111111111111111111111111111", StorageUsage: 100}
 			b.Changes = append(b.Changes,
@@ -69,7 +74,13 @@ func TestAccountBases(t *testing.T) {
 				changeBy("r-old", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: "old.near", Account: acc}),
 				changeBy("r-implicit", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: implicit, Account: acc}),
 				changeBy("r-implicit", near.ChangeAccessKeyUpdate, near.StateChangeValue{AccountID: implicit, PublicKey: &pk, AccessKey: &near.AccessKeyView{}}),
-				changeBy("r-gone", near.ChangeAccountDeletion, near.StateChangeValue{AccountID: "gone.near"}))
+				changeBy("r-gone", near.ChangeAccountDeletion, near.StateChangeValue{AccountID: "gone.near"}),
+				// A gas refund returning allowance to a function-call key, and a
+				// named account's key written by a transfer: no creation.
+				changeBy("r-refund", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: refunded, Account: acc}),
+				changeBy("r-refund", near.ChangeAccessKeyUpdate, near.StateChangeValue{AccountID: refunded, PublicKey: &pk, AccessKey: &near.AccessKeyView{}}),
+				changeBy("r-named", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: "named.near", Account: acc}),
+				changeBy("r-named", near.ChangeAccessKeyUpdate, near.StateChangeValue{AccountID: "named.near", PublicKey: &pk, AccessKey: &near.AccessKeyView{}}))
 		}
 		batch = append(batch, b)
 	}
@@ -79,9 +90,23 @@ func TestAccountBases(t *testing.T) {
 	requireBase(t, s, "new.near", 3, "creation")
 	requireBase(t, s, implicit, 3, "creation")
 	requireBase(t, s, "gone.near", 3, "deletion")
-	for _, id := range []string{"old.near", storetest.Alice, storetest.Bob, storetest.Contract} {
+	for _, id := range []string{"old.near", refunded, "named.near", storetest.Alice, storetest.Bob, storetest.Contract} {
 		requireNoBase(t, s, id)
 	}
+
+	// Migration 00002 derives the same bases for blocks stored before it.
+	up, err := migrations.FS.ReadFile("00002_account_bases.sql")
+	require.NoError(t, err)
+	backfill := string(up)
+	backfill = backfill[strings.Index(backfill, "INSERT INTO account_bases"):strings.Index(backfill, "-- +goose Down")]
+	_, err = s.Pool().Exec(ctx, "DELETE FROM account_bases")
+	require.NoError(t, err)
+	_, err = s.Pool().Exec(ctx, backfill)
+	require.NoError(t, err)
+	requireBase(t, s, "new.near", 3, "creation")
+	requireBase(t, s, implicit, 3, "creation")
+	requireBase(t, s, "gone.near", 3, "deletion")
+	require.Equal(t, 3, count(t, s, "account_bases"))
 
 	// Re-committing the same heights changes nothing.
 	_, err = s.Commit(ctx, batch[1:])
