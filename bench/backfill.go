@@ -130,7 +130,7 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, upstream string, to
 func (e *benchEnv) backfill(ctx context.Context) error {
 	var idx []indexRun
 	for i := range e.o.backfillRuns {
-		r, dbURL, err := e.backfillOnce(ctx, "nearline_bench_index", e.chain.plain.URL, e.o.blocks)
+		r, dbURL, err := e.backfillOnce(ctx, "nearline_bench_index", e.chain.plainURL, e.o.blocks)
 		if err != nil {
 			return err
 		}
@@ -171,7 +171,7 @@ func (e *benchEnv) latencyBackfill(ctx context.Context) error {
 	to := min(e.o.latencyBlocks, e.o.blocks)
 	var runs []indexRun
 	for i := range e.o.runs {
-		r, _, err := e.backfillOnce(ctx, "nearline_bench_latency", e.chain.distant.URL, to)
+		r, _, err := e.backfillOnce(ctx, "nearline_bench_latency", e.chain.distantURL, to)
 		if err != nil {
 			return err
 		}

@@ -22,18 +22,24 @@ import (
 
 // chain is the produced simulated chain and its loopback servers.
 type chain struct {
-	node    *sim.Node
-	plain   *httptest.Server // no faults
-	distant *httptest.Server // --latency
-	head    uint64
-	genesis []byte // genesis.json
+	plainURL   string // no faults
+	distantURL string // --latency
+	genesis    []byte // genesis.json
+	close      func()
 }
 
-func produceChain(ctx context.Context, o options) (*chain, error) {
+func simConfig(o options) sim.Config {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Shards, cfg.TxsPerBlock = o.seed, o.shards, o.txsPerBlock
 	cfg.BlockTime, cfg.MaxHeight, cfg.DeployRate = 0, o.blocks, o.deployRate
-	node, err := sim.New(ctx, cfg)
+	return cfg
+}
+
+func produceChain(ctx context.Context, o options) (*chain, error) {
+	if o.simProcess {
+		return startSimProcess(ctx, o)
+	}
+	node, err := sim.New(ctx, simConfig(o))
 	if err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
@@ -49,25 +55,21 @@ func produceChain(ctx context.Context, o options) (*chain, error) {
 			break
 		}
 	}
-	head, _, _ := node.Head()
 	genesis, err := json.Marshal(node.Genesis())
 	if err != nil {
 		_ = node.Close(ctx)
 		return nil, fmt.Errorf("encode genesis: %w", err)
 	}
+	plain := httptest.NewServer(node.Handler())
+	distant := httptest.NewServer(node.HandlerWithFaults(sim.FaultConfig{Latency: o.latency}))
 	return &chain{
-		node:    node,
-		plain:   httptest.NewServer(node.Handler()),
-		distant: httptest.NewServer(node.HandlerWithFaults(sim.FaultConfig{Latency: o.latency})),
-		head:    head,
-		genesis: genesis,
+		plainURL: plain.URL, distantURL: distant.URL, genesis: genesis,
+		close: func() {
+			plain.Close()
+			distant.Close()
+			_ = node.Close(context.Background())
+		},
 	}, nil
-}
-
-func (c *chain) close() {
-	c.plain.Close()
-	c.distant.Close()
-	_ = c.node.Close(context.Background())
 }
 
 // benchEnv is what the phases share.

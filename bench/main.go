@@ -54,6 +54,8 @@ type options struct {
 	only             map[string]bool
 	cpuprofile       string
 	keep             bool
+	simProcess       bool
+	simListen        string
 	verbose          bool
 }
 
@@ -84,6 +86,8 @@ func main() {
 	flag.DurationVar(&o.serveTime, "serve-time", 3*time.Second, "duration of one serving measurement")
 	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, serve, storage (default all; serve and storage need backfill)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each phase to PREFIX.<phase>.prof")
+	flag.BoolVar(&o.simProcess, "sim-process", false, "run the simulator in a child process (its in-memory chain then stays out of the indexer's garbage collections)")
+	flag.StringVar(&o.simListen, "sim-listen", "", "internal: be the simulator child process (the address is unused: it serves on loopback ports it prints)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the benchmark databases")
 	flag.BoolVar(&o.verbose, "v", false, "log the indexer and store")
 	flag.Parse()
@@ -99,6 +103,14 @@ func main() {
 	o.runs, o.backfillRuns = max(o.runs, 1), max(o.backfillRuns, 1)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if o.simListen != "" {
+		o.simProcess = false
+		if err := runSimChild(ctx, o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench simulator:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -109,14 +121,7 @@ func run(ctx context.Context, o options) error {
 	// The simulated chain lives in this process; memory is plentiful and GC
 	// time would otherwise be charged to the indexer's and server's share of
 	// the CPU.
-	debug.SetGCPercent(200)
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// A 10,000-block chain is ~10 GiB live in the simulator; let the
-		// heap use 60% of the machine's memory, not more.
-		if total := memTotal(); total > 0 {
-			debug.SetMemoryLimit(total * 6 / 10)
-		}
-	}
+	setGC()
 	logger := slog.New(slog.DiscardHandler)
 	if o.verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -177,4 +182,16 @@ func (e *benchEnv) phase(name string, f func(context.Context) error) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// setGC trades memory for fewer collections of the simulator's large heap.
+func setGC() {
+	debug.SetGCPercent(200)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A 10,000-block chain is ~10 GiB live in the simulator; let the
+		// heap use 60% of the machine's memory, not more.
+		if total := memTotal(); total > 0 {
+			debug.SetMemoryLimit(total * 6 / 10)
+		}
+	}
 }

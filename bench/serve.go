@@ -118,7 +118,7 @@ func (e *benchEnv) serve(ctx context.Context) error {
 	targets := []struct {
 		name string
 		url  string
-	}{{"serve", archive.URL}, {"sim", e.chain.plain.URL}, {"bare", bare.URL}}
+	}{{"serve", archive.URL}, {"sim", e.chain.plainURL}, {"bare", bare.URL}}
 	for _, m := range methods {
 		bodies := make([][]byte, 2048)
 		for i := range bodies {

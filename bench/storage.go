@@ -71,7 +71,7 @@ func (e *benchEnv) storage(ctx context.Context) error {
 	// Raw JSON per block is exact (every response of the last backfill was
 	// counted); the gzip ratio is measured on a sample of blocks, each
 	// response compressed on its own (as HTTP gzip would).
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{e.chain.plain.URL}})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{e.chain.plainURL}})
 	if err != nil {
 		return err
 	}
