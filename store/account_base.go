@@ -40,7 +40,12 @@ INSERT INTO account_bases (account_id, height, source)
 SELECT DISTINCT ON (account_id) account_id, block_height, source FROM (
     SELECT sc.account_id, sc.block_height, 'creation' AS source
     FROM state_changes sc
-    JOIN receipts r ON r.receipt_id = sc.cause_receipt_hash AND r.receiver_id = sc.account_id
+    -- The receipt by its id alone: with receiver_id in the join condition
+    -- the planner ANDs in receipts_receiver_idx, whose matches grow with
+    -- the account's history (seconds per batch, growing, on a long chain).
+    JOIN LATERAL (
+        SELECT r.* FROM receipts r WHERE r.receipt_id = sc.cause_receipt_hash OFFSET 0
+    ) r ON r.receiver_id = sc.account_id
     WHERE sc.block_height BETWEEN $1 AND $2
       AND sc.change_type = 'account_update' AND sc.cause_type = 'receipt_processing'
       AND (EXISTS (SELECT 1 FROM actions a
