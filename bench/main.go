@@ -31,6 +31,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -101,7 +102,7 @@ func main() {
 		o.only["backfill"] = true
 	}
 	o.runs, o.backfillRuns = max(o.runs, 1), max(o.backfillRuns, 1)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.simListen != "" {
 		o.simProcess = false
@@ -139,22 +140,22 @@ func run(ctx context.Context, o options) error {
 	env.chain = ch
 	defer env.dropDatabases(context.WithoutCancel(ctx))
 	if o.want("backfill") {
-		if err := env.phase("backfill", env.backfill); err != nil {
+		if err := env.phase(ctx, "backfill", env.backfill); err != nil {
 			return err
 		}
 	}
 	if o.want("latency") {
-		if err := env.phase("latency", env.latencyBackfill); err != nil {
+		if err := env.phase(ctx, "latency", env.latencyBackfill); err != nil {
 			return err
 		}
 	}
 	if o.want("storage") {
-		if err := env.phase("storage", env.storage); err != nil {
+		if err := env.phase(ctx, "storage", env.storage); err != nil {
 			return err
 		}
 	}
 	if o.want("serve") {
-		if err := env.phase("serve", env.serve); err != nil {
+		if err := env.phase(ctx, "serve", env.serve); err != nil {
 			return err
 		}
 	}
@@ -163,8 +164,7 @@ func run(ctx context.Context, o options) error {
 }
 
 // phase runs one measurement, under a CPU profile when asked.
-func (e *benchEnv) phase(name string, f func(context.Context) error) error {
-	ctx := context.Background()
+func (e *benchEnv) phase(ctx context.Context, name string, f func(context.Context) error) error {
 	fmt.Fprintf(os.Stderr, "== %s\n", name)
 	if e.o.cpuprofile != "" {
 		file, err := os.Create(e.o.cpuprofile + "." + name + ".prof")
