@@ -87,7 +87,7 @@ func main() {
 	flag.DurationVar(&o.serveTime, "serve-time", 3*time.Second, "duration of one serving measurement")
 	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, serve, storage (default all; serve and storage need backfill)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each phase to PREFIX.<phase>.prof")
-	flag.BoolVar(&o.simProcess, "sim-process", false, "run the simulator in a child process (its in-memory chain then stays out of the indexer's garbage collections)")
+	flag.BoolVar(&o.simProcess, "sim-process", true, "run the simulator in a child process (its in-memory chain then stays out of the indexer's garbage collections)")
 	flag.StringVar(&o.simListen, "sim-listen", "", "internal: be the simulator child process (the address is unused: it serves on loopback ports it prints)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the benchmark databases")
 	flag.BoolVar(&o.verbose, "v", false, "log the indexer and store")
