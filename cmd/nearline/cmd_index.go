@@ -24,6 +24,8 @@ type indexFlags struct {
 	upstream         *string
 	from, to         *string
 	workers          *int
+	blockConcurrency *int
+	upstreamInFlight *int
 	batchSize        *int
 	requestTimeout   *time.Duration
 	pollInterval     *time.Duration
@@ -40,7 +42,9 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		upstream:         stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated NEAR JSON-RPC URLs, tried in order with failover (required)"),
 		from:             stringFlag(fs, env, "from", "NEARLINE_FROM", "", "first height to index (default: after the cursor, or the genesis height on an empty archive)"),
 		to:               stringFlag(fs, env, "to", "NEARLINE_TO", "", "last height to index, then exit (default: follow the head until interrupted)"),
-		workers:          intFlag(fs, env, "workers", "NEARLINE_WORKERS", 8, "blocks fetched at once"),
+		workers:          intFlag(fs, env, "workers", "NEARLINE_WORKERS", 32, "blocks fetched at once"),
+		blockConcurrency: intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", 32, "upstream calls made at once for one block (chunks, changes, tx statuses)"),
+		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", 64, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
 		batchSize:        intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, "heights committed per transaction"),
 		requestTimeout:   durationFlag(fs, env, "request-timeout", "NEARLINE_REQUEST_TIMEOUT", 10*time.Second, "time limit of one upstream request"),
 		pollInterval:     durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", 500*time.Millisecond, "how often the final head is polled when caught up"),
@@ -138,7 +142,15 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 			return err
 		}
 	}
-	src := indexer.NewNodeSource(client, indexer.NodeConfig{Logger: env.logger})
+	if *flags.blockConcurrency < 1 || *flags.upstreamInFlight == 0 || *flags.upstreamInFlight < -1 {
+		return fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: want at least 1 (-1 for no bound upstream)",
+			*flags.blockConcurrency, *flags.upstreamInFlight)
+	}
+	src := indexer.NewNodeSource(client, indexer.NodeConfig{
+		Concurrency: *flags.blockConcurrency,
+		MaxInFlight: *flags.upstreamInFlight,
+		Logger:      env.logger,
+	})
 	ix, err := indexer.New(indexer.Config{
 		From: from, To: to,
 		Workers: *flags.workers, BatchSize: *flags.batchSize,

@@ -29,6 +29,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	skipRate := float64Flag(fs, env, "skip-rate", "NEARLINE_SKIP_RATE", def.SkipRate, "fraction of heights with no block")
 	missingChunkRate := float64Flag(fs, env, "missing-chunk-rate", "NEARLINE_MISSING_CHUNK_RATE", def.MissingChunkRate, "fraction of chunks not produced")
 	txsPerBlock := intFlag(fs, env, "txs-per-block", "NEARLINE_TXS_PER_BLOCK", def.TxsPerBlock, "mean number of transactions per block")
+	deployRate := float64Flag(fs, env, "deploy-rate", "NEARLINE_DEPLOY_RATE", def.DeployRate, "fraction of transactions that deploy a contract (0 keeps the default mix, about 2%; mainnet is about 0.001)")
 	genesisHeight := uint64Flag(fs, env, "genesis-height", "NEARLINE_GENESIS_HEIGHT", 0, "height of the genesis block")
 	epochLength := uint64Flag(fs, env, "epoch-length", "NEARLINE_EPOCH_LENGTH", def.EpochLength, "epoch length in heights")
 	viewStateLimit := intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", 50_000, "view_state limit in bytes of contract state (0 = no limit)")
@@ -59,7 +60,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	}
 	cfg := sim.Config{
 		Seed: *seed, Shards: *shards, EpochLength: *epochLength, GenesisHeight: *genesisHeight,
-		SkipRate: *skipRate, MissingChunkRate: *missingChunkRate, TxsPerBlock: *txsPerBlock,
+		SkipRate: *skipRate, MissingChunkRate: *missingChunkRate, TxsPerBlock: *txsPerBlock, DeployRate: *deployRate,
 		ForkAt: *forkAt, FinalityLag: *finalityLag, BlockTime: *blockTime, MaxHeight: *maxHeight, GCWindow: *gcWindow,
 		ViewStateLimit: *viewStateLimit, RPCAddr: *listen,
 		Faults: sim.FaultConfig{
