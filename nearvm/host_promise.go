@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"strings"
+
+	"github.com/nearline/nearline/near"
 )
 
 // promise is a promise index's target: one receipt, or a joint promise
@@ -183,7 +185,7 @@ func (s *callState) addFunctionCall(idx, nameLen, namePtr, argsLen, argsPtr, amo
 
 func (s *callState) accountID(length, ptr uint64) string {
 	id := string(s.memOrRegister(ptr, length))
-	if !validAccountID(id) {
+	if !near.ValidAccountID(id) {
 		s.fail(errInvalidAccountID())
 	}
 	return id
@@ -199,29 +201,4 @@ func (s *callState) publicKey(length, ptr uint64) []byte {
 	}
 	s.fail(errInvalidPublicKey())
 	return nil
-}
-
-// validAccountID checks NEAR's account ID rules: 2 to 64 characters of
-// lowercase letters, digits and the separators '-', '_', '.', with no
-// separator at either end and no two separators in a row.
-func validAccountID(id string) bool {
-	if len(id) < 2 || len(id) > 64 {
-		return false
-	}
-	prevSep := true
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-			prevSep = false
-		case c == '-' || c == '_' || c == '.':
-			if prevSep {
-				return false
-			}
-			prevSep = true
-		default:
-			return false
-		}
-	}
-	return !prevSep
 }
