@@ -8,7 +8,7 @@ import (
 
 // freshDatabase returns the URL of a new, empty (unmigrated) database, so the
 // binary's own start-up migration is exercised too.
-func freshDatabase(t *testing.T) string {
+func freshDatabase(t testing.TB) string {
 	t.Helper()
 	return storetest.NewEmptyDatabaseURL(t)
 }

@@ -44,7 +44,7 @@ func readShape(t *testing.T, sim *client, minHead uint64) chainShape {
 
 // waitHead polls the final block until its height has reached minHead and
 // stayed put for a few polls, and returns that height.
-func waitHead(t *testing.T, c *client, minHead uint64, timeout time.Duration) uint64 {
+func waitHead(t testing.TB, c *client, minHead uint64, timeout time.Duration) uint64 {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last uint64

@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 // freeAddr returns a loopback address with a free port.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -73,7 +73,7 @@ func (p *process) output() string {
 
 // start runs `nearline args...` in the background; it is killed when the
 // test ends.
-func start(t *testing.T, args ...string) *process {
+func start(t testing.TB, args ...string) *process {
 	t.Helper()
 	p := &process{cmd: exec.Command(binary, args...), done: make(chan error, 1)}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
@@ -92,7 +92,7 @@ func start(t *testing.T, args ...string) *process {
 }
 
 // runToEnd runs `nearline args...` and waits up to timeout for it to exit.
-func runToEnd(t *testing.T, timeout time.Duration, args ...string) (string, error) {
+func runToEnd(t testing.TB, timeout time.Duration, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -156,7 +156,7 @@ func (c *client) post(path string, body []byte) (envelope, error) {
 }
 
 // waitReady polls status until the node answers or the deadline passes.
-func (c *client) waitReady(t *testing.T, timeout time.Duration) {
+func (c *client) waitReady(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

@@ -40,12 +40,12 @@ func (s *simChain) url() string { return "http://" + s.addr }
 
 // startSim runs a simulator producing every height up to maxHeight at once
 // and waits for its final head to settle.
-func startSim(t *testing.T, seed, maxHeight int, extra ...string) *simChain {
+func startSim(t testing.TB, seed, maxHeight int, extra ...string) *simChain {
 	t.Helper()
 	return startSimAt(t, freeAddr(t), seed, maxHeight, extra...)
 }
 
-func startSimAt(t *testing.T, addr string, seed, maxHeight int, extra ...string) *simChain {
+func startSimAt(t testing.TB, addr string, seed, maxHeight int, extra ...string) *simChain {
 	t.Helper()
 	args := append([]string{"sim", "--listen", addr, "--seed", strconv.Itoa(seed), "--shards", "4",
 		"--block-time", "0", "--max-height", strconv.Itoa(maxHeight)}, extra...)

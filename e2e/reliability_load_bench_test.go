@@ -8,10 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,8 +19,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/nearline/nearline/store/storetest"
 )
 
 // peakMemoryBound is the most the serve process may hold resident (VmHWM)
@@ -55,14 +51,14 @@ func BenchmarkServeLoad(b *testing.B) {
 		clients = n
 	}
 	genesis := filepath.Join(b.TempDir(), "genesis.json")
-	chain := startSimB(b, 77, 300, "--genesis-out", genesis)
-	dbURL := freshDatabaseB(b)
-	if out, err := runToEndB(3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
+	chain := startSim(b, 77, 300, "--genesis-out", genesis)
+	dbURL := freshDatabase(b)
+	if out, err := runToEnd(b, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
 		b.Fatalf("index: %v\n%s", err, tail(out, 30))
 	}
-	addr := freeAddrB(b)
-	srv := startB(b, "serve", "--database-url", dbURL, "--listen", addr)
-	waitReadyB(b, newClient(addr), 30*time.Second)
+	addr := freeAddr(b)
+	srv := start(b, "serve", "--database-url", dbURL, "--listen", addr)
+	newClient(addr).waitReady(b, 30*time.Second)
 
 	mix := loadMix(chain.head, blockHeights(b, dbURL))
 	var served, failed atomic.Int64
@@ -206,96 +202,3 @@ func processMemory(b *testing.B, pid int) (hwm, rss int64) {
 }
 
 // Benchmark versions of the harness helpers (which take *testing.T).
-
-func freeAddrB(b *testing.B) string {
-	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatalf("find free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func startB(b *testing.B, args ...string) *process {
-	b.Helper()
-	p := &process{cmd: exec.Command(binary, args...), done: make(chan error, 1)}
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	if err := p.cmd.Start(); err != nil {
-		b.Fatalf("start nearline %v: %v", args, err)
-	}
-	go func() { p.done <- p.cmd.Wait() }()
-	b.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		if b.Failed() {
-			b.Logf("nearline %s output:\n%s", args[0], tail(p.output(), 40))
-		}
-	})
-	return p
-}
-
-func runToEndB(timeout time.Duration, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, binary, args...).CombinedOutput()
-	return string(out), err
-}
-
-func freshDatabaseB(b *testing.B) string {
-	b.Helper()
-	return storetest.NewEmptyDatabaseURL(b)
-}
-
-// waitReadyB polls the final block until the node answers.
-func waitReadyB(b *testing.B, c *client, timeout time.Duration) {
-	b.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if env, err := c.call("status", map[string]any{}); err == nil && env.Result != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s did not answer within %s", c.url, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// startSimB starts a simulator and waits for its final head to settle.
-func startSimB(b *testing.B, seed, maxHeight int, extra ...string) *simChain {
-	b.Helper()
-	addr := freeAddrB(b)
-	args := append([]string{"sim", "--listen", addr, "--seed", strconv.Itoa(seed), "--shards", "4",
-		"--block-time", "0", "--max-height", strconv.Itoa(maxHeight)}, extra...)
-	p := startB(b, args...)
-	c := newClient(addr)
-	waitReadyB(b, c, time.Minute)
-	deadline := time.Now().Add(3 * time.Minute)
-	var last uint64
-	stable := 0
-	for stable < 5 || last+20 < uint64(maxHeight) {
-		if time.Now().After(deadline) {
-			b.Fatalf("simulator head did not settle (at %d)", last)
-		}
-		time.Sleep(50 * time.Millisecond)
-		env, err := c.call("block", map[string]any{"finality": "final"})
-		if err != nil || env.Result == nil {
-			continue
-		}
-		var blk struct {
-			Header struct {
-				Height uint64 `json:"height"`
-			} `json:"header"`
-		}
-		if err := json.Unmarshal(env.Result, &blk); err != nil {
-			b.Fatalf("decode block: %v", err)
-		}
-		if blk.Header.Height == last {
-			stable++
-		} else {
-			last, stable = blk.Header.Height, 0
-		}
-	}
-	return &simChain{addr: addr, seed: seed, head: last, c: c, proc: p}
-}
