@@ -34,7 +34,6 @@ type ArchiveStore interface {
 	TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error)
 	GenesisConfig(ctx context.Context) (json.RawMessage, error)
 	ProtocolConfigAt(ctx context.Context, height uint64) (json.RawMessage, error)
-	HistoryStart(ctx context.Context) (height uint64, err error)
 	HistorySource(ctx context.Context) (height uint64, source string, err error)
 	AccountBase(ctx context.Context, accountID string) (height uint64, source string, err error)
 	CodeByHash(ctx context.Context, codeHash string) ([]byte, error)

@@ -105,7 +105,7 @@ func (a *Archive) resolve(ctx context.Context, ref near.BlockReference, fl flavo
 }
 
 // checkState makes sure a query's state is known at the block: state
-// history is complete from HistoryStart (or, when none was recorded, from
+// history is complete from the recorded history start (or, when none was recorded, from
 // the first indexed block).
 func (a *Archive) checkState(ctx context.Context, stamp near.BlockStamp, fl flavor) (near.BlockStamp, error) {
 	if fl != queryFlavor {
