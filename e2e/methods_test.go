@@ -10,17 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
 )
 
 // contractViews are view calls per contract code hash, from the fixture
-// descriptors in shared/fixtures/wasm.
+// descriptors in testdata/fixtures/wasm.
 func contractViews(t *testing.T) map[string][]request {
 	t.Helper()
-	files, err := filepath.Glob("../../shared/fixtures/wasm/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("read contract descriptors: %v (found %d)", err, len(files))
-	}
+	files := fixture.Glob(t, "wasm/*.json")
 	views := map[string][]request{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)

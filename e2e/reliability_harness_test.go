@@ -257,7 +257,7 @@ func adminConn(t *testing.T) *pgx.Conn {
 	t.Helper()
 	base := os.Getenv("NEARLINE_TEST_DATABASE_URL")
 	if base == "" {
-		t.Fatal("NEARLINE_TEST_DATABASE_URL is not set (source /work/notes/env.sh or point it at a PostgreSQL server)")
+		t.Fatal("NEARLINE_TEST_DATABASE_URL is not set (point it at a PostgreSQL server whose backends the test may terminate)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

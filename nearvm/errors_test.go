@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	testfixture "github.com/nearline/nearline/internal/fixture"
 )
 
 func callModule(t *testing.T, r *Runtime, m testModule, method string, c Context, st Storage) (*Outcome, error) {
@@ -56,8 +57,7 @@ func TestMethodResolveErrors(t *testing.T) {
 // CONTRACT_EXECUTION_ERROR: the vm_error object and the legacy data string.
 func TestGuestPanicMatchesRPCFixture(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../shared/fixtures/rpc/EXPERIMENTAL_call_function/error-CONTRACT_EXECUTION_ERROR-panic-localnet.json")
-	require.NoError(t, err)
+	raw := testfixture.Read(t, "rpc/EXPERIMENTAL_call_function/error-CONTRACT_EXECUTION_ERROR-panic-localnet.json")
 	var fx struct {
 		Response struct {
 			Error struct {

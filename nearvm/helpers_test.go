@@ -10,9 +10,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	testfixture "github.com/nearline/nearline/internal/fixture"
 )
 
-const fixtureDir = "../../shared/fixtures/wasm"
+// fixtureDir holds the compiled contracts and their descriptors.
+var fixtureDir = filepath.Join(testfixture.Dir(), "wasm")
 
 // fixture is a compiled contract and its descriptor.
 type fixture struct {

@@ -5,12 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -48,9 +48,7 @@ func seedHash(kind string, n uint64) string {
 
 func statusWasm(t testing.TB) []byte {
 	t.Helper()
-	code, err := os.ReadFile("/work/shared/fixtures/wasm/status_message.wasm")
-	require.NoError(t, err)
-	return code
+	return fixture.Read(t, "wasm/status_message.wasm")
 }
 
 func accountChange(id string, amount uint64, codeHash string, usage uint64, txHash string) store.StateChange {

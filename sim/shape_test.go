@@ -6,39 +6,20 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
 )
-
-// fixturesDir holds the recorded responses (shared/fixtures beside the
-// repository; NEARLINE_FIXTURES overrides). They are third-party data and
-// stay out of the repository.
-func fixturesDir() string {
-	if d := os.Getenv("NEARLINE_FIXTURES"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "shared", "fixtures")
-}
-
-func fixturePath(t *testing.T, rel string) string {
-	t.Helper()
-	p := filepath.Join(fixturesDir(), rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("fixture %s: %v (the shape tests need the shared fixtures; set NEARLINE_FIXTURES)", rel, err)
-	}
-	return p
-}
 
 // fixtureResult returns the recorded response's result (or error).
 func fixtureResult(t *testing.T, rel string) any {
 	t.Helper()
-	b, err := os.ReadFile(fixturePath(t, rel))
+	b, err := os.ReadFile(fixture.Path(t, rel))
 	require.NoError(t, err)
 	var f struct {
 		Response struct {
@@ -145,7 +126,7 @@ func requireShape(t *testing.T, rel string, got json.RawMessage, extra, missing 
 // openapiProps returns the property names of an OpenAPI schema.
 func openapiProps(t *testing.T, schema string) (props, required map[string]bool) {
 	t.Helper()
-	b, err := os.ReadFile(fixturePath(t, "openapi/nearcore-openapi-1.2.2-progenitor-fixed.json"))
+	b, err := os.ReadFile(fixture.Path(t, "openapi/nearcore-openapi-1.2.2-progenitor-fixed.json"))
 	require.NoError(t, err)
 	var doc struct {
 		Components struct {
