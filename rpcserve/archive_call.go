@@ -27,7 +27,7 @@ func (a *Archive) callFunction(ctx context.Context, req near.QueryRequest, at ne
 		return nil, err
 	}
 	if !found {
-		return nil, CodeDoesNotExist(req.AccountID, at)
+		return nil, near.CodeDoesNotExist(req.AccountID, at)
 	}
 	if a.vm == nil {
 		return nil, errors.New("call function: no contract runtime configured")
@@ -64,7 +64,7 @@ func (a *Archive) callFunction(ctx context.Context, req near.QueryRequest, at ne
 	out, err := a.vm.Call(ctx, code, codeHash, req.MethodName, call, st)
 	var fce *nearvm.FunctionCallError
 	if errors.As(err, &fce) {
-		return nil, NewContractError(fce, at)
+		return nil, near.NewContractError(fce, at)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("call %s.%s at %d: %w", req.AccountID, req.MethodName, at.BlockHeight, err)

@@ -129,7 +129,7 @@ func (f *fakeBackend) Query(ctx context.Context, req near.QueryRequest) (any, er
 		return nil, near.UnknownAccessKey(req.PublicKey, at)
 	case near.QueryCallFunction:
 		if req.MethodName == "nocode" {
-			return nil, CodeDoesNotExist(req.AccountID, at)
+			return nil, near.CodeDoesNotExist(req.AccountID, at)
 		}
 		return near.CallResult{Result: near.ByteArray(req.Args), Logs: []string{"called " + req.MethodName}, BlockStamp: at}, nil
 	}

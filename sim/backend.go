@@ -8,7 +8,6 @@ import (
 
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
-	"github.com/nearline/nearline/rpcserve"
 )
 
 // earliest returns the lowest height the node still serves.
@@ -254,12 +253,12 @@ func (n *Node) Query(ctx context.Context, req near.QueryRequest) (any, error) {
 			return nil, near.UnknownAccount(id, at)
 		}
 		if code, _ := c.st.codeAt(id, h); code == nil || c.vm == nil {
-			return nil, rpcserve.CodeDoesNotExist(id, at)
+			return nil, near.CodeDoesNotExist(id, at)
 		}
 		out, err := c.viewCall(ctx, id, req.MethodName, req.Args, h)
 		var fce *nearvm.FunctionCallError
 		if errors.As(err, &fce) {
-			return nil, rpcserve.NewContractError(fce, at)
+			return nil, near.NewContractError(fce, at)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("view call %s.%s: %w", id, req.MethodName, err)
