@@ -12,9 +12,9 @@
 //     COPY FROM of the same rows into the same (migrated, empty) tables;
 //   - backfill against a distant upstream (the simulator's --latency), against
 //     the bound the fetch concurrency and the latency allow;
-//   - serving (rpcserve's archive over the backfilled database) against the
-//     simulator answering from memory and a bare handler running one SQL
-//     statement per request;
+//   - serving (the archive backend through rpcserve, over the backfilled
+//     database) against the simulator answering from memory and a bare
+//     handler running one SQL statement per request;
 //   - storage per block against the JSON-RPC responses, raw and gzip'd.
 //
 // It is a program, not a test: `go test ./...` never runs it.

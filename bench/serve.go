@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/nearline/nearline/archive"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store"
@@ -88,8 +89,8 @@ func (e *benchEnv) serve(ctx context.Context) error {
 		return err
 	}
 	defer vm.Close(context.WithoutCancel(ctx))
-	archive := httptest.NewServer(rpcserve.NewHandler(rpcserve.NewArchive(st, vm, rpcserve.ArchiveConfig{}, e.logger), rpcserve.Config{}, e.logger))
-	defer archive.Close()
+	archiveSrv := httptest.NewServer(rpcserve.NewHandler(archive.New(st, vm, archive.Config{}, e.logger), rpcserve.Config{}, e.logger))
+	defer archiveSrv.Close()
 	pool, err := pgxpool.New(ctx, e.indexed+"&pool_max_conns=20")
 	if err != nil {
 		return fmt.Errorf("open bare pool: %w", err)
@@ -118,7 +119,7 @@ func (e *benchEnv) serve(ctx context.Context) error {
 	targets := []struct {
 		name string
 		url  string
-	}{{"serve", archive.URL}, {"sim", e.chain.plainURL}, {"bare", bare.URL}}
+	}{{"serve", archiveSrv.URL}, {"sim", e.chain.plainURL}, {"bare", bare.URL}}
 	for _, m := range methods {
 		bodies := make([][]byte, 2048)
 		for i := range bodies {
@@ -151,7 +152,7 @@ func (e *benchEnv) serve(ctx context.Context) error {
 		}
 		e.report.serve = append(e.report.serve, row)
 	}
-	// Issue 6: one client, warm ft_balance_of latency.
+	// One client: the latency of a warm ft_balance_of call.
 	bodies := make([][]byte, 2048)
 	for i := range bodies {
 		bodies[i] = []byte(methods[5].make(rng, heights[rng.IntN(len(heights))]))

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/store"
 )
 
 // call is one decoded JSON-RPC request.
@@ -149,12 +148,6 @@ func (h *handler) call(ctx context.Context, c call) (resp []byte) {
 		return h.errorResponse(c.id, near.MethodNotFound(c.method))
 	}
 	result, err := m(ctx, h.backend, c.params)
-	if err != nil && store.IsTransient(err) && ctx.Err() == nil {
-		// The database was unavailable for a moment (a dropped connection,
-		// a restart): one more try before answering INTERNAL_ERROR.
-		h.logger.Warn("rpc method hit a transient database error; retrying once", "method", c.method, "err", err)
-		result, err = m(ctx, h.backend, c.params)
-	}
 	if err != nil {
 		return h.fail(ctx, c, err)
 	}

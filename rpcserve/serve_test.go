@@ -2,6 +2,7 @@ package rpcserve
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -9,34 +10,44 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/store/storetest"
 )
+
+// notSyncedBackend has no block yet.
+type notSyncedBackend struct{ fakeBackend }
+
+func (notSyncedBackend) Block(context.Context, near.BlockReference) (json.RawMessage, error) {
+	return nil, near.NotSyncedYet()
+}
+
+// serveInBackground listens on a free port and runs Serve there until ctx
+// ends; done receives what Serve returned.
+func serveInBackground(t *testing.T, ctx context.Context, h http.Handler, cfg ServeConfig) (addr string, done <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, ln, h, cfg) }()
+	return ln.Addr().String(), served
+}
 
 func TestServeAnswersAndShutsDown(t *testing.T) {
 	t.Parallel()
-	url := storetest.NewDatabaseURL(t)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector())
+	metrics, err := NewMetrics(reg)
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Serve(ctx, ServeConfig{DatabaseURL: url, Listen: "127.0.0.1:0", Ready: func(a net.Addr) { ready <- a }})
-	}()
-	var addr net.Addr
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("serve exited early: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not become ready")
-	}
+	addr, done := serveInBackground(t, ctx, NewHandler(&notSyncedBackend{}, Config{Metrics: metrics}, nil), ServeConfig{})
 
 	reqCtx, reqCancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer reqCancel()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, "http://"+addr.String()+"/block",
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, "http://"+addr+"/block",
 		strings.NewReader(`{"params":{"finality":"final"}}`))
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
@@ -47,7 +58,7 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(body), `"NOT_SYNCED_YET"`)
 
-	resp, err = http.Get("http://" + addr.String() + "/metrics")
+	resp, err = http.Get("http://" + addr + "/metrics")
 	require.NoError(t, err)
 	body, err = io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -67,38 +78,21 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 
 func TestServeRejectsBadConfig(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	require.ErrorContains(t, Serve(ctx, ServeConfig{}), "database url is required")
-	require.ErrorContains(t, Serve(ctx, ServeConfig{DatabaseURL: "postgres://x", Handler: Config{Forward: "nope"}}), "forward url")
-	err := Serve(ctx, ServeConfig{DatabaseURL: "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2"})
-	require.ErrorContains(t, err, "open archive")
-}
-
-// slowStore holds BlockStamp until release is closed.
-type slowStore struct {
-	ArchiveStore
-	entered chan struct{}
-	release chan struct{}
-}
-
-func (s *slowStore) BlockStamp(ctx context.Context, id near.BlockID) (near.BlockStamp, error) {
-	s.entered <- struct{}{}
-	<-s.release
-	return s.ArchiveStore.BlockStamp(ctx, id)
+	for _, cfg := range []ServeConfig{{ShutdownTimeout: -time.Second}, {RequestTimeout: -time.Second}} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		require.ErrorContains(t, Serve(context.Background(), ln, NewHandler(&fakeBackend{}, Config{}, nil), cfg), "is negative")
+		_, err = ln.Accept()
+		require.ErrorIs(t, err, net.ErrClosed, "Serve closes the listener it was given")
+	}
 }
 
 func TestServeFinishesInFlightRequests(t *testing.T) {
 	t.Parallel()
-	st := &slowStore{ArchiveStore: seedStore(t), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	backend := &blockingBackend{started: make(chan struct{}, 1), release: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- ServeStore(ctx, st, ServeConfig{Listen: "127.0.0.1:0", ShutdownTimeout: 20 * time.Second,
-			Ready: func(a net.Addr) { ready <- a }})
-	}()
-	addr := <-ready
+	addr, done := serveInBackground(t, ctx, NewHandler(backend, Config{}, nil), ServeConfig{ShutdownTimeout: 20 * time.Second})
 
 	type answer struct {
 		code int
@@ -107,8 +101,8 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		resp, err := http.Post("http://"+addr.String()+"/", "application/json",
-			strings.NewReader(`{"id":1,"method":"block","params":{"block_id":11}}`))
+		resp, err := http.Post("http://"+addr+"/", "application/json",
+			strings.NewReader(`{"id":1,"method":"block","params":{"block_id":3}}`))
 		if err != nil {
 			answered <- answer{err: err}
 			return
@@ -118,15 +112,15 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 		answered <- answer{code: resp.StatusCode, body: string(b), err: err}
 	}()
 	select { // the request is in flight
-	case <-st.entered:
+	case <-backend.started:
 	case <-time.After(20 * time.Second):
-		t.Fatal("the request never reached the store")
+		t.Fatal("the request never reached the backend")
 	}
 	cancel() // shutdown begins
 
 	// New connections are refused while the in-flight request waits.
 	require.Eventually(t, func() bool {
-		conn, err := net.DialTimeout("tcp", addr.String(), 200*time.Millisecond)
+		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			conn.Close()
 		}
@@ -138,11 +132,11 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 	default:
 	}
 
-	close(st.release)
+	close(backend.release)
 	got := <-answered
 	require.NoError(t, got.err)
 	require.Equal(t, http.StatusOK, got.code)
-	require.Contains(t, got.body, `"height":11`)
+	require.Contains(t, got.body, `"height":3`)
 	select {
 	case err := <-done:
 		require.NoError(t, err)

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/internal/rpctest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected responses in testdata/*.txt")
@@ -131,25 +133,17 @@ func transcriptServer(t *testing.T, config string) http.Handler {
 }
 
 // fakeUpstream returns the URL of an upstream node: "upstream" answers every
-// request with what it received; "dead" is a closed server.
+// request with what it received (rpctest.EchoUpstream); "dead" is a closed
+// server.
 func fakeUpstream(t *testing.T, kind string) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req struct {
-			ID json.RawMessage `json:"id"`
-		}
-		_ = json.Unmarshal(body, &req)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, "{\"jsonrpc\": \"2.0\", \"result\": {\"upstream_saw\": %s}, \"id\": %s}\n", body, req.ID)
-	}))
 	if kind == "dead" {
+		srv := httptest.NewServer(http.NotFoundHandler())
 		srv.Close()
 		return srv.URL
 	}
 	require.Equal(t, "upstream", kind)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return rpctest.EchoUpstream(t)
 }
 
 func compactOrRaw(s string) string {

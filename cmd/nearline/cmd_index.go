@@ -97,11 +97,11 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer s.Close()
-	return indexWith(ctx, env, flags, s)
+	return indexWith(ctx, env, flags, s, indexer.NewMetrics())
 }
 
-// indexWith runs the indexer on an open, migrated store.
-func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store) error {
+// indexWith runs the indexer on an open, migrated store, recording on metrics.
+func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, metrics *indexer.Metrics) error {
 	from, err := parseHeight("from", *flags.from)
 	if err != nil {
 		return err
@@ -110,7 +110,6 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	if err != nil {
 		return err
 	}
-	metrics := indexer.NewMetrics()
 	client, err := near.NewClient(near.ClientConfig{
 		Endpoints: splitList(*flags.upstream),
 		Timeout:   *flags.requestTimeout,

@@ -6,13 +6,16 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/nearline/nearline/rpcserve"
+	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/store"
 )
 
 // runRun migrates the archive, then indexes and serves in one process until
-// SIGINT/SIGTERM. When the indexer reaches --to it stops and serving goes on;
-// when either fails, both stop.
+// SIGINT/SIGTERM. The indexer and the server share one database pool
+// (--db-max-conns plus --rpc-db-max-conns connections) and one metrics
+// registry (served at /metrics on the RPC port, and on --metrics-listen when
+// set). When the indexer reaches --to it stops and serving goes on; when
+// either fails, both stop.
 func runRun(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "run", "--database-url URL --upstream URL[,URL...] [--listen ADDR] [flags]")
 	index := registerIndexFlags(fs, env)
@@ -26,7 +29,7 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		return errUsage
 	}
 	// The server forwards what the archive cannot answer to the first upstream.
-	serveCfg, err := serve.serveConfig(env, *index.databaseURL, splitList(*index.upstream)[0])
+	settings, err := serve.settings(env, splitList(*index.upstream)[0])
 	if err != nil {
 		fmt.Fprintf(fs.Output(), "nearline run: %v\n", err)
 		return errUsage
@@ -34,22 +37,23 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 	if err := store.MigrateLogged(ctx, *index.databaseURL, env.logger); err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, *index.databaseURL, store.Config{MaxConns: int32(*index.maxConns), Logger: env.logger})
+	s, err := store.Open(ctx, *index.databaseURL, store.Config{MaxConns: int32(*index.maxConns + *serve.maxConns), Logger: env.logger})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	metrics := indexer.NewMetrics()
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		if err := indexWith(gctx, env, index, s); err != nil {
+		if err := indexWith(gctx, env, index, s, metrics); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 		env.logger.Info("indexer finished; still serving until interrupted")
 		return nil
 	})
 	g.Go(func() error {
-		if err := rpcserve.Serve(gctx, serveCfg); err != nil {
+		if err := serveArchive(gctx, env, s, settings, metrics.Registry()); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
 		return nil

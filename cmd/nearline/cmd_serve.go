@@ -4,14 +4,21 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
+	"github.com/nearline/nearline/store"
 )
 
 // serveFlags are the flags of `nearline serve`. `nearline run` registers
 // them too (registerServeFlags with forRun) next to the index flags, which
-// already provide --database-url and --upstream, and calls serveConfig.
+// already provide --database-url and --upstream, and calls settings.
 type serveFlags struct {
 	databaseURL, upstream *string // nil for run
 	listen                *string
@@ -30,11 +37,12 @@ type serveFlags struct {
 func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveFlags {
 	f := &serveFlags{}
 	timeoutName, timeoutEnv := "request-timeout", "NEARLINE_REQUEST_TIMEOUT"
-	connsName, connsEnv := "db-max-conns", "NEARLINE_DB_MAX_CONNS"
+	connsName, connsEnv, connsUsage := "db-max-conns", "NEARLINE_DB_MAX_CONNS", "PostgreSQL pool size of the server"
 	if forRun {
 		// The index flags own these names in `nearline run`.
 		timeoutName, timeoutEnv = "rpc-request-timeout", "NEARLINE_RPC_REQUEST_TIMEOUT"
 		connsName, connsEnv = "rpc-db-max-conns", "NEARLINE_RPC_DB_MAX_CONNS"
+		connsUsage = "PostgreSQL connections the server adds to the pool it shares with the indexer"
 	} else {
 		f.databaseURL = stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)")
 		f.upstream = stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "NEAR RPC URL to forward what the archive cannot answer to (send_tx, blocks before the archive, validators, ...)")
@@ -42,35 +50,41 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	f.listen = stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address to answer JSON-RPC on")
 	f.apiKeys = stringFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "", "comma-separated API keys; when set, requests must use /<api-key>/...")
 	f.corsOrigins = stringFlag(fs, env, "cors-origins", "NEARLINE_CORS_ORIGINS", "*", "comma-separated origins browsers may call from (* for any)")
-	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", rpcserve.DefaultViewStateLimit, "view_state limit in bytes of contract state, as a regular node (0 = no limit)")
+	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, "view_state limit in bytes of contract state, as a regular node (0 = no limit)")
 	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, "largest request body accepted")
 	f.maxBatch = intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, "most requests in one batch")
 	f.requestTimeout = durationFlag(fs, env, timeoutName, timeoutEnv, rpcserve.DefaultRequestTimeout, "time limit of one HTTP request")
 	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, "most HTTP requests handled at once")
-	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", 10*time.Second, "time in-flight requests get to finish on shutdown")
-	f.maxConns = intFlag(fs, env, connsName, connsEnv, 20, "PostgreSQL pool size of the server")
+	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, "time in-flight requests get to finish on shutdown")
+	f.maxConns = intFlag(fs, env, connsName, connsEnv, 20, connsUsage)
 	f.healthMaxLag = durationFlag(fs, env, "health-max-lag", "NEARLINE_HEALTH_MAX_LAG", 0, "health fails (NO_NEW_BLOCKS) when the latest indexed block is older than this (0 = off)")
 	return f
 }
 
-// serveConfig builds rpcserve's config from the flags; databaseURL and
-// upstream come from the flags themselves for `serve`, from the index
-// flags for `run`.
-func (f *serveFlags) serveConfig(env *environment, databaseURL, upstream string) (rpcserve.ServeConfig, error) {
+// serveSettings are the server's parts as the flags configure them.
+type serveSettings struct {
+	listen  string
+	handler rpcserve.Config
+	archive archive.Config
+	server  rpcserve.ServeConfig
+}
+
+// settings checks the flags and builds the server's configs; upstream comes
+// from the flags themselves for `serve`, from the index flags for `run`.
+func (f *serveFlags) settings(env *environment, upstream string) (serveSettings, error) {
 	if *f.maxBody <= 0 || *f.maxBatch <= 0 || *f.maxConcurrent <= 0 || *f.requestTimeout <= 0 || *f.maxConns <= 0 {
-		return rpcserve.ServeConfig{}, fmt.Errorf("serve limits must be positive")
+		return serveSettings{}, fmt.Errorf("serve limits must be positive")
 	}
 	if *f.viewStateLimit < 0 {
-		return rpcserve.ServeConfig{}, fmt.Errorf("--view-state-limit %d: want 0 (no limit) or more", *f.viewStateLimit)
+		return serveSettings{}, fmt.Errorf("--view-state-limit %d: want 0 (no limit) or more", *f.viewStateLimit)
 	}
 	limit := *f.viewStateLimit
 	if limit == 0 {
 		limit = -1 // the flag's 0 means no limit; the config's 0 means the default
 	}
-	cfg := rpcserve.ServeConfig{
-		DatabaseURL: databaseURL,
-		Listen:      *f.listen,
-		Handler: rpcserve.Config{
+	s := serveSettings{
+		listen: *f.listen,
+		handler: rpcserve.Config{
 			MaxBodyBytes:   int64(*f.maxBody),
 			MaxBatch:       *f.maxBatch,
 			RequestTimeout: *f.requestTimeout,
@@ -79,15 +93,17 @@ func (f *serveFlags) serveConfig(env *environment, databaseURL, upstream string)
 			Forward:        upstream,
 			CORSOrigins:    splitList(*f.corsOrigins),
 		},
-		Archive:         rpcserve.ArchiveConfig{ViewStateLimit: limit, HealthMaxLag: *f.healthMaxLag},
-		MaxConns:        int32(*f.maxConns),
-		ShutdownTimeout: *f.shutdownTimeout,
-		Logger:          env.logger,
+		archive: archive.Config{ViewStateLimit: limit, HealthMaxLag: *f.healthMaxLag},
+		server: rpcserve.ServeConfig{
+			RequestTimeout:  *f.requestTimeout,
+			ShutdownTimeout: *f.shutdownTimeout,
+			Logger:          env.logger,
+		},
 	}
-	if err := cfg.Handler.Validate(); err != nil {
-		return rpcserve.ServeConfig{}, err
+	if err := s.handler.Validate(); err != nil {
+		return serveSettings{}, err
 	}
-	return cfg, nil
+	return s, nil
 }
 
 // runServe answers NEAR JSON-RPC read methods from the archive until ctx
@@ -103,10 +119,46 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	cfg, err := flags.serveConfig(env, *flags.databaseURL, *flags.upstream)
+	settings, err := flags.settings(env, *flags.upstream)
 	if err != nil {
 		fmt.Fprintln(fs.Output(), "nearline serve:", err)
 		return errUsage
 	}
-	return rpcserve.Serve(ctx, cfg)
+	st, err := store.Open(ctx, *flags.databaseURL, store.Config{
+		MaxConns:         int32(*flags.maxConns),
+		ApplicationName:  "nearline-serve",
+		StatementTimeout: 30 * time.Second,
+		Logger:           env.logger,
+	})
+	if err != nil {
+		return fmt.Errorf("open archive: %w", err)
+	}
+	defer st.Close()
+	// GET /metrics on the RPC port, as nearcore's: the server's metrics and
+	// the Go runtime's.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return serveArchive(ctx, env, st, settings, reg)
+}
+
+// serveArchive answers JSON-RPC from the archive in st until ctx ends: it
+// starts the contract runtime of call_function, listens, and serves the
+// archive backend through rpcserve, its metrics registered on reg (and
+// served at GET /metrics).
+func serveArchive(ctx context.Context, env *environment, st archive.Store, s serveSettings, reg *prometheus.Registry) error {
+	vm, err := nearvm.New(ctx, nearvm.Config{Logger: env.logger})
+	if err != nil {
+		return fmt.Errorf("start contract runtime: %w", err)
+	}
+	defer vm.Close(context.WithoutCancel(ctx))
+	if s.handler.Metrics, err = rpcserve.NewMetrics(reg); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.listen, err)
+	}
+	s.archive.RPCAddr = ln.Addr().String()
+	backend := archive.New(st, vm, s.archive, env.logger)
+	return rpcserve.Serve(ctx, ln, rpcserve.NewHandler(backend, s.handler, env.logger), s.server)
 }

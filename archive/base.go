@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store"
 )
 
@@ -26,7 +27,7 @@ type coverage struct {
 
 // accountCoverage decides whether accountID's whole state is in the
 // archive at height (at most one primary-key probe).
-func (a *Archive) accountCoverage(ctx context.Context, accountID string, height uint64) (coverage, error) {
+func (a *Backend) accountCoverage(ctx context.Context, accountID string, height uint64) (coverage, error) {
 	hs, err := a.history(ctx)
 	if err != nil {
 		return coverage{}, err
@@ -68,8 +69,8 @@ func NoAccountState(accountID string, at near.BlockStamp, cov coverage) *near.Er
 // that account has no contract or its code (by hash) is stored,
 // view_access_key once the archive has stored a change of that key;
 // everything else, and those before the first change, is forwarded.
-func (a *Archive) partialQuery(ctx context.Context, req near.QueryRequest, at near.BlockStamp, cov coverage) (any, error) {
-	forward := &ForwardError{Reason: NoAccountState(req.AccountID, at, cov)}
+func (a *Backend) partialQuery(ctx context.Context, req near.QueryRequest, at near.BlockStamp, cov coverage) (any, error) {
+	forward := &rpcserve.ForwardError{Reason: NoAccountState(req.AccountID, at, cov)}
 	if req.RequestType == near.QueryViewAccessKey {
 		// An access_key_update carries the whole key; a deletion removes it.
 		key, err := a.store.AccessKeyAt(ctx, req.AccountID, req.PublicKey, at.BlockHeight)

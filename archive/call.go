@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // epoch height counts fixed-length epochs from genesis, validator stakes are
 // the genesis validators', and the random seed is the block header's
 // prev_state_root (nearcore uses the shard's state root after the block).
-func (a *Archive) callFunction(ctx context.Context, req near.QueryRequest, at near.BlockStamp) (any, error) {
+func (a *Backend) callFunction(ctx context.Context, req near.QueryRequest, at near.BlockStamp) (any, error) {
 	acc, err := a.account(ctx, req.AccountID, at)
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func (a *Archive) callFunction(ctx context.Context, req near.QueryRequest, at ne
 // historyStorage is a contract's state at one height, read from the
 // archive's history (nearvm caches each key per call).
 type historyStorage struct {
-	store     ArchiveStore
+	store     Store
 	accountID string
 	height    uint64
 }

@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"context"
@@ -18,7 +18,7 @@ type genesisFacts struct {
 }
 
 // genesis reads the stored genesis config once; it never changes.
-func (a *Archive) genesis(ctx context.Context) (*genesisFacts, error) {
+func (a *Backend) genesis(ctx context.Context) (*genesisFacts, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.genesisCache != nil {

@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"bytes"
@@ -7,10 +7,11 @@ import (
 	"fmt"
 
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcserve"
 )
 
-// Block returns the stored `block` result.
-func (a *Archive) Block(ctx context.Context, ref near.BlockReference) (json.RawMessage, error) {
+// block returns the stored `block` result.
+func (a *Backend) block(ctx context.Context, ref near.BlockReference) (json.RawMessage, error) {
 	stamp, err := a.resolve(ctx, ref, blockFlavor)
 	if err != nil {
 		return nil, err
@@ -22,8 +23,8 @@ func (a *Archive) Block(ctx context.Context, ref near.BlockReference) (json.RawM
 	return view, nil
 }
 
-// Chunk returns the stored `chunk` result, by hash or by block and shard.
-func (a *Archive) Chunk(ctx context.Context, req near.ChunkRequest) (json.RawMessage, error) {
+// chunk returns the stored `chunk` result, by hash or by block and shard.
+func (a *Backend) chunk(ctx context.Context, req near.ChunkRequest) (json.RawMessage, error) {
 	hash := req.ChunkID
 	if req.BlockID == nil {
 		if _, _, err := a.store.LatestBlock(ctx); isNotFound(err) {
@@ -45,7 +46,7 @@ func (a *Archive) Chunk(ctx context.Context, req near.ChunkRequest) (json.RawMes
 	view, err := a.store.ChunkView(ctx, hash)
 	if isNotFound(err) {
 		// A chunk the archive lacks may be older than its first block.
-		return nil, &ForwardError{Reason: near.UnknownChunk(hash)}
+		return nil, &rpcserve.ForwardError{Reason: near.UnknownChunk(hash)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read chunk %s: %w", hash, err)
@@ -53,8 +54,8 @@ func (a *Archive) Chunk(ctx context.Context, req near.ChunkRequest) (json.RawMes
 	return view, nil
 }
 
-// BlockEffects returns the block's `EXPERIMENTAL_changes_in_block` result.
-func (a *Archive) BlockEffects(ctx context.Context, ref near.BlockReference) (*near.BlockEffectsView, error) {
+// blockEffects returns the block's `EXPERIMENTAL_changes_in_block` result.
+func (a *Backend) blockEffects(ctx context.Context, ref near.BlockReference) (*near.BlockEffectsView, error) {
 	stamp, err := a.resolve(ctx, ref, blockFlavor)
 	if err != nil {
 		return nil, err
@@ -81,9 +82,9 @@ func changeTypes(changesType string) []string {
 	return nil
 }
 
-// Changes returns the `EXPERIMENTAL_changes` result: the block's stored
+// changes returns the `EXPERIMENTAL_changes` result: the block's stored
 // state changes of the asked kind and accounts, in upstream order.
-func (a *Archive) Changes(ctx context.Context, req near.ChangesRequest) (*near.ChangesView, error) {
+func (a *Backend) changes(ctx context.Context, req near.ChangesRequest) (*near.ChangesView, error) {
 	stamp, err := a.resolve(ctx, req.Block, blockFlavor)
 	if err != nil {
 		return nil, err
@@ -150,9 +151,9 @@ func filterPrefix(changes []near.StateChangeWithCauseView, prefix []byte) []near
 	return out
 }
 
-// GasPrice returns the gas price in the header of the block id names, or of
+// gasPrice returns the gas price in the header of the block id names, or of
 // the latest block for nil.
-func (a *Archive) GasPrice(ctx context.Context, id *near.BlockID) (*near.GasPriceView, error) {
+func (a *Backend) gasPrice(ctx context.Context, id *near.BlockID) (*near.GasPriceView, error) {
 	ref := near.BlockReference{BlockID: id}
 	if id == nil {
 		ref.Finality = near.FinalityFinal
@@ -180,7 +181,7 @@ type blockHeader struct {
 	LatestProtocolVersion uint32    `json:"latest_protocol_version"`
 }
 
-func (a *Archive) header(ctx context.Context, height uint64) (blockHeader, error) {
+func (a *Backend) header(ctx context.Context, height uint64) (blockHeader, error) {
 	view, err := a.store.BlockView(ctx, near.HeightID(height))
 	if err != nil {
 		return blockHeader{}, fmt.Errorf("read block %d: %w", height, err)
@@ -194,15 +195,15 @@ func (a *Archive) header(ctx context.Context, height uint64) (blockHeader, error
 	return block.Header, nil
 }
 
-// ProtocolConfig returns the stored protocol config of the block's epoch.
-func (a *Archive) ProtocolConfig(ctx context.Context, ref near.BlockReference) (json.RawMessage, error) {
+// protocolConfig returns the stored protocol config of the block's epoch.
+func (a *Backend) protocolConfig(ctx context.Context, ref near.BlockReference) (json.RawMessage, error) {
 	stamp, err := a.resolve(ctx, ref, blockFlavor)
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := a.store.ProtocolConfigAt(ctx, stamp.BlockHeight)
 	if isNotFound(err) {
-		return nil, &ForwardError{Reason: near.InternalError(fmt.Sprintf(
+		return nil, &rpcserve.ForwardError{Reason: near.InternalError(fmt.Sprintf(
 			"The protocol config of block #%d is not in the archive", stamp.BlockHeight))}
 	}
 	if err != nil {

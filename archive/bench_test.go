@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"encoding/base64"
@@ -7,12 +7,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/nearline/nearline/rpcserve"
 )
 
 // BenchmarkArchive measures whole requests through the handler against a
 // real Postgres archive (the seeded chain).
 func BenchmarkArchive(b *testing.B) {
-	h := archiveHandler(b, seedStore(b), Config{}, ArchiveConfig{})
+	h := archiveHandler(b, seedStore(b), rpcserve.Config{}, Config{})
 	args := base64.StdEncoding.EncodeToString([]byte(`{"account_id":"bob.near"}`))
 	cases := []struct{ name, body string }{
 		{"block_by_height", `{"id":1,"method":"block","params":{"block_id":11}}`},
@@ -40,7 +42,7 @@ func BenchmarkArchive(b *testing.B) {
 // BenchmarkArchiveParallel measures concurrent view_account and block
 // requests (the test store's pool has 4 connections).
 func BenchmarkArchiveParallel(b *testing.B) {
-	h := archiveHandler(b, seedStore(b), Config{}, ArchiveConfig{})
+	h := archiveHandler(b, seedStore(b), rpcserve.Config{}, Config{})
 	bodies := []string{
 		`{"id":1,"method":"query","params":{"request_type":"view_account","account_id":"alice.near","block_id":11}}`,
 		`{"id":1,"method":"block","params":{"block_id":11}}`,

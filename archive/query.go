@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 // noCodeHash is the code_hash of an account without a contract.
 const noCodeHash = "11111111111111111111111111111111"
 
-// Query answers `query` from the state history at the selected block.
-func (a *Archive) Query(ctx context.Context, req near.QueryRequest) (any, error) {
+// query answers `query` from the state history at the selected block.
+func (a *Backend) query(ctx context.Context, req near.QueryRequest) (any, error) {
 	at, err := a.resolve(ctx, req.Block, queryFlavor)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func (a *Archive) Query(ctx context.Context, req near.QueryRequest) (any, error)
 }
 
 // account reads an account, UNKNOWN_ACCOUNT when it does not exist.
-func (a *Archive) account(ctx context.Context, accountID string, at near.BlockStamp) (near.Account, error) {
+func (a *Backend) account(ctx context.Context, accountID string, at near.BlockStamp) (near.Account, error) {
 	acc, err := a.store.AccountAt(ctx, accountID, at.BlockHeight)
 	if isNotFound(err) {
 		return near.Account{}, near.UnknownAccount(accountID, at)
@@ -71,7 +71,7 @@ func (a *Archive) account(ctx context.Context, accountID string, at near.BlockSt
 }
 
 // code reads an account's contract code; found is false when it has none.
-func (a *Archive) code(ctx context.Context, accountID string, acc near.Account, at near.BlockStamp) (code []byte, hash string, found bool, err error) {
+func (a *Backend) code(ctx context.Context, accountID string, acc near.Account, at near.BlockStamp) (code []byte, hash string, found bool, err error) {
 	if acc.CodeHash == noCodeHash {
 		return nil, "", false, nil
 	}
@@ -91,7 +91,7 @@ func (a *Archive) code(ctx context.Context, accountID string, acc near.Account, 
 	return code, hash, true, nil
 }
 
-func (a *Archive) viewCode(ctx context.Context, accountID string, at near.BlockStamp) (any, error) {
+func (a *Backend) viewCode(ctx context.Context, accountID string, at near.BlockStamp) (any, error) {
 	acc, err := a.account(ctx, accountID, at)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (a *Archive) viewCode(ctx context.Context, accountID string, at near.BlockS
 
 // viewState applies nearcore's limit: the account's storage usage minus its
 // code size must not exceed ViewStateLimit.
-func (a *Archive) viewState(ctx context.Context, accountID string, prefix []byte, at near.BlockStamp) (any, error) {
+func (a *Backend) viewState(ctx context.Context, accountID string, prefix []byte, at near.BlockStamp) (any, error) {
 	acc, err := a.account(ctx, accountID, at)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"encoding/base64"
@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/rpctest"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcserve"
 )
 
 func viewParams(requestType, account string, block any, extra map[string]any) map[string]any {
@@ -27,7 +29,7 @@ func viewParams(requestType, account string, block any, extra map[string]any) ma
 func TestArchiveQueryState(t *testing.T) {
 	t.Parallel()
 	st := seedStore(t)
-	h := archiveHandler(t, st, Config{}, ArchiveConfig{})
+	h := archiveHandler(t, st, rpcserve.Config{}, Config{})
 
 	var acc near.AccountView
 	okResult(t, h, "query", viewParams("view_account", "alice.near", 10, nil), &acc)
@@ -67,7 +69,7 @@ func TestArchiveQueryState(t *testing.T) {
 		errCause(t, h, "query", viewParams("view_state", "big.near", "final", map[string]any{"prefix_base64": ""})).CauseName())
 	require.Equal(t, "UNKNOWN_ACCOUNT",
 		errCause(t, h, "query", viewParams("view_state", "nobody.near", "final", map[string]any{"prefix_base64": ""})).CauseName())
-	unlimited := archiveHandler(t, st, Config{}, ArchiveConfig{ViewStateLimit: -1})
+	unlimited := archiveHandler(t, st, rpcserve.Config{}, Config{ViewStateLimit: -1})
 	raw := okResult(t, unlimited, "query", viewParams("view_state", "big.near", "final", map[string]any{"prefix_base64": ""}), nil)
 	require.JSONEq(t, `{"values":[],"block_height":13,"block_hash":"`+seedHash("block", 13)+`"}`, string(raw))
 
@@ -92,7 +94,7 @@ func TestArchiveQueryState(t *testing.T) {
 
 func TestArchiveCallFunction(t *testing.T) {
 	t.Parallel()
-	h := archiveHandler(t, seedStore(t), Config{}, ArchiveConfig{})
+	h := archiveHandler(t, seedStore(t), rpcserve.Config{}, Config{})
 	args := base64.StdEncoding.EncodeToString([]byte(`{"account_id":"bob.near"}`))
 	call := func(account, method string, at any) map[string]any {
 		return viewParams("call_function", account, at, map[string]any{"method_name": method, "args_base64": args})
@@ -135,7 +137,7 @@ func TestArchiveCallFunction(t *testing.T) {
 
 func TestArchiveTxConfigStatus(t *testing.T) {
 	t.Parallel()
-	h := archiveHandler(t, seedStore(t), Config{}, ArchiveConfig{RPCAddr: "127.0.0.1:3030"})
+	h := archiveHandler(t, seedStore(t), rpcserve.Config{}, Config{RPCAddr: "127.0.0.1:3030"})
 
 	raw := okResult(t, h, "EXPERIMENTAL_tx_status", map[string]any{"tx_hash": seedTx, "sender_account_id": "alice.near"}, nil)
 	require.Contains(t, string(raw), `"receipts":[{"receipt_id":"x"}]`)
@@ -173,7 +175,7 @@ func TestArchiveTxConfigStatus(t *testing.T) {
 
 func TestArchiveForwardsWhatItLacks(t *testing.T) {
 	t.Parallel()
-	h := archiveHandler(t, seedStore(t), Config{Forward: fakeUpstream(t, "upstream")}, ArchiveConfig{})
+	h := archiveHandler(t, seedStore(t), rpcserve.Config{Forward: rpctest.EchoUpstream(t)}, Config{})
 	var fwd struct {
 		UpstreamSaw near.Request `json:"upstream_saw"`
 	}
@@ -195,14 +197,14 @@ func TestArchiveHealthMaxLag(t *testing.T) {
 	t.Parallel()
 	st := seedStore(t)
 	// The seeded blocks are from 2023: far older than a minute.
-	stale := archiveHandler(t, st, Config{}, ArchiveConfig{HealthMaxLag: time.Minute})
+	stale := archiveHandler(t, st, rpcserve.Config{}, Config{HealthMaxLag: time.Minute})
 	e := errCause(t, stale, "health", nil)
 	require.Equal(t, "NO_NEW_BLOCKS", e.CauseName())
 	require.Contains(t, string(e.Data), "No blocks for")
 	var status near.StatusView
 	okResult(t, stale, "status", nil, &status)
 	require.True(t, status.SyncInfo.Syncing)
-	lenient := archiveHandler(t, st, Config{}, ArchiveConfig{HealthMaxLag: 100 * 365 * 24 * time.Hour})
+	lenient := archiveHandler(t, st, rpcserve.Config{}, Config{HealthMaxLag: 100 * 365 * 24 * time.Hour})
 	res, rerr := rpc(t, lenient, "health", nil)
 	require.Nil(t, rerr)
 	require.Equal(t, "null", string(res))

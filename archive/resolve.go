@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcserve"
 )
 
 // flavor picks the errors nearcore gives a method family for a block it
@@ -42,7 +43,7 @@ func (f flavor) notSynced() *near.Error {
 // the latest indexed block. A block_id is looked up first; only when it is
 // not stored does resolve work out why (not synced, above the head, below
 // the archive's start, skipped).
-func (a *Archive) resolve(ctx context.Context, ref near.BlockReference, fl flavor) (near.BlockStamp, error) {
+func (a *Backend) resolve(ctx context.Context, ref near.BlockReference, fl flavor) (near.BlockStamp, error) {
 	id := ref.BlockID
 	switch ref.SyncCheckpoint {
 	case "earliest_available":
@@ -89,7 +90,7 @@ func (a *Archive) resolve(ctx context.Context, ref near.BlockReference, fl flavo
 	}
 	if !id.IsHeight() {
 		// A hash the archive does not know may be older than its start.
-		return near.BlockStamp{}, &ForwardError{Reason: fl.unknown(ref)}
+		return near.BlockStamp{}, &rpcserve.ForwardError{Reason: fl.unknown(ref)}
 	}
 	if id.Height < latest {
 		start, _, err := a.store.EarliestBlock(ctx)
@@ -97,7 +98,7 @@ func (a *Archive) resolve(ctx context.Context, ref near.BlockReference, fl flavo
 			return near.BlockStamp{}, fmt.Errorf("read earliest block: %w", err)
 		}
 		if id.Height < start {
-			return near.BlockStamp{}, &ForwardError{Reason: BeforeArchive(id.Height, start)}
+			return near.BlockStamp{}, &rpcserve.ForwardError{Reason: rpcserve.BeforeArchive(id.Height, start)}
 		}
 	}
 	// A height the chain skipped, or one above the head.
@@ -107,7 +108,7 @@ func (a *Archive) resolve(ctx context.Context, ref near.BlockReference, fl flavo
 // checkState makes sure a query's state is known at the block: state
 // history is complete from the recorded history start (or, when none was recorded, from
 // the first indexed block).
-func (a *Archive) checkState(ctx context.Context, stamp near.BlockStamp, fl flavor) (near.BlockStamp, error) {
+func (a *Backend) checkState(ctx context.Context, stamp near.BlockStamp, fl flavor) (near.BlockStamp, error) {
 	if fl != queryFlavor {
 		return stamp, nil
 	}
@@ -116,15 +117,15 @@ func (a *Archive) checkState(ctx context.Context, stamp near.BlockStamp, fl flav
 		return near.BlockStamp{}, err
 	}
 	if stamp.BlockHeight < start {
-		return near.BlockStamp{}, &ForwardError{Reason: BeforeArchive(stamp.BlockHeight, start)}
+		return near.BlockStamp{}, &rpcserve.ForwardError{Reason: rpcserve.BeforeArchive(stamp.BlockHeight, start)}
 	}
 	return stamp, nil
 }
 
-func (a *Archive) genesisHeight(ctx context.Context) (uint64, error) {
+func (a *Backend) genesisHeight(ctx context.Context) (uint64, error) {
 	raw, err := a.store.GenesisConfig(ctx)
 	if isNotFound(err) {
-		return 0, &ForwardError{Reason: near.InternalError("The genesis config is not in the archive yet")}
+		return 0, &rpcserve.ForwardError{Reason: near.InternalError("The genesis config is not in the archive yet")}
 	}
 	if err != nil {
 		return 0, fmt.Errorf("read genesis config: %w", err)
@@ -149,13 +150,13 @@ type historyStart struct {
 // stateStart is the height from which queries may be answered at all (the
 // recorded history start, or the first block): below it every account is
 // unknown to the archive.
-func (a *Archive) stateStart(ctx context.Context) (uint64, error) {
+func (a *Backend) stateStart(ctx context.Context) (uint64, error) {
 	hs, err := a.history(ctx)
 	return hs.height, err
 }
 
 // history reads the history start, cached once recorded (it never moves).
-func (a *Archive) history(ctx context.Context) (historyStart, error) {
+func (a *Backend) history(ctx context.Context) (historyStart, error) {
 	a.mu.Lock()
 	cached := a.historyStart
 	a.mu.Unlock()

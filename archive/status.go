@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"bytes"
@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcserve"
 )
 
-// GenesisConfig returns the stored genesis config.
-func (a *Archive) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
+// genesisConfig returns the stored genesis config.
+func (a *Backend) genesisConfig(ctx context.Context) (json.RawMessage, error) {
 	cfg, err := a.store.GenesisConfig(ctx)
 	if isNotFound(err) {
-		return nil, &ForwardError{Reason: near.InternalError("The genesis config is not in the archive yet")}
+		return nil, &rpcserve.ForwardError{Reason: near.InternalError("The genesis config is not in the archive yet")}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read genesis config: %w", err)
@@ -23,13 +24,13 @@ func (a *Archive) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
 	return cfg, nil
 }
 
-// Tx returns the stored transaction status: EXPERIMENTAL_tx_status as
+// tx returns the stored transaction status: EXPERIMENTAL_tx_status as
 // stored, `tx` without its `receipts`.
-func (a *Archive) Tx(ctx context.Context, req near.TxRequest, withReceipts bool) (json.RawMessage, error) {
+func (a *Backend) tx(ctx context.Context, req near.TxRequest, withReceipts bool) (json.RawMessage, error) {
 	status, err := a.store.TxStatus(ctx, req.TxHash, req.SenderAccountID)
 	if isNotFound(err) {
 		// Older than the archive, or not final yet: an upstream may know it.
-		return nil, &ForwardError{Reason: near.UnknownTransaction(req.TxHash)}
+		return nil, &rpcserve.ForwardError{Reason: near.UnknownTransaction(req.TxHash)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read transaction %s: %w", req.TxHash, err)
@@ -83,14 +84,14 @@ func dropKey(raw json.RawMessage, key string) (json.RawMessage, error) {
 	return out.Bytes(), nil
 }
 
-// Validators is not stored: it goes upstream.
-func (a *Archive) Validators(context.Context, json.RawMessage) (json.RawMessage, error) {
-	return nil, &ForwardError{Reason: NotServed("validators")}
+// validators is not stored: it goes upstream.
+func (a *Backend) validators(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return nil, &rpcserve.ForwardError{Reason: rpcserve.NotServed("validators")}
 }
 
-// Health reports NOT_SYNCED_YET until the first block is indexed and, with
+// health reports NOT_SYNCED_YET until the first block is indexed and, with
 // HealthMaxLag set, NO_NEW_BLOCKS while the latest block is older than it.
-func (a *Archive) Health(ctx context.Context) error {
+func (a *Backend) health(ctx context.Context) error {
 	latest, _, err := a.store.LatestBlock(ctx)
 	if isNotFound(err) {
 		return near.NotSyncedYet()
@@ -117,14 +118,14 @@ func (a *Archive) Health(ctx context.Context) error {
 
 // lagging reports whether head is older than HealthMaxLag (never when the
 // check is off).
-func (a *Archive) lagging(head blockHeader) bool {
+func (a *Backend) lagging(head blockHeader) bool {
 	return a.cfg.HealthMaxLag > 0 && time.Since(time.Unix(0, int64(head.Timestamp))) > a.cfg.HealthMaxLag
 }
 
-// Status reports the archive in nearcore's status shape: the latest and
+// status reports the archive in nearcore's status shape: the latest and
 // earliest indexed blocks; syncing while nothing is indexed yet or, with
 // HealthMaxLag set, while the latest block is older than it.
-func (a *Archive) Status(ctx context.Context) (json.RawMessage, error) {
+func (a *Backend) status(ctx context.Context) (json.RawMessage, error) {
 	view := near.StatusView{
 		Version:       near.NodeVersion{Version: a.cfg.Version, Build: a.cfg.Version, RustcVersion: ""},
 		Validators:    []near.ValidatorInfoView{},

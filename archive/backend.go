@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
+	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store"
 )
 
-// ArchiveStore is the store read API the archive answers from
+// Store is the store read API the archive answers from
 // (*store.Store implements it). Every "not there" answer satisfies
 // errors.Is(err, store.ErrNotFound).
-type ArchiveStore interface {
+type Store interface {
 	LatestBlock(ctx context.Context) (height uint64, hash string, err error)
 	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
 	BlockView(ctx context.Context, id near.BlockID) (json.RawMessage, error)
@@ -39,10 +40,10 @@ type ArchiveStore interface {
 	CodeByHash(ctx context.Context, codeHash string) ([]byte, error)
 }
 
-var _ ArchiveStore = (*store.Store)(nil)
+var _ Store = (*store.Store)(nil)
 
-// ArchiveConfig tunes the archive Backend. The zero value is usable.
-type ArchiveConfig struct {
+// Config tunes the archive Backend. The zero value is usable.
+type Config struct {
 	// ViewStateLimit is view_state's limit, as a regular node applies it:
 	// an account whose storage usage minus its code size exceeds it gets
 	// TOO_LARGE_CONTRACT_STATE. Default DefaultViewStateLimit (50 kB);
@@ -64,7 +65,7 @@ type ArchiveConfig struct {
 // DefaultViewStateLimit is a regular nearcore node's view_state limit.
 const DefaultViewStateLimit = 50_000
 
-func (c ArchiveConfig) withDefaults() ArchiveConfig {
+func (c Config) withDefaults() Config {
 	if c.ViewStateLimit == 0 {
 		c.ViewStateLimit = DefaultViewStateLimit
 	}
@@ -77,17 +78,17 @@ func (c ArchiveConfig) withDefaults() ArchiveConfig {
 	return c
 }
 
-// Archive is the Backend that answers from the Postgres archive.
+// Backend is the rpcserve.Backend that answers from the Postgres archive.
 //
 // Block selection: `final`, `near-final` and `optimistic` all select the
 // latest indexed block (the archive only holds final blocks). A height the
 // chain skipped, one above the archive's head, or an unknown hash is
 // UNKNOWN_BLOCK; a height below the archive's first block is forwarded
-// upstream (ForwardError) or refused with BeforeArchive.
-type Archive struct {
-	store   ArchiveStore
+// upstream (rpcserve.ForwardError) or refused with rpcserve.BeforeArchive.
+type Backend struct {
+	store   Store
 	vm      *nearvm.Runtime
-	cfg     ArchiveConfig
+	cfg     Config
 	logger  *slog.Logger
 	started time.Time
 
@@ -98,16 +99,16 @@ type Archive struct {
 	historyStart *historyStart
 }
 
-var _ Backend = (*Archive)(nil)
+var _ rpcserve.Backend = (*Backend)(nil)
 
-// NewArchive returns the archive Backend over st. vm runs call_function; it
-// is long-lived so compiled contracts stay cached. A nil logger discards.
-func NewArchive(st ArchiveStore, vm *nearvm.Runtime, cfg ArchiveConfig, logger *slog.Logger) *Archive {
+// New returns the archive Backend over st. vm runs call_function; it is
+// long-lived so compiled contracts stay cached. A nil logger discards.
+func New(st Store, vm *nearvm.Runtime, cfg Config, logger *slog.Logger) *Backend {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	cfg = cfg.withDefaults()
-	return &Archive{store: st, vm: vm, cfg: cfg, logger: logger, started: time.Now(), codes: newCodeCache(cfg.CodeCacheSize)}
+	return &Backend{store: st, vm: vm, cfg: cfg, logger: logger, started: time.Now(), codes: newCodeCache(cfg.CodeCacheSize)}
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import "sync"
 

@@ -1,4 +1,4 @@
-package rpcserve_test
+package archive_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/archive"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
@@ -59,7 +60,7 @@ func TestArchiveMatchesSimulator(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
 	simH := rpcserve.NewHandler(node, rpcserve.Config{}, nil)
-	archiveH := rpcserve.NewHandler(rpcserve.NewArchive(st, vm, rpcserve.ArchiveConfig{}, nil), rpcserve.Config{}, nil)
+	archiveH := rpcserve.NewHandler(archive.New(st, vm, archive.Config{}, nil), rpcserve.Config{}, nil)
 
 	reqs := differentialRequests(t, simH, node.Genesis(), head)
 	mismatches := 0

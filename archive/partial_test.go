@@ -1,4 +1,4 @@
-package rpcserve_test
+package archive_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/archive"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
@@ -75,7 +76,7 @@ func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []strin
 }
 
 func (c *partialChain) archive(st *store.Store, forward string) http.Handler {
-	return rpcserve.NewHandler(rpcserve.NewArchive(st, c.vm, rpcserve.ArchiveConfig{}, nil), rpcserve.Config{Forward: forward}, nil)
+	return rpcserve.NewHandler(archive.New(st, c.vm, archive.Config{}, nil), rpcserve.Config{Forward: forward}, nil)
 }
 
 // stateRequest is one query and the account it is about.

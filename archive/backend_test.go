@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"context"
@@ -13,15 +13,16 @@ import (
 
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
+	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store/storetest"
 )
 
-func archiveHandler(t testing.TB, st ArchiveStore, cfg Config, acfg ArchiveConfig) http.Handler {
+func archiveHandler(t testing.TB, st Store, cfg rpcserve.Config, acfg Config) http.Handler {
 	t.Helper()
 	vm, err := nearvm.New(context.Background(), nearvm.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
-	return NewHandler(NewArchive(st, vm, acfg, nil), cfg, nil)
+	return rpcserve.NewHandler(New(st, vm, acfg, nil), cfg, nil)
 }
 
 // rpc posts one request and returns its result or error.
@@ -63,7 +64,7 @@ type headerOnly struct {
 
 func TestArchiveBeforeAnyBlock(t *testing.T) {
 	t.Parallel()
-	h := archiveHandler(t, storetest.NewStore(t), Config{}, ArchiveConfig{})
+	h := archiveHandler(t, storetest.NewStore(t), rpcserve.Config{}, Config{})
 
 	require.Equal(t, "NOT_SYNCED_YET", errCause(t, h, "block", map[string]any{"finality": "final"}).CauseName())
 	require.Equal(t, "NOT_SYNCED_YET", errCause(t, h, "block", map[string]any{"block_id": 5}).CauseName())
@@ -83,7 +84,7 @@ func TestArchiveBeforeAnyBlock(t *testing.T) {
 
 func TestArchiveBlocksAndChunks(t *testing.T) {
 	t.Parallel()
-	h := archiveHandler(t, seedStore(t), Config{}, ArchiveConfig{})
+	h := archiveHandler(t, seedStore(t), rpcserve.Config{}, Config{})
 
 	for _, finality := range []string{"final", "near-final", "optimistic"} {
 		var b headerOnly
@@ -149,7 +150,7 @@ func TestArchiveBlocksAndChunks(t *testing.T) {
 
 func TestArchiveChanges(t *testing.T) {
 	t.Parallel()
-	h := archiveHandler(t, seedStore(t), Config{}, ArchiveConfig{})
+	h := archiveHandler(t, seedStore(t), rpcserve.Config{}, Config{})
 	changes := func(params map[string]any) []near.StateChangeWithCauseView {
 		t.Helper()
 		var view near.ChangesView

@@ -1,4 +1,4 @@
-package rpcserve
+package archive
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcserve"
 )
 
 // flakyStore fails the first `failures` LatestBlock reads with a dropped
 // connection.
 type flakyStore struct {
-	ArchiveStore
+	Store
 	failures atomic.Int32
 	calls    atomic.Int32
 }
@@ -24,13 +25,13 @@ func (s *flakyStore) LatestBlock(ctx context.Context) (uint64, string, error) {
 	if s.failures.Add(-1) >= 0 {
 		return 0, "", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}
 	}
-	return s.ArchiveStore.LatestBlock(ctx)
+	return s.Store.LatestBlock(ctx)
 }
 
 func TestServeRetriesTransientDatabaseErrorOnce(t *testing.T) {
 	t.Parallel()
-	st := &flakyStore{ArchiveStore: seedStore(t)}
-	h := archiveHandler(t, st, Config{}, ArchiveConfig{})
+	st := &flakyStore{Store: seedStore(t)}
+	h := archiveHandler(t, st, rpcserve.Config{}, Config{})
 
 	st.failures.Store(1)
 	res, nerr := rpc(t, h, "block", map[string]any{"finality": "final"})
