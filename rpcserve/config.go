@@ -17,6 +17,16 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxBatch caps the number of requests in one batch. Default 100.
 	MaxBatch int
+	// MaxResponseBytes caps what one batch answers, as go-ethereum's
+	// batchResponseMaxSize: items are answered in order until their answers
+	// add up to more than this; every item after that is not run and is
+	// answered with a PARSE_ERROR envelope (with its id) saying the response
+	// is too large. So a batch's body holds at most this, one more answer
+	// and those error envelopes. One answer is never refused for its own
+	// size, and a request that is not a batch is not capped: what one method
+	// returns is bounded by the method (view_state by the archive's view
+	// state limit). Default 25 MiB (go-ethereum's).
+	MaxResponseBytes int64
 	// RequestTimeout bounds the handling of one HTTP request (a whole
 	// batch included). Default 30s.
 	RequestTimeout time.Duration
@@ -49,6 +59,7 @@ type Config struct {
 const (
 	DefaultMaxBodyBytes            = 10 << 20
 	DefaultMaxBatch                = 100
+	DefaultMaxResponseBytes        = 25 << 20
 	DefaultRequestTimeout          = 30 * time.Second
 	DefaultMaxConcurrent           = 256
 	DefaultQueueWait               = time.Second
@@ -63,6 +74,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBatch == 0 {
 		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
@@ -96,6 +110,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxBatch < 0 {
 		errs = append(errs, fmt.Errorf("max batch %d is negative", c.MaxBatch))
+	}
+	if c.MaxResponseBytes < 0 {
+		errs = append(errs, fmt.Errorf("max response bytes %d is negative", c.MaxResponseBytes))
 	}
 	if c.RequestTimeout < 0 {
 		errs = append(errs, fmt.Errorf("request timeout %s is negative", c.RequestTimeout))

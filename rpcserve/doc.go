@@ -16,7 +16,10 @@
 //     response: there are no JSON-RPC notifications.
 //   - A batch (JSON array) of 1..Config.MaxBatch requests is answered with an
 //     array in the same order; an empty or oversized batch gets one error
-//     envelope, HTTP 200.
+//     envelope, HTTP 200. Once a batch's answers add up to more than
+//     Config.MaxResponseBytes, its remaining items are not run and each is
+//     answered with a PARSE_ERROR envelope (response too large) carrying its
+//     id. A request that is not in a batch is not capped.
 //   - Responses are {"jsonrpc","result"|"error","id"} in that order. Errors
 //     use NEAR's envelope (name, cause, code, message, data). A *near.Error
 //     from the Backend is sent as is; any other error is logged once and

@@ -65,14 +65,42 @@ func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string
 	}
 	var out bytes.Buffer
 	out.WriteByte('[')
+	answered, refused := 0, 0
 	for i, item := range items {
 		if i > 0 {
 			out.WriteByte(',')
 		}
-		out.Write(h.handleOne(ctx, bytes.TrimSpace(item), pathMethod))
+		item = bytes.TrimSpace(item)
+		if int64(answered) > h.cfg.MaxResponseBytes {
+			refused++
+			out.Write(h.errorResponse(itemID(item), responseTooLarge(h.cfg.MaxResponseBytes)))
+			continue
+		}
+		answer := h.handleOne(ctx, item, pathMethod)
+		answered += len(answer)
+		out.Write(answer)
 	}
 	out.WriteByte(']')
+	if refused > 0 {
+		h.logger.Warn("rpc batch answers exceed the response limit; refused the rest",
+			"max_response_bytes", h.cfg.MaxResponseBytes, "answered_bytes", answered, "refused", refused, "batch", len(items))
+	}
 	return out.Bytes()
+}
+
+// itemID is the id a batch item's answer carries when the item is not run:
+// its id, "dontcare" when it has none, null when it is no request object.
+func itemID(raw []byte) json.RawMessage {
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &req) != nil {
+		return nil
+	}
+	if req.ID == nil {
+		return near.DefaultID()
+	}
+	return req.ID
 }
 
 // handleOne decodes one request object and answers it.

@@ -50,6 +50,11 @@ func unauthorized() *near.Error {
 	}
 }
 
+func responseTooLarge(limit int64) *near.Error {
+	return near.ParseError(fmt.Sprintf(
+		"Response too large: the answers to this batch exceed the limit of %d bytes, so this request was not run; send it in a smaller batch", limit))
+}
+
 func serverBusy() *near.Error {
 	return near.InternalError("The server is busy with other requests; retry shortly")
 }

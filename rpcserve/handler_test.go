@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,6 +131,7 @@ func TestConfigValidate(t *testing.T) {
 		{"forward ftp", Config{Forward: "ftp://x"}, "forward url"},
 		{"negative batch", Config{MaxBatch: -1}, "max batch"},
 		{"negative body", Config{MaxBodyBytes: -1}, "max body bytes"},
+		{"negative response", Config{MaxResponseBytes: -1}, "max response bytes"},
 		{"negative timeout", Config{RequestTimeout: -time.Second}, "request timeout"},
 		{"empty key", Config{APIKeys: []string{"ok", ""}}, "api key"},
 		{"key with slash", Config{APIKeys: []string{"a/b"}}, "api key"},
@@ -152,6 +154,7 @@ func TestWithDefaults(t *testing.T) {
 	cfg := Config{MaxBatch: 7}.withDefaults()
 	require.Equal(t, 7, cfg.MaxBatch)
 	require.Equal(t, int64(DefaultMaxBodyBytes), cfg.MaxBodyBytes)
+	require.Equal(t, int64(DefaultMaxResponseBytes), cfg.MaxResponseBytes)
 	require.Equal(t, DefaultRequestTimeout, cfg.RequestTimeout)
 	require.Equal(t, DefaultMaxConcurrent, cfg.MaxConcurrent)
 	require.Equal(t, DefaultQueueWait, cfg.QueueWait)
@@ -185,5 +188,50 @@ func TestCORS(t *testing.T) {
 		only.ServeHTTP(rec, req)
 		require.Equal(t, http.StatusOK, rec.Code)
 		require.Equal(t, want, rec.Header().Get("Access-Control-Allow-Origin"), origin)
+	}
+}
+
+// countingBackend counts gas_price calls.
+type countingBackend struct {
+	fakeBackend
+	calls atomic.Int32
+}
+
+func (b *countingBackend) GasPrice(ctx context.Context, id *near.BlockID) (*near.GasPriceView, error) {
+	b.calls.Add(1)
+	return b.fakeBackend.GasPrice(ctx, id)
+}
+
+func TestBatchResponseLimit(t *testing.T) {
+	t.Parallel()
+	one := post(t, NewHandler(&fakeBackend{}, Config{}, nil), "/", `{"id":1,"method":"gas_price","params":[1]}`).Body.Len()
+	item := `{"id":1,"method":"gas_price","params":[1]}`
+	batch := "[" + strings.Repeat(item+",", 9) + item + "]"
+	for _, tt := range []struct {
+		limit           int64
+		answered, calls int
+	}{
+		{limit: 0, answered: 10, calls: 10},               // the default, 25 MiB
+		{limit: int64(10 * one), answered: 10, calls: 10}, // exactly fits
+		{limit: int64(3*one + 1), answered: 4, calls: 4},  // the 4th answer crosses it
+		{limit: 1, answered: 1, calls: 1},                 // the first is never refused
+	} {
+		backend := &countingBackend{}
+		rec := post(t, NewHandler(backend, Config{MaxResponseBytes: tt.limit}, nil), "/", batch)
+		require.Equal(t, http.StatusOK, rec.Code)
+		var answers []near.Response
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &answers), rec.Body.String())
+		require.Len(t, answers, 10)
+		for i, a := range answers {
+			require.JSONEq(t, "1", string(a.ID))
+			if i < tt.answered {
+				require.Nil(t, a.Error, "limit %d: answer %d", tt.limit, i)
+				continue
+			}
+			require.NotNil(t, a.Error, "limit %d: answer %d", tt.limit, i)
+			require.Equal(t, "PARSE_ERROR", a.Error.CauseName())
+			require.Contains(t, string(a.Error.Data), "Response too large")
+		}
+		require.EqualValues(t, tt.calls, backend.calls.Load(), "limit %d: refused items are not run", tt.limit)
 	}
 }

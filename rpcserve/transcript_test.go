@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite the expected responses in testd
 
 // A transcript file holds an optional config line and cases:
 //
-//	config max_body_bytes=300 max_batch=3 api_keys=k1,k2 forward=upstream request_timeout=50ms unhealthy
+//	config max_body_bytes=300 max_batch=3 max_response_bytes=200 api_keys=k1,k2 forward=upstream request_timeout=50ms unhealthy
 //	=== case name
 //	>>> POST /path
 //	request body (any number of lines, may be empty)
@@ -115,6 +115,10 @@ func transcriptServer(t *testing.T, config string) http.Handler {
 			n, err := strconv.Atoi(value)
 			require.NoError(t, err)
 			cfg.MaxBatch = n
+		case "max_response_bytes":
+			n, err := strconv.ParseInt(value, 10, 64)
+			require.NoError(t, err)
+			cfg.MaxResponseBytes = n
 		case "api_keys":
 			cfg.APIKeys = strings.Split(value, ",")
 		case "request_timeout":

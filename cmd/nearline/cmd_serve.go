@@ -27,6 +27,7 @@ type serveFlags struct {
 	viewStateLimit        *int
 	maxBody               *int
 	maxBatch              *int
+	maxResponse           *int
 	requestTimeout        *time.Duration
 	maxConcurrent         *int
 	shutdownTimeout       *time.Duration
@@ -53,6 +54,7 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, "view_state limit in bytes of contract state, as a regular node (0 = no limit)")
 	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, "largest request body accepted")
 	f.maxBatch = intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, "most requests in one batch")
+	f.maxResponse = intFlag(fs, env, "max-response-bytes", "NEARLINE_MAX_RESPONSE_BYTES", rpcserve.DefaultMaxResponseBytes, "most bytes of answers one batch gets; once its answers exceed it, the rest of the batch is refused with an error (a single request is not capped)")
 	f.requestTimeout = durationFlag(fs, env, timeoutName, timeoutEnv, rpcserve.DefaultRequestTimeout, "time limit of one HTTP request")
 	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, "most HTTP requests handled at once")
 	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, "time in-flight requests get to finish on shutdown")
@@ -72,7 +74,7 @@ type serveSettings struct {
 // settings checks the flags and builds the server's configs; upstream comes
 // from the flags themselves for `serve`, from the index flags for `run`.
 func (f *serveFlags) settings(env *environment, upstream string) (serveSettings, error) {
-	if *f.maxBody <= 0 || *f.maxBatch <= 0 || *f.maxConcurrent <= 0 || *f.requestTimeout <= 0 || *f.maxConns <= 0 {
+	if *f.maxBody <= 0 || *f.maxBatch <= 0 || *f.maxResponse <= 0 || *f.maxConcurrent <= 0 || *f.requestTimeout <= 0 || *f.maxConns <= 0 {
 		return serveSettings{}, fmt.Errorf("serve limits must be positive")
 	}
 	if *f.viewStateLimit < 0 {
@@ -85,13 +87,14 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 	s := serveSettings{
 		listen: *f.listen,
 		handler: rpcserve.Config{
-			MaxBodyBytes:   int64(*f.maxBody),
-			MaxBatch:       *f.maxBatch,
-			RequestTimeout: *f.requestTimeout,
-			MaxConcurrent:  *f.maxConcurrent,
-			APIKeys:        splitList(*f.apiKeys),
-			Forward:        upstream,
-			CORSOrigins:    splitList(*f.corsOrigins),
+			MaxBodyBytes:     int64(*f.maxBody),
+			MaxBatch:         *f.maxBatch,
+			MaxResponseBytes: int64(*f.maxResponse),
+			RequestTimeout:   *f.requestTimeout,
+			MaxConcurrent:    *f.maxConcurrent,
+			APIKeys:          splitList(*f.apiKeys),
+			Forward:          upstream,
+			CORSOrigins:      splitList(*f.corsOrigins),
 		},
 		archive: archive.Config{ViewStateLimit: limit, HealthMaxLag: *f.healthMaxLag},
 		server: rpcserve.ServeConfig{
