@@ -28,7 +28,7 @@ func (s *flakyStore) LatestBlock(ctx context.Context) (uint64, string, error) {
 	return s.Store.LatestBlock(ctx)
 }
 
-func TestServeRetriesTransientDatabaseErrorOnce(t *testing.T) {
+func TestArchiveRetriesTransientDatabaseErrorOnce(t *testing.T) {
 	t.Parallel()
 	st := &flakyStore{Store: seedStore(t)}
 	h := archiveHandler(t, st, rpcserve.Config{}, Config{})
