@@ -170,7 +170,7 @@ func TestArchiveTxConfigStatus(t *testing.T) {
 	res, rerr := rpc(t, h, "health", nil)
 	require.Nil(t, rerr)
 	require.Equal(t, "null", string(res))
-	require.Equal(t, "METHOD_NOT_FOUND", errCause(t, h, "validators", []any{nil}).CauseName())
+	require.Equal(t, "NOT_SERVED", errCause(t, h, "validators", []any{nil}).CauseName())
 }
 
 func TestArchiveForwardsWhatItLacks(t *testing.T) {

@@ -48,6 +48,13 @@ const (
 	QueryViewAccessKey     = "view_access_key"
 	QueryViewAccessKeyList = "view_access_key_list"
 	QueryCallFunction      = "call_function"
+	// Gas keys (nearcore 2.9+) and global contract code (protocol 77+):
+	// parsed, so they are forwarded or clearly refused, never "unknown
+	// variant".
+	QueryViewGasKey                        = "view_gas_key"
+	QueryViewGasKeyList                    = "view_gas_key_list"
+	QueryViewGlobalContractCode            = "view_global_contract_code"
+	QueryViewGlobalContractCodeByAccountID = "view_global_contract_code_by_account_id"
 )
 
 // QueryRequest is a parsed `query` request.
@@ -55,7 +62,8 @@ type QueryRequest struct {
 	Block        BlockReference
 	RequestType  string
 	AccountID    string
-	PublicKey    string // view_access_key
+	PublicKey    string // view_access_key, view_gas_key
+	CodeHash     string // view_global_contract_code
 	Prefix       []byte // view_state
 	IncludeProof bool   // view_state
 	MethodName   string // call_function
@@ -72,6 +80,7 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 		IncludeProof *bool   `json:"include_proof"`
 		MethodName   *string `json:"method_name"`
 		ArgsBase64   *string `json:"args_base64"`
+		CodeHash     *string `json:"code_hash"`
 	}
 	if err := decodeParams(params, &raw); err != nil {
 		return QueryRequest{}, err
@@ -87,15 +96,25 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 		return *v, nil
 	}
 	var perr *Error
-	if q.AccountID, perr = need("account_id", raw.AccountID); perr != nil {
-		return q, perr
-	}
-	if !ValidAccountID(q.AccountID) {
-		return q, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", q.AccountID))
+	if q.RequestType == QueryViewGlobalContractCode {
+		if q.CodeHash, perr = need("code_hash", raw.CodeHash); perr != nil {
+			return q, perr
+		}
+		if _, err := ParseCryptoHash(q.CodeHash); err != nil {
+			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid code hash %q", q.CodeHash))
+		}
+	} else {
+		if q.AccountID, perr = need("account_id", raw.AccountID); perr != nil {
+			return q, perr
+		}
+		if !ValidAccountID(q.AccountID) {
+			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", q.AccountID))
+		}
 	}
 	switch q.RequestType {
-	case QueryViewAccount, QueryViewCode, QueryViewAccessKeyList:
-	case QueryViewAccessKey:
+	case QueryViewAccount, QueryViewCode, QueryViewAccessKeyList,
+		QueryViewGasKeyList, QueryViewGlobalContractCode, QueryViewGlobalContractCodeByAccountID:
+	case QueryViewAccessKey, QueryViewGasKey:
 		if q.PublicKey, perr = need("public_key", raw.PublicKey); perr != nil {
 			return q, perr
 		}
@@ -123,7 +142,7 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 			return q, perr
 		}
 	default:
-		return q, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `view_account`, `view_code`, `view_state`, `view_access_key`, `view_access_key_list`, `call_function`", q.RequestType))
+		return q, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `view_account`, `view_code`, `view_state`, `view_access_key`, `view_access_key_list`, `view_gas_key`, `view_gas_key_list`, `call_function`, `view_global_contract_code`, `view_global_contract_code_by_account_id`", q.RequestType))
 	}
 	ref, perr := ParseBlockReference(params)
 	if perr != nil {

@@ -27,16 +27,20 @@ func BeforeArchive(height, start uint64) *near.Error {
 		"Block #%d is before the first block this archive holds (#%d) and no upstream node is configured to forward to", height, start))
 }
 
-// NotServed is the error for a method the archive does not answer itself
-// when no upstream is configured.
+// NotServed is the error for a method nearcore has that the archive does
+// not answer itself, when no upstream is configured to forward it to. It is
+// a HANDLER_ERROR with cause NOT_SERVED, never METHOD_NOT_FOUND: the method
+// exists, this server just cannot answer it.
 func NotServed(method string) *near.Error {
-	return &near.Error{
-		Name:    near.KindRequestValidation,
-		Cause:   &near.ErrorCause{Name: "METHOD_NOT_FOUND", Info: mustJSON(map[string]string{"method_name": method})},
-		Code:    near.CodeMethodNotFound,
-		Message: "Method not found",
-		Data:    mustJSON(fmt.Sprintf("Method `%s` is not served by this archive and no upstream node is configured to forward it to", method)),
-	}
+	return near.HandlerError("NOT_SERVED", map[string]string{"method_name": method},
+		fmt.Sprintf("Method `%s` is not served by this archive and no upstream node is configured to forward it to", method))
+}
+
+// QueryNotServed is NotServed for a `query` request type (and its
+// EXPERIMENTAL_view_* method) that the archive does not answer itself.
+func QueryNotServed(requestType string) *near.Error {
+	return near.HandlerError("NOT_SERVED", map[string]string{"request_type": requestType},
+		fmt.Sprintf("Query request type `%s` is not served by this archive and no upstream node is configured to forward it to", requestType))
 }
 
 func unauthorized() *near.Error {

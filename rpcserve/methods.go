@@ -39,7 +39,22 @@ func methodTable() map[string]methodFunc {
 		"EXPERIMENTAL_view_access_key":      viewMethod(near.QueryViewAccessKey),
 		"EXPERIMENTAL_view_access_key_list": viewMethod(near.QueryViewAccessKeyList),
 		"EXPERIMENTAL_call_function":        viewMethod(near.QueryCallFunction),
+		"EXPERIMENTAL_view_gas_key":         viewMethod(near.QueryViewGasKey),
+		"EXPERIMENTAL_view_gas_key_list":    viewMethod(near.QueryViewGasKeyList),
 	}
+}
+
+// isUpstreamQuery reports whether requestType is a `query` request type the
+// archive never answers itself (gas keys and global contract code, which it
+// does not store yet): like an upstream method, it is forwarded or refused
+// with QueryNotServed.
+func isUpstreamQuery(requestType string) bool {
+	switch requestType {
+	case near.QueryViewGasKey, near.QueryViewGasKeyList,
+		near.QueryViewGlobalContractCode, near.QueryViewGlobalContractCodeByAccountID:
+		return true
+	}
+	return false
 }
 
 // isUpstreamMethod reports whether name is a NEAR method the archive never
@@ -47,12 +62,13 @@ func methodTable() map[string]methodFunc {
 func isUpstreamMethod(name string) bool {
 	switch name {
 	case "send_tx", "broadcast_tx_async", "broadcast_tx_commit",
-		"network_info", "client_config",
-		"light_client_proof", "next_light_client_block",
+		"network_info", "client_config", "EXPERIMENTAL_client_config",
+		"light_client_proof", "next_light_client_block", "light_client_block_proof",
 		"EXPERIMENTAL_light_client_proof", "EXPERIMENTAL_light_client_block_proof",
 		"EXPERIMENTAL_light_client_execution_proof",
-		"EXPERIMENTAL_check_tx", "EXPERIMENTAL_receipt",
-		"EXPERIMENTAL_validators_ordered", "EXPERIMENTAL_maintenance_windows",
+		"EXPERIMENTAL_check_tx", "EXPERIMENTAL_receipt", "EXPERIMENTAL_receipt_to_tx",
+		"EXPERIMENTAL_validators_ordered",
+		"maintenance_windows", "EXPERIMENTAL_maintenance_windows",
 		"EXPERIMENTAL_split_storage_info", "EXPERIMENTAL_congestion_level":
 		return true
 	}

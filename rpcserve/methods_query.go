@@ -17,6 +17,9 @@ func queryMethod(ctx context.Context, b Backend, params json.RawMessage) (any, e
 	if perr != nil {
 		return nil, perr
 	}
+	if isUpstreamQuery(req.RequestType) {
+		return nil, &ForwardError{Reason: QueryNotServed(req.RequestType)}
+	}
 	result, err := b.Query(ctx, req)
 	if err != nil {
 		// nearcore answers a missing access key with a success-shaped
@@ -48,6 +51,9 @@ func viewMethod(requestType string) methodFunc {
 		req, perr := near.ParseQueryRequest(withType)
 		if perr != nil {
 			return nil, perr
+		}
+		if isUpstreamQuery(req.RequestType) {
+			return nil, &ForwardError{Reason: QueryNotServed(req.RequestType)}
 		}
 		result, err := b.Query(ctx, req)
 		if err != nil {
