@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -49,10 +50,14 @@ type Config struct {
 	// TOO_LARGE_CONTRACT_STATE. Default DefaultViewStateLimit (50 kB);
 	// negative means no limit.
 	ViewStateLimit int
-	// RPCAddr is reported as `rpc_addr` by `status`. Default: null.
+	// RPCAddr is reported as `rpc_addr` by `status`. Default: left out, as
+	// nearcore leaves it out for a node without one.
 	RPCAddr string
 	// Version is reported as the node version by `status`. Default "nearline".
 	Version string
+	// Commit is reported as the version's `commit` by `status`. Default: the
+	// VCS revision the binary was built from, or "unknown".
+	Commit string
 	// CodeCacheSize is how many contracts' code (by hash) are kept in
 	// memory for view calls. Default 64; negative disables the cache.
 	CodeCacheSize int
@@ -60,6 +65,19 @@ type Config struct {
 	// indexed block's timestamp is older than this. Default 0: off (an
 	// archive of a chain that stopped is still healthy).
 	HealthMaxLag time.Duration
+}
+
+// buildCommit returns the VCS revision recorded in the running binary, or
+// "unknown" (a test binary, or a build outside a checkout).
+func buildCommit() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && s.Value != "" {
+				return s.Value
+			}
+		}
+	}
+	return "unknown"
 }
 
 // DefaultViewStateLimit is a regular nearcore node's view_state limit.
@@ -71,6 +89,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Version == "" {
 		c.Version = "nearline"
+	}
+	if c.Commit == "" {
+		c.Commit = buildCommit()
 	}
 	if c.CodeCacheSize == 0 {
 		c.CodeCacheSize = 64

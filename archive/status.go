@@ -127,7 +127,7 @@ func (a *Backend) lagging(head blockHeader) bool {
 // HealthMaxLag set, while the latest block is older than it.
 func (a *Backend) status(ctx context.Context) (json.RawMessage, error) {
 	view := near.StatusView{
-		Version:       near.NodeVersion{Version: a.cfg.Version, Build: a.cfg.Version, RustcVersion: ""},
+		Version:       near.NodeVersion{Version: a.cfg.Version, Build: a.cfg.Version, Commit: a.cfg.Commit, RustcVersion: ""},
 		Validators:    []near.ValidatorInfoView{},
 		NodePublicKey: "ed25519:11111111111111111111111111111111",
 		UptimeSec:     int64(time.Since(a.started).Seconds()),

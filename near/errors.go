@@ -129,7 +129,7 @@ func NotSyncedYet() *Error {
 // UnknownChunk is the error for a chunk hash nobody has.
 func UnknownChunk(chunkHash string) *Error {
 	return HandlerError("UNKNOWN_CHUNK", map[string]string{"chunk_hash": chunkHash},
-		fmt.Sprintf("Chunk Missing (unavailable on the node): ChunkHash(`%s`)", chunkHash))
+		fmt.Sprintf("Chunk Missing (unavailable on the node): ChunkHash(`%s`) \n Cause: Unknown", chunkHash))
 }
 
 // InvalidShardID is the error for a shard id the block does not have.

@@ -72,7 +72,7 @@ func NoContractCode(accountID string, at BlockStamp) *Error {
 		ContractAccountID string `json:"contract_account_id"`
 		stampInfo
 	}{accountID, stampInfo(at)},
-		fmt.Sprintf("Contract code for contract ID %s has never been observed on the node at block #%d", accountID, at.BlockHeight))
+		fmt.Sprintf("Contract code for contract ID %s has never been observed on the node", accountID))
 }
 
 // TooLargeContractState is the error for view_state over the size limit.

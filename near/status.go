@@ -6,7 +6,7 @@ type StatusView struct {
 	ChainID               string              `json:"chain_id"`
 	ProtocolVersion       uint32              `json:"protocol_version"`
 	LatestProtocolVersion uint32              `json:"latest_protocol_version"`
-	RPCAddr               *string             `json:"rpc_addr"`
+	RPCAddr               *string             `json:"rpc_addr,omitempty"` // left out when the node has no RPC address, as nearcore does
 	Validators            []ValidatorInfoView `json:"validators"`
 	SyncInfo              StatusSyncInfo      `json:"sync_info"`
 	ValidatorAccountID    *string             `json:"validator_account_id"`
@@ -17,17 +17,19 @@ type StatusView struct {
 	GenesisHash           string              `json:"genesis_hash"`
 }
 
-// NodeVersion is the node's version and build.
+// NodeVersion is the node's version, build and commit (nearcore's Version,
+// in its field order).
 type NodeVersion struct {
 	Version      string `json:"version"`
 	Build        string `json:"build"`
+	Commit       string `json:"commit"`
 	RustcVersion string `json:"rustc_version"`
 }
 
-// ValidatorInfoView is one validator of `status`.
+// ValidatorInfoView is one validator of `status`. nearcore 2.x writes the
+// account id alone (is_slashed was dropped).
 type ValidatorInfoView struct {
 	AccountID string `json:"account_id"`
-	IsSlashed bool   `json:"is_slashed"`
 }
 
 // StatusSyncInfo is `status`'s sync_info: the head and, on nodes that

@@ -36,7 +36,7 @@ func (n *Node) Status(context.Context) (json.RawMessage, error) {
 	genesis := c.byHeight[c.cfg.GenesisHeight]
 	rpcAddr := c.cfg.RPCAddr
 	view := near.StatusView{
-		Version:               near.NodeVersion{Version: "2.4.0", Build: "nearline-sim", RustcVersion: "1.82.0"},
+		Version:               near.NodeVersion{Version: "2.4.0", Build: "nearline-sim", Commit: "nearline-sim", RustcVersion: "1.82.0"},
 		ChainID:               c.cfg.ChainID,
 		ProtocolVersion:       c.cfg.ProtocolVersion,
 		LatestProtocolVersion: c.cfg.ProtocolVersion,

@@ -240,7 +240,19 @@ func TestShapes(t *testing.T) {
 	})
 	t.Run("status", func(t *testing.T) {
 		got := rpcResult(t, url, "status", []any{})
-		requireShape(t, "rpc/status/testnet-2025-nearcore-2.4.0-rc.1.json", got, nil, nil)
+		// nearcore after 2.4 writes version.commit and drops the
+		// validators' is_slashed (its OpenRPC description's Version and
+		// ValidatorInfo): the simulator speaks the current shape.
+		requireShape(t, "rpc/status/testnet-2025-nearcore-2.4.0-rc.1.json", got,
+			map[string]bool{"commit": true}, map[string]bool{"is_slashed": true})
+		var status struct {
+			Version    map[string]any   `json:"version"`
+			Validators []map[string]any `json:"validators"`
+		}
+		require.NoError(t, json.Unmarshal(got, &status))
+		require.Contains(t, status.Version, "commit")
+		require.NotEmpty(t, status.Validators)
+		require.NotContains(t, status.Validators[0], "is_slashed")
 	})
 	t.Run("genesis_config", func(t *testing.T) {
 		got := rpcResult(t, url, "genesis_config", nil)
