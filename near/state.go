@@ -30,6 +30,20 @@ type StateChangeWithCauseView struct {
 	Cause  StateChangeCauseView `json:"cause"`
 	Type   string               `json:"type"`
 	Change StateChangeValue     `json:"change"`
+	// Raw, when set, is the change exactly as the upstream served it, and
+	// is what the change encodes to: fields and variants the typed fields
+	// do not model (newer nearcore's) are kept, never dropped. The typed
+	// fields are for reading; Raw is what is served.
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes Raw when it is set, else the typed fields.
+func (v StateChangeWithCauseView) MarshalJSON() ([]byte, error) {
+	if len(v.Raw) > 0 {
+		return v.Raw, nil
+	}
+	type typed StateChangeWithCauseView
+	return json.Marshal(typed(v))
 }
 
 // StateChangeValue is the `change` object of a state change. Which fields
@@ -89,10 +103,17 @@ type AccessKeyView struct {
 	Permission AccessKeyPermission `json:"permission"`
 }
 
-// AccessKeyPermission is "FullAccess" or {"FunctionCall": {...}}.
+// AccessKeyPermission is "FullAccess" or {"FunctionCall": {...}}, or a
+// variant Nearline does not model (nearcore's gas-key permissions, say),
+// kept as it came in Other and encoded back the same.
 type AccessKeyPermission struct {
 	FunctionCall *FunctionCallPermission
+	// Other is a permission of another variant, exactly as served.
+	Other json.RawMessage
 }
+
+// Known reports whether the permission is one Nearline models.
+func (p AccessKeyPermission) Known() bool { return len(p.Other) == 0 }
 
 // FunctionCallPermission limits a key to calls on one receiver.
 type FunctionCallPermission struct {
@@ -103,6 +124,9 @@ type FunctionCallPermission struct {
 
 // MarshalJSON encodes "FullAccess" or {"FunctionCall": {...}}.
 func (p AccessKeyPermission) MarshalJSON() ([]byte, error) {
+	if len(p.Other) > 0 {
+		return p.Other, nil
+	}
 	if p.FunctionCall == nil {
 		return []byte(`"FullAccess"`), nil
 	}
@@ -113,26 +137,34 @@ func (p AccessKeyPermission) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]FunctionCallPermission{"FunctionCall": fc})
 }
 
-// UnmarshalJSON decodes "FullAccess" or {"FunctionCall": {...}}.
+// UnmarshalJSON decodes "FullAccess" or {"FunctionCall": {...}}; any other
+// string or single-key object is kept in Other, so a newer nearcore's
+// permission never stops the indexer.
 func (p *AccessKeyPermission) UnmarshalJSON(data []byte) error {
+	*p = AccessKeyPermission{}
 	var name string
 	if json.Unmarshal(data, &name) == nil {
 		if name != "FullAccess" {
-			return fmt.Errorf("decode access key permission: unknown %q", name)
+			p.Other = append(json.RawMessage(nil), data...)
 		}
-		p.FunctionCall = nil
 		return nil
 	}
-	var tagged struct {
-		FunctionCall *FunctionCallPermission `json:"FunctionCall"`
-	}
+	var tagged map[string]json.RawMessage
 	if err := json.Unmarshal(data, &tagged); err != nil {
 		return fmt.Errorf("decode access key permission: %w", err)
 	}
-	if tagged.FunctionCall == nil {
-		return fmt.Errorf("decode access key permission: want FullAccess or FunctionCall")
+	fc, ok := tagged["FunctionCall"]
+	if !ok || len(tagged) != 1 {
+		if len(tagged) == 0 {
+			return fmt.Errorf("decode access key permission: empty object")
+		}
+		p.Other = append(json.RawMessage(nil), data...)
+		return nil
 	}
-	p.FunctionCall = tagged.FunctionCall
+	p.FunctionCall = new(FunctionCallPermission)
+	if err := json.Unmarshal(fc, p.FunctionCall); err != nil {
+		return fmt.Errorf("decode access key permission: %w", err)
+	}
 	return nil
 }
 

@@ -128,7 +128,9 @@ func (s *Store) BlockEffects(ctx context.Context, height uint64) ([]near.StateCh
 
 // StateChanges returns the block's state changes of the given types for the
 // given accounts: accounts in the order asked (repeated when asked twice,
-// as nearcore does), each account's changes in upstream order.
+// as nearcore does), each account's changes in upstream order. Each
+// change's Raw is the JSON the upstream served, so it encodes back exactly,
+// with the fields and variants the typed fields do not model.
 func (s *Store) StateChanges(ctx context.Context, height uint64, changeTypes []string, accountIDs []string) ([]near.StateChangeWithCauseView, error) {
 	raws, err := s.StateChangesJSON(ctx, height, changeTypes, accountIDs)
 	if err != nil {
@@ -139,6 +141,7 @@ func (s *Store) StateChanges(ctx context.Context, height uint64, changeTypes []s
 		if err := json.Unmarshal(raw, &out[i]); err != nil {
 			return nil, fmt.Errorf("decode state change at %d: %w", height, err)
 		}
+		out[i].Raw = raw
 	}
 	return out, nil
 }

@@ -22,11 +22,13 @@ type rowSet struct {
 	// height a protocol config is recorded at, whichever of the epoch's
 	// blocks (fetched concurrently) happened to carry it.
 	epochFirst map[string]int64
+	// unknown counts variants stored verbatim but not modelled, by kind.
+	unknown map[string]int
 }
 
 func newRowSet() *rowSet {
 	return &rowSet{seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{},
-		epochFirst: map[string]int64{}}
+		epochFirst: map[string]int64{}, unknown: map[string]int{}}
 }
 
 func numeric(v near.U128) pgtype.Numeric {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/nearline/nearline/near"
@@ -14,6 +15,10 @@ type historyKey struct {
 	accountID string
 	sub       string // public key or data key bytes
 }
+
+// errUnknownChangeType marks a state change type Nearline does not model: the
+// change is stored in state_changes as it came, and has no history rows.
+var errUnknownChangeType = errors.New("unknown state change type")
 
 // changeKind returns the history kind a change type writes.
 func changeKind(changeType string) (kind string, deleted bool, err error) {
@@ -35,7 +40,7 @@ func changeKind(changeType string) (kind string, deleted bool, err error) {
 	case near.ChangeContractCodeDeletion:
 		return "code", true, nil
 	}
-	return "", false, fmt.Errorf("unknown state change type %q", changeType)
+	return "", false, fmt.Errorf("%w %q", errUnknownChangeType, changeType)
 }
 
 // addChanges writes the state_changes rows of a block and, per changed key,
@@ -51,7 +56,9 @@ func (r *rowSet) addChanges(height int64, changes []StateChange) error {
 			return fmt.Errorf("encode state change %d at %d: %w", i, height, err)
 		}
 		kind, _, err := changeKind(v.Type)
-		if err != nil {
+		if errors.Is(err, errUnknownChangeType) {
+			r.unknown["state_change:"+v.Type]++
+		} else if err != nil {
 			return fmt.Errorf("state change %d at %d: %w", i, height, err)
 		}
 		var causeTx, causeReceipt *string
@@ -70,6 +77,9 @@ func (r *rowSet) addChanges(height int64, changes []StateChange) error {
 		}
 		r.stateChanges = append(r.stateChanges, []any{height, int32(i), v.Change.AccountID, v.Type, v.Cause.Type,
 			causeTx, causeReceipt, v.Change.PublicKey, dataKey, text})
+		if kind == "" {
+			continue // stored above; no history Nearline knows how to keep
+		}
 		key := historyKey{kind: kind, accountID: v.Change.AccountID}
 		switch kind {
 		case "access_key":
@@ -117,6 +127,9 @@ func (r *rowSet) addHistory(height int64, key historyKey, v *near.StateChangeWit
 			if ch.AccessKey == nil {
 				return fmt.Errorf("access_key_update of %s at %d without access_key", key.accountID, height)
 			}
+			if !ch.AccessKey.Permission.Known() {
+				r.unknown["access_key_permission:"+permissionVariant(ch.AccessKey.Permission.Other)]++
+			}
 			perm, err := json.Marshal(ch.AccessKey.Permission)
 			if err != nil {
 				return fmt.Errorf("encode permission of %s at %d: %w", key.accountID, height, err)
@@ -160,4 +173,20 @@ func (r *rowSet) addCode(hash string, code []byte) {
 		code = []byte{}
 	}
 	r.codes = append(r.codes, []any{hash, code})
+}
+
+// permissionVariant names an access key permission's variant: the string, or
+// the single key of the object, as nearcore tags enum variants.
+func permissionVariant(raw json.RawMessage) string {
+	var name string
+	if json.Unmarshal(raw, &name) == nil {
+		return name
+	}
+	var tagged map[string]json.RawMessage
+	if json.Unmarshal(raw, &tagged) == nil {
+		for k := range tagged {
+			return k
+		}
+	}
+	return "unparsed"
 }

@@ -187,8 +187,8 @@ func TestStateChangesOrder(t *testing.T) {
 	// Bob first because asked first; alice's two changes in upstream order.
 	require.Len(t, got, 3)
 	require.Equal(t, storetest.Bob, got[0].Change.AccountID)
-	require.Equal(t, b.Changes[0].View, got[1])
-	require.Equal(t, b.Changes[1].View, got[2])
+	requireStoredChange(t, b.Changes[0], got[1])
+	requireStoredChange(t, b.Changes[1], got[2])
 
 	got, err = s.StateChanges(ctx, 8, accountTypes, []string{storetest.Alice})
 	require.NoError(t, err)
@@ -215,6 +215,21 @@ func TestStateChangesOrder(t *testing.T) {
 
 	_, err = s.StateChanges(ctx, 99, all, []string{storetest.Alice})
 	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+// requireStoredChange checks that a change read back has the typed fields
+// of the one committed and carries, in Raw, the JSON it was committed with.
+func requireStoredChange(t *testing.T, want store.StateChange, got near.StateChangeWithCauseView) {
+	t.Helper()
+	wantJSON := want.JSON
+	if len(wantJSON) == 0 {
+		var err error
+		wantJSON, err = json.Marshal(want.View)
+		require.NoError(t, err)
+	}
+	require.JSONEq(t, string(wantJSON), string(got.Raw))
+	got.Raw = nil
+	require.Equal(t, want.View, got)
 }
 
 func TestChainConfigReads(t *testing.T) {

@@ -89,6 +89,11 @@ var tables = []table{
 type CommitStats struct {
 	Blocks int
 	Rows   int
+	// Unknown counts what the batch held that Nearline stores as it came
+	// but does not model, by kind (e.g. "state_change:gas_key_nonce_update",
+	// "access_key_permission:GasKeyFullAccess"): nothing of it stopped the
+	// commit.
+	Unknown map[string]int
 }
 
 // Commit writes bundles (ascending, contiguous heights) and moves the cursor
@@ -110,7 +115,7 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 	}
 	lo, hi := int64(bundles[0].Height()), int64(bundles[len(bundles)-1].Height())
 	last := bundles[len(bundles)-1].Block.Header
-	stats := CommitStats{Blocks: len(bundles)}
+	stats := CommitStats{Blocks: len(bundles), Unknown: rows.unknown}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rewrite, err := s.needsRewrite(ctx, tx, lo)
 		if err != nil {

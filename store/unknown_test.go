@@ -1,0 +1,68 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// newerChanges are state changes as a newer nearcore serves them: an
+// account with fields Nearline does not model, an access key with a gas-key
+// permission, and a change type Nearline does not know.
+var newerChanges = []string{
+	`{"cause":{"type":"transaction_processing","tx_hash":"AA2wfmoibstL4ALMHsyEdkf9mSxBtX3xkC2fn28d3WEP","future_cause_field":1},"type":"account_update","change":{"account_id":"alice.near","amount":"100","locked":"0","code_hash":"11111111111111111111111111111111","storage_usage":182,"storage_paid_at":0,"global_contract_hash":null,"global_contract_account_id":"code.near"}}`,
+	`{"cause":{"type":"transaction_processing","tx_hash":"AA2wfmoibstL4ALMHsyEdkf9mSxBtX3xkC2fn28d3WEP"},"type":"access_key_update","change":{"account_id":"alice.near","public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","access_key":{"nonce":7,"permission":{"GasKeyFunctionCall":[{"balance":"5","num_nonces":4},{"allowance":null,"receiver_id":"app.near","method_names":[]}]}}}}`,
+	`{"cause":{"type":"transaction_processing","tx_hash":"AA2wfmoibstL4ALMHsyEdkf9mSxBtX3xkC2fn28d3WEP"},"type":"gas_key_nonce_update","change":{"account_id":"alice.near","public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","index":2,"nonce":11}}`,
+}
+
+// TestUnknownFieldsAndVariantsAreStoredAndServedVerbatim commits a block
+// whose state changes carry what Nearline does not model: the commit goes
+// through, counts what it did not know, and every change reads back exactly
+// as it came; the gas-key access key keeps its permission in history.
+func TestUnknownFieldsAndVariantsAreStoredAndServedVerbatim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 8})
+	commitRange(t, s, c, 1, 7, 0)
+
+	b, ok := c.Bundle(8)
+	require.True(t, ok)
+	for _, text := range newerChanges {
+		var view near.StateChangeWithCauseView
+		require.NoError(t, json.Unmarshal([]byte(text), &view))
+		b.Changes = append(b.Changes, store.StateChange{View: view, JSON: json.RawMessage(text)})
+	}
+	stats, err := s.Commit(ctx, []store.Bundle{b})
+	require.NoError(t, err, "what Nearline does not model never stops a commit")
+	require.Equal(t, map[string]int{
+		"state_change:gas_key_nonce_update":        1,
+		"access_key_permission:GasKeyFunctionCall": 1,
+	}, stats.Unknown)
+
+	all := []string{near.ChangeAccountUpdate, near.ChangeAccessKeyUpdate, "gas_key_nonce_update"}
+	got, err := s.StateChanges(ctx, 8, all, []string{"alice.near"})
+	require.NoError(t, err)
+	var served []string
+	for _, g := range got {
+		out, err := json.Marshal(g)
+		require.NoError(t, err)
+		served = append(served, string(out))
+	}
+	for _, text := range newerChanges {
+		require.Contains(t, served, text, "served byte for byte as stored")
+	}
+
+	key, err := s.AccessKeyAt(ctx, "alice.near", "ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847", 8)
+	require.NoError(t, err)
+	require.False(t, key.Permission.Known())
+	perm, err := json.Marshal(key.Permission)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"GasKeyFunctionCall":[{"balance":"5","num_nonces":4},{"allowance":null,"receiver_id":"app.near","method_names":[]}]}`, string(perm))
+}
