@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,50 +37,11 @@ func (a *Backend) tx(ctx context.Context, req near.TxRequest, withReceipts bool)
 	if withReceipts {
 		return status, nil
 	}
-	out, err := dropKey(status, "receipts")
+	out, err := near.FilterObject(status, func(key string) bool { return key != "receipts" })
 	if err != nil {
 		return nil, fmt.Errorf("shape tx result %s: %w", req.TxHash, err)
 	}
 	return out, nil
-}
-
-// dropKey returns the JSON object raw without key, other keys in order.
-func dropKey(raw json.RawMessage, key string) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("want a JSON object")
-	}
-	var out bytes.Buffer
-	out.WriteByte('{')
-	first := true
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("read key: %w", err)
-		}
-		name, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("want a key, got %v", tok)
-		}
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, fmt.Errorf("read value of %s: %w", name, err)
-		}
-		if name == key {
-			continue
-		}
-		if !first {
-			out.WriteByte(',')
-		}
-		first = false
-		k, _ := json.Marshal(name)
-		out.Write(k)
-		out.WriteByte(':')
-		out.Write(value)
-	}
-	out.WriteByte('}')
-	return out.Bytes(), nil
 }
 
 // validators is not stored: it goes upstream.

@@ -1,6 +1,7 @@
 package near
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -67,7 +68,19 @@ type Account struct {
 	CodeHash      string `json:"code_hash"`
 	StorageUsage  uint64 `json:"storage_usage"`
 	StoragePaidAt uint64 `json:"storage_paid_at"`
+	// Extra holds the members the upstream's account carried beyond these
+	// (a newer nearcore's global_contract_hash, say) as a JSON object, in
+	// their order; AccountView encodes them after the modelled fields.
+	Extra json.RawMessage `json:"-"`
 }
+
+// accountFields are the keys of an account Nearline models.
+var accountFields = map[string]bool{"amount": true, "locked": true, "code_hash": true,
+	"storage_usage": true, "storage_paid_at": true}
+
+// IsAccountField reports whether key is one of the account members Nearline
+// models (amount, locked, code_hash, storage_usage, storage_paid_at).
+func IsAccountField(key string) bool { return accountFields[key] }
 
 // StateChangeKindView is one entry of a `block_effects` /
 // `EXPERIMENTAL_changes_in_block` result.
@@ -178,6 +191,27 @@ type BlockStamp struct {
 type AccountView struct {
 	Account
 	BlockStamp
+}
+
+// MarshalJSON encodes the account's fields, its Extra members, then the
+// block stamp: nearcore's order, with what Nearline does not model kept.
+func (v AccountView) MarshalJSON() ([]byte, error) {
+	account, err := json.Marshal(v.Account)
+	if err != nil {
+		return nil, err
+	}
+	stamp, err := json.Marshal(v.BlockStamp)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(account)+len(v.Extra)+len(stamp))
+	out = append(out, account[:len(account)-1]...)
+	if extra := bytes.TrimSpace(v.Extra); len(extra) > 2 {
+		out = append(out, ',')
+		out = append(out, extra[1:len(extra)-1]...)
+	}
+	out = append(out, ',')
+	return append(out, stamp[1:]...), nil
 }
 
 // AccessKeyResult is the result of `query` view_access_key.

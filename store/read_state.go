@@ -39,7 +39,7 @@ func uint64Of(n pgtype.Numeric) (uint64, error) {
 }
 
 const accountAtSQL = `
-SELECT deleted, amount, locked, code_hash, storage_usage, storage_paid_at
+SELECT deleted, amount, locked, code_hash, storage_usage, storage_paid_at, extra::text
 FROM account_history WHERE account_id = $1 AND block_height <= $2
 ORDER BY block_height DESC LIMIT 1`
 
@@ -51,11 +51,12 @@ func (s *Store) AccountAt(ctx context.Context, accountID string, height uint64) 
 		amount, locked pgtype.Numeric
 		codeHash       *string
 		usage, paidAt  *int64
+		extra          *string
 		acc            near.Account
 		err            error
 	)
 	what := fmt.Sprintf("account %s at %d", accountID, height)
-	if err := s.pool.QueryRow(ctx, accountAtSQL, accountID, int64(height)).Scan(&deleted, &amount, &locked, &codeHash, &usage, &paidAt); err != nil {
+	if err := s.pool.QueryRow(ctx, accountAtSQL, accountID, int64(height)).Scan(&deleted, &amount, &locked, &codeHash, &usage, &paidAt, &extra); err != nil {
 		return near.Account{}, notFound(err, what)
 	}
 	if deleted {
@@ -75,6 +76,9 @@ func (s *Store) AccountAt(ctx context.Context, accountID string, height uint64) 
 	}
 	if paidAt != nil {
 		acc.StoragePaidAt = uint64(*paidAt)
+	}
+	if extra != nil {
+		acc.Extra = json.RawMessage(*extra)
 	}
 	return acc, nil
 }

@@ -99,26 +99,31 @@ func (r *rowSet) addChanges(height int64, changes []StateChange) error {
 		last[key] = i
 	}
 	for _, key := range order {
-		if err := r.addHistory(height, key, &changes[last[key]].View); err != nil {
+		if err := r.addHistory(height, key, &changes[last[key]]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *rowSet) addHistory(height int64, key historyKey, v *near.StateChangeWithCauseView) error {
+func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error {
+	v := &c.View
 	_, deleted, _ := changeKind(v.Type)
 	ch := v.Change
 	switch key.kind {
 	case "account":
-		row := []any{key.accountID, height, deleted, nil, nil, nil, nil, nil}
+		row := []any{key.accountID, height, deleted, nil, nil, nil, nil, nil, nil}
 		if !deleted {
 			if ch.Account == nil {
 				return fmt.Errorf("account_update of %s at %d without account", key.accountID, height)
 			}
+			extra, err := accountExtra(c.JSON)
+			if err != nil {
+				return fmt.Errorf("account_update of %s at %d: %w", key.accountID, height, err)
+			}
 			a := ch.Account
 			row = []any{key.accountID, height, false, numeric(a.Amount), numeric(a.Locked), a.CodeHash,
-				int64(a.StorageUsage), int64(a.StoragePaidAt)}
+				int64(a.StorageUsage), int64(a.StoragePaidAt), extra}
 		}
 		r.accounts = append(r.accounts, row)
 	case "access_key":
@@ -189,4 +194,31 @@ func permissionVariant(raw json.RawMessage) string {
 		}
 	}
 	return "unparsed"
+}
+
+// accountExtra returns the members of an account_update's `change` beyond
+// account_id and the modelled account fields, as a JSON object in their
+// order (for account_history.extra), or nil when there are none or the
+// change came without its upstream JSON.
+func accountExtra(raw json.RawMessage) (*string, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var c struct {
+		Change json.RawMessage `json:"change"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("decode change: %w", err)
+	}
+	extra, err := near.FilterObject(c.Change, func(key string) bool {
+		return key != "account_id" && !near.IsAccountField(key)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read account members: %w", err)
+	}
+	if len(extra) <= 2 {
+		return nil, nil
+	}
+	text := string(extra)
+	return &text, nil
 }

@@ -59,6 +59,13 @@ func TestUnknownFieldsAndVariantsAreStoredAndServedVerbatim(t *testing.T) {
 		require.Contains(t, served, text, "served byte for byte as stored")
 	}
 
+	acc, err := s.AccountAt(ctx, "alice.near", 8)
+	require.NoError(t, err)
+	view, err := json.Marshal(near.AccountView{Account: acc, BlockStamp: near.BlockStamp{BlockHeight: 8, BlockHash: "h"}})
+	require.NoError(t, err)
+	require.Equal(t, `{"amount":"100","locked":"0","code_hash":"11111111111111111111111111111111","storage_usage":182,"storage_paid_at":0,"global_contract_hash":null,"global_contract_account_id":"code.near","block_height":8,"block_hash":"h"}`,
+		string(view), "view_account keeps the members Nearline does not model, in their place")
+
 	key, err := s.AccessKeyAt(ctx, "alice.near", "ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847", 8)
 	require.NoError(t, err)
 	require.False(t, key.Permission.Known())
