@@ -200,10 +200,62 @@ type ReceiptView struct {
 	Priority      uint64          `json:"priority"`
 }
 
-// ReceiptEnumView is {"Action": {...}} or {"Data": {...}}.
+// ReceiptEnumView is {"Action": {...}} or {"Data": {...}}, or a kind
+// Nearline does not model (a newer nearcore's GlobalContractDistribution,
+// say), kept as it came in Other and encoded back the same.
 type ReceiptEnumView struct {
 	Action *ActionReceiptView `json:"Action,omitempty"`
 	Data   *DataReceiptView   `json:"Data,omitempty"`
+	Other  json.RawMessage    `json:"-"`
+}
+
+// Kind is the receipt's variant: "Action", "Data", or the tag of Other.
+func (r ReceiptEnumView) Kind() string {
+	switch {
+	case r.Action != nil:
+		return "Action"
+	case r.Data != nil:
+		return "Data"
+	}
+	var tagged map[string]json.RawMessage
+	if json.Unmarshal(r.Other, &tagged) == nil {
+		for k := range tagged {
+			return k
+		}
+	}
+	return ""
+}
+
+// MarshalJSON encodes Other as it came, else the modelled variant.
+func (r ReceiptEnumView) MarshalJSON() ([]byte, error) {
+	if r.Action == nil && r.Data == nil && len(r.Other) > 0 {
+		return r.Other, nil
+	}
+	type modelled ReceiptEnumView
+	return json.Marshal(modelled(r))
+}
+
+// UnmarshalJSON decodes the Action or Data variant and keeps any other in
+// Other.
+func (r *ReceiptEnumView) UnmarshalJSON(data []byte) error {
+	*r = ReceiptEnumView{}
+	var tagged map[string]json.RawMessage
+	if err := json.Unmarshal(data, &tagged); err != nil {
+		return fmt.Errorf("decode receipt: %w", err)
+	}
+	_, action := tagged["Action"]
+	_, dataReceipt := tagged["Data"]
+	if !action && !dataReceipt {
+		r.Other = append(json.RawMessage(nil), data...)
+		return nil
+	}
+	type modelled ReceiptEnumView
+	var m modelled
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("decode receipt: %w", err)
+	}
+	*r = ReceiptEnumView(m)
+	return nil
 }
 
 // ActionReceiptView is the body of an action receipt.

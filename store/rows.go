@@ -143,7 +143,7 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 		r.transactions = append(r.transactions, []any{hdr.ChunkHash, int32(i), tx.Hash, height, shard, tx.SignerID,
 			tx.PublicKey, numeric64(tx.Nonce), tx.ReceiverID, numeric64(tx.PriorityFee), int32(len(tx.Actions))})
 		for j, a := range tx.Actions {
-			row, err := actionRow(hdr.ChunkHash, "transaction", i, j, height, &tx.Hash, nil, a)
+			row, err := r.actionRow(hdr.ChunkHash, "transaction", i, j, height, &tx.Hash, nil, a)
 			if err != nil {
 				return err
 			}
@@ -151,14 +151,16 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 		}
 	}
 	for i, rc := range v.Receipts {
-		kind, signer := "Data", (*string)(nil)
+		kind, signer := rc.Receipt.Kind(), (*string)(nil)
+		if rc.Receipt.Other != nil {
+			r.unknown["receipt:"+kind]++ // stored as it came, in the chunk's view
+		}
 		if act := rc.Receipt.Action; act != nil {
-			kind = "Action"
 			s := act.SignerID
 			signer = &s
 			for j, a := range act.Actions {
 				id := rc.ReceiptID
-				row, err := actionRow(hdr.ChunkHash, "receipt", i, j, height, nil, &id, a)
+				row, err := r.actionRow(hdr.ChunkHash, "receipt", i, j, height, nil, &id, a)
 				if err != nil {
 					return err
 				}
@@ -171,7 +173,10 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 	return nil
 }
 
-func actionRow(chunkHash, parentKind string, parent, index int, height int64, txHash, receiptID *string, a near.ActionView) ([]any, error) {
+func (r *rowSet) actionRow(chunkHash, parentKind string, parent, index int, height int64, txHash, receiptID *string, a near.ActionView) ([]any, error) {
+	if a.Other != nil {
+		r.unknown["action:"+a.Kind()]++ // stored as it came, in detail
+	}
 	detail, err := json.Marshal(a)
 	if err != nil {
 		return nil, fmt.Errorf("encode action %d of %s %d in chunk %s: %w", index, parentKind, parent, chunkHash, err)

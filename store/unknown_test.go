@@ -21,6 +21,12 @@ var newerChanges = []string{
 	`{"cause":{"type":"transaction_processing","tx_hash":"AA2wfmoibstL4ALMHsyEdkf9mSxBtX3xkC2fn28d3WEP"},"type":"gas_key_nonce_update","change":{"account_id":"alice.near","public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","index":2,"nonce":11}}`,
 }
 
+// newerReceipts are receipts of kinds and actions Nearline does not model.
+const newerReceipts = `[
+{"predecessor_id":"system","receiver_id":"alice.near","receipt_id":"5X1uRjZ8sQhCbCTnKfGZ1hAVeygNzcYnvZVFe12J3fYD","receipt":{"GlobalContractDistribution":{"id":{"AccountId":"code.near"},"target_shard":1,"already_delivered_shards":[],"code":"AGFzbQ=="}},"priority":0},
+{"predecessor_id":"alice.near","receiver_id":"alice.near","receipt_id":"7Y3dNw4bmdHBF6D9GYDsxTQzEkpVY8v8c1GnYjUCnwJp","receipt":{"Action":{"signer_id":"alice.near","signer_public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","gas_price":"100000000","output_data_receivers":[],"input_data_ids":[],"actions":[{"TransferToGasKey":{"public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","deposit":"7"}}],"is_promise_yield":false}},"priority":0}
+]`
+
 // TestUnknownFieldsAndVariantsAreStoredAndServedVerbatim commits a block
 // whose state changes carry what Nearline does not model: the commit goes
 // through, counts what it did not know, and every change reads back exactly
