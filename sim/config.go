@@ -67,7 +67,8 @@ type Config struct {
 	// ViewStateLimit is view_state's limit in bytes of contract state
 	// (storage usage minus code size), as nearcore's
 	// trie_viewer_state_size_limit: above it the query fails with
-	// TOO_LARGE_CONTRACT_STATE. Default 50_000; -1 means no limit.
+	// TOO_LARGE_CONTRACT_STATE. Default DefaultViewStateLimit; -1 means no
+	// limit.
 	ViewStateLimit int
 
 	// Faults configures fault injection in Handler. Default: no faults.
@@ -126,6 +127,10 @@ func DefaultConfig() Config {
 	}
 }
 
+// DefaultViewStateLimit is a regular nearcore node's view_state limit
+// (trie_viewer_state_size_limit), in bytes.
+const DefaultViewStateLimit = 50_000
+
 func (c Config) withDefaults() Config {
 	if c.Shards == 0 {
 		c.Shards = 4
@@ -143,7 +148,7 @@ func (c Config) withDefaults() Config {
 		c.RPCAddr = "0.0.0.0:3030"
 	}
 	if c.ViewStateLimit == 0 {
-		c.ViewStateLimit = 50_000
+		c.ViewStateLimit = DefaultViewStateLimit
 	}
 	if c.Faults.StallDuration == 0 {
 		c.Faults.StallDuration = 30 * time.Second

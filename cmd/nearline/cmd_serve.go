@@ -51,7 +51,7 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	f.listen = stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address to answer JSON-RPC on")
 	f.apiKeys = stringFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "", "comma-separated API keys; when set, requests must use /<api-key>/...")
 	f.corsOrigins = stringFlag(fs, env, "cors-origins", "NEARLINE_CORS_ORIGINS", "*", "comma-separated origins browsers may call from (* for any)")
-	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, "view_state limit in bytes of contract state, as a regular node (0 = no limit)")
+	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, "view_state limit in bytes of contract state, as a regular node (-1 = no limit)")
 	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, "largest request body accepted")
 	f.maxBatch = intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, "most requests in one batch")
 	f.maxResponse = intFlag(fs, env, "max-response-bytes", "NEARLINE_MAX_RESPONSE_BYTES", rpcserve.DefaultMaxResponseBytes, "most bytes of answers one batch gets; once its answers exceed it, the rest of the batch is refused with an error (a single request is not capped)")
@@ -77,12 +77,8 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 	if *f.maxBody <= 0 || *f.maxBatch <= 0 || *f.maxResponse <= 0 || *f.maxConcurrent <= 0 || *f.requestTimeout <= 0 || *f.maxConns <= 0 {
 		return serveSettings{}, fmt.Errorf("serve limits must be positive")
 	}
-	if *f.viewStateLimit < 0 {
-		return serveSettings{}, fmt.Errorf("--view-state-limit %d: want 0 (no limit) or more", *f.viewStateLimit)
-	}
-	limit := *f.viewStateLimit
-	if limit == 0 {
-		limit = -1 // the flag's 0 means no limit; the config's 0 means the default
+	if *f.viewStateLimit < -1 {
+		return serveSettings{}, fmt.Errorf("--view-state-limit %d: want -1 (no limit) or a number of bytes", *f.viewStateLimit)
 	}
 	s := serveSettings{
 		listen: *f.listen,
@@ -96,7 +92,7 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 			Forward:          upstream,
 			CORSOrigins:      splitList(*f.corsOrigins),
 		},
-		archive: archive.Config{ViewStateLimit: limit, HealthMaxLag: *f.healthMaxLag},
+		archive: archive.Config{ViewStateLimit: *f.viewStateLimit, HealthMaxLag: *f.healthMaxLag},
 		server: rpcserve.ServeConfig{
 			RequestTimeout:  *f.requestTimeout,
 			ShutdownTimeout: *f.shutdownTimeout,

@@ -32,7 +32,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	deployRate := float64Flag(fs, env, "deploy-rate", "NEARLINE_DEPLOY_RATE", def.DeployRate, "fraction of transactions that deploy a contract (0 keeps the default mix, about 2%; mainnet is about 0.001)")
 	genesisHeight := uint64Flag(fs, env, "genesis-height", "NEARLINE_GENESIS_HEIGHT", 0, "height of the genesis block")
 	epochLength := uint64Flag(fs, env, "epoch-length", "NEARLINE_EPOCH_LENGTH", def.EpochLength, "epoch length in heights")
-	viewStateLimit := intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", 50_000, "view_state limit in bytes of contract state (0 = no limit)")
+	viewStateLimit := intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", sim.DefaultViewStateLimit, "view_state limit in bytes of contract state (-1 = no limit)")
 	latency := durationFlag(fs, env, "latency", "NEARLINE_LATENCY", 0, "latency added to every response")
 	jitter := durationFlag(fs, env, "latency-jitter", "NEARLINE_LATENCY_JITTER", 0, "random extra latency, up to this much")
 	fail5xx := float64Flag(fs, env, "fail-5xx", "NEARLINE_FAIL_5XX", 0, "fraction of requests answered with HTTP 500/502/503")
