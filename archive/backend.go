@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -59,7 +60,8 @@ type Config struct {
 	// VCS revision the binary was built from, or "unknown".
 	Commit string
 	// CodeCacheSize is how many contracts' code (by hash) are kept in
-	// memory for view calls. Default 64; negative disables the cache.
+	// memory for view calls. Default DefaultCodeCacheSize; -1 disables the
+	// cache.
 	CodeCacheSize int
 	// HealthMaxLag makes `health` fail with NO_NEW_BLOCKS when the latest
 	// indexed block's timestamp is older than this. Default 0: off (an
@@ -83,6 +85,10 @@ func buildCommit() string {
 // DefaultViewStateLimit is a regular nearcore node's view_state limit.
 const DefaultViewStateLimit = 50_000
 
+// DefaultCodeCacheSize is how many contracts' code the archive keeps in
+// memory by default.
+const DefaultCodeCacheSize = 64
+
 func (c Config) withDefaults() Config {
 	if c.ViewStateLimit == 0 {
 		c.ViewStateLimit = DefaultViewStateLimit
@@ -94,9 +100,23 @@ func (c Config) withDefaults() Config {
 		c.Commit = buildCommit()
 	}
 	if c.CodeCacheSize == 0 {
-		c.CodeCacheSize = 64
+		c.CodeCacheSize = DefaultCodeCacheSize
 	}
 	return c
+}
+
+// Validate reports a setting out of range, after defaults are applied.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.ViewStateLimit < -1:
+		return fmt.Errorf("view state limit %d: want -1 (no limit), 0 (the default) or a number of bytes", c.ViewStateLimit)
+	case c.CodeCacheSize < -1:
+		return fmt.Errorf("code cache size %d: want -1 (no cache), 0 (the default) or a number of contracts", c.CodeCacheSize)
+	case c.HealthMaxLag < 0:
+		return fmt.Errorf("health max lag %s: want 0 (off) or more", c.HealthMaxLag)
+	}
+	return nil
 }
 
 // Backend is the rpcserve.Backend that answers from the Postgres archive.

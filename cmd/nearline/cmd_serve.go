@@ -77,9 +77,6 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 	if *f.maxBody <= 0 || *f.maxBatch <= 0 || *f.maxResponse <= 0 || *f.maxConcurrent <= 0 || *f.requestTimeout <= 0 || *f.maxConns <= 0 {
 		return serveSettings{}, fmt.Errorf("serve limits must be positive")
 	}
-	if *f.viewStateLimit < -1 {
-		return serveSettings{}, fmt.Errorf("--view-state-limit %d: want -1 (no limit) or a number of bytes", *f.viewStateLimit)
-	}
 	s := serveSettings{
 		listen: *f.listen,
 		handler: rpcserve.Config{
@@ -100,6 +97,9 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 		},
 	}
 	if err := s.handler.Validate(); err != nil {
+		return serveSettings{}, err
+	}
+	if err := s.archive.Validate(); err != nil {
 		return serveSettings{}, err
 	}
 	return s, nil
