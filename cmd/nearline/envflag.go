@@ -3,52 +3,109 @@ package main
 import (
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
 
 // Each helper registers a flag whose default comes from an environment
-// variable, and says so in the flag's help.
+// variable, and says so in the flag's help. A malformed environment value
+// is not ignored: the flag keeps its built-in default but carries an
+// *envError, which parseFlags reports (exit status 2) unless the flag is
+// given on the command line, which overrides the environment.
+
+// envError is a malformed environment value, named with its variable.
+type envError struct {
+	Var   string
+	Value string
+	Want  string
+}
+
+func (e *envError) Error() string {
+	return fmt.Sprintf("%s=%q: want %s", e.Var, e.Value, e.Want)
+}
+
+// envFlagValue stands in for a flag whose environment value was malformed.
+type envFlagValue struct {
+	flag.Value
+	err *envError // cleared when the command line sets the flag
+}
+
+func (v *envFlagValue) Set(s string) error {
+	if err := v.Value.Set(s); err != nil {
+		return err
+	}
+	v.err = nil
+	return nil
+}
+
+// IsBoolFlag keeps `-flag` (without a value) working for bool flags.
+func (v *envFlagValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// fromEnv sets the registered flag name from the environment variable, or
+// marks it with an envError when the value does not parse as want.
+func fromEnv(fs *flag.FlagSet, env *environment, name, envVar, want string) {
+	raw := env.getenv(envVar)
+	if strings.TrimSpace(raw) == "" {
+		return
+	}
+	f := fs.Lookup(name)
+	if err := f.Value.Set(strings.TrimSpace(raw)); err != nil {
+		f.Value = &envFlagValue{Value: f.Value, err: &envError{Var: envVar, Value: raw, Want: want}}
+		return
+	}
+	f.DefValue = f.Value.String()
+}
+
+// envErrors returns the malformed environment values of flags that the
+// command line did not override.
+func envErrors(fs *flag.FlagSet) []error {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v, ok := f.Value.(*envFlagValue); ok && v.err != nil {
+			errs = append(errs, v.err)
+		}
+	})
+	return errs
+}
+
+func usageWithEnv(help, envVar string) string { return fmt.Sprintf("%s (env %s)", help, envVar) }
 
 func stringFlag(fs *flag.FlagSet, env *environment, name, envVar, def, help string) *string {
 	if v := env.getenv(envVar); v != "" {
 		def = v
 	}
-	return fs.String(name, def, fmt.Sprintf("%s (env %s)", help, envVar))
+	return fs.String(name, def, usageWithEnv(help, envVar))
 }
 
 func intFlag(fs *flag.FlagSet, env *environment, name, envVar string, def int, help string) *int {
-	if v, err := strconv.Atoi(strings.TrimSpace(env.getenv(envVar))); err == nil {
-		def = v
-	}
-	return fs.Int(name, def, fmt.Sprintf("%s (env %s)", help, envVar))
+	p := fs.Int(name, def, usageWithEnv(help, envVar))
+	fromEnv(fs, env, name, envVar, "an integer")
+	return p
 }
 
 func uint64Flag(fs *flag.FlagSet, env *environment, name, envVar string, def uint64, help string) *uint64 {
-	if v, err := strconv.ParseUint(strings.TrimSpace(env.getenv(envVar)), 10, 64); err == nil {
-		def = v
-	}
-	return fs.Uint64(name, def, fmt.Sprintf("%s (env %s)", help, envVar))
+	p := fs.Uint64(name, def, usageWithEnv(help, envVar))
+	fromEnv(fs, env, name, envVar, "a non-negative integer")
+	return p
 }
 
 func durationFlag(fs *flag.FlagSet, env *environment, name, envVar string, def time.Duration, help string) *time.Duration {
-	if v, err := time.ParseDuration(strings.TrimSpace(env.getenv(envVar))); err == nil {
-		def = v
-	}
-	return fs.Duration(name, def, fmt.Sprintf("%s (env %s)", help, envVar))
+	p := fs.Duration(name, def, usageWithEnv(help, envVar))
+	fromEnv(fs, env, name, envVar, "a duration such as 500ms or 10s")
+	return p
 }
 
 func boolFlag(fs *flag.FlagSet, env *environment, name, envVar string, def bool, help string) *bool {
-	if v, err := strconv.ParseBool(strings.TrimSpace(env.getenv(envVar))); err == nil {
-		def = v
-	}
-	return fs.Bool(name, def, fmt.Sprintf("%s (env %s)", help, envVar))
+	p := fs.Bool(name, def, usageWithEnv(help, envVar))
+	fromEnv(fs, env, name, envVar, "true or false")
+	return p
 }
 
 func float64Flag(fs *flag.FlagSet, env *environment, name, envVar string, def float64, help string) *float64 {
-	if v, err := strconv.ParseFloat(strings.TrimSpace(env.getenv(envVar)), 64); err == nil {
-		def = v
-	}
-	return fs.Float64(name, def, fmt.Sprintf("%s (env %s)", help, envVar))
+	p := fs.Float64(name, def, usageWithEnv(help, envVar))
+	fromEnv(fs, env, name, envVar, "a number")
+	return p
 }

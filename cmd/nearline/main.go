@@ -115,7 +115,9 @@ func newFlagSet(env *environment, name, synopsis string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args, mapping a bad command line to errUsage.
+// parseFlags parses args, mapping a bad command line, or a malformed
+// environment value of a flag the command line does not set, to errUsage
+// (exit status 2).
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -126,6 +128,12 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(fs.Output(), "unexpected arguments: %v\n", fs.Args())
 		fs.Usage()
+		return errUsage
+	}
+	if errs := envErrors(fs); len(errs) > 0 {
+		for _, err := range errs {
+			fmt.Fprintf(fs.Output(), "%s: invalid environment value %v\n", fs.Name(), err)
+		}
 		return errUsage
 	}
 	return nil
