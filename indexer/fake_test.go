@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -21,11 +22,27 @@ import (
 type fakeSource struct {
 	chain   *storetest.Chain
 	head    atomic.Uint64
+	polls   atomic.Int64 // FinalHead calls
 	latency time.Duration // up to this much random delay per bundle
 
 	mu       sync.Mutex
 	override map[uint64]store.Bundle // replaces the chain's bundle at a height
 	fetches  map[uint64]int
+	floors   []uint64 // what each Prepare was told
+}
+
+var _ indexer.Source = (*fakeSource)(nil)
+
+func (s *fakeSource) Prepare(chunkFloor uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.floors = append(s.floors, chunkFloor)
+}
+
+// TxStatus answers as an upstream that no longer has the transaction: the
+// chain's statuses are all FINAL when served, so none is revisited.
+func (s *fakeSource) TxStatus(_ context.Context, ref store.TxRef) (store.TxStatus, bool, error) {
+	return store.TxStatus{}, false, near.UnknownTransaction(ref.TxHash)
 }
 
 func newFakeSource(c *storetest.Chain, head uint64) *fakeSource {
@@ -34,7 +51,10 @@ func newFakeSource(c *storetest.Chain, head uint64) *fakeSource {
 	return s
 }
 
-func (s *fakeSource) FinalHead(context.Context) (uint64, error) { return s.head.Load(), nil }
+func (s *fakeSource) FinalHead(context.Context) (uint64, error) {
+	s.polls.Add(1)
+	return s.head.Load(), nil
+}
 
 func (s *fakeSource) GenesisConfig(context.Context) (json.RawMessage, error) {
 	return json.RawMessage(`{"chain_id":"fake","genesis_height":1}`), nil

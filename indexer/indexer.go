@@ -19,7 +19,9 @@ var ErrNoBlock = errors.New("no block at height")
 // committed block. Nothing from that block on is written.
 var ErrContinuity = errors.New("chain continuity broken")
 
-// Source fetches the chain: the indexer's view of an upstream node.
+// Source fetches the chain: the indexer's view of an upstream node. It is
+// the indexer's whole contract with the upstream: nothing else is looked
+// for.
 type Source interface {
 	// FinalHead returns the height of the latest final block.
 	FinalHead(ctx context.Context) (uint64, error)
@@ -28,19 +30,36 @@ type Source interface {
 	Bundle(ctx context.Context, height uint64) (*store.Bundle, error)
 	// GenesisConfig returns the genesis_config result.
 	GenesisConfig(ctx context.Context) (json.RawMessage, error)
+	// Prepare is called at the start of each Run with the lowest height the
+	// archive will hold (its earliest stored block, or the first height to
+	// index), below which chunks are not fetched.
+	Prepare(chunkFloor uint64)
+	// TxStatus fetches a stored transaction's status again; final reports
+	// that the upstream now calls it FINAL. A *near.Error (the upstream no
+	// longer has it) leaves the stored status as it is.
+	TxStatus(ctx context.Context, ref store.TxRef) (st store.TxStatus, final bool, err error)
 }
 
-// Sink stores what the indexer fetched (*store.Store implements it).
+// Sink stores what the indexer fetched (*store.Store implements it). It is
+// the indexer's whole contract with the archive.
 type Sink interface {
 	// Cursor returns the last committed block; ok is false before any.
 	Cursor(ctx context.Context) (c store.Cursor, ok bool, err error)
 	// BlockBefore returns the stored block with the greatest height below
 	// height.
 	BlockBefore(ctx context.Context, height uint64) (c store.Cursor, ok bool, err error)
+	// EarliestBlock returns the lowest stored block, store.ErrNotFound
+	// before any.
+	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
 	// Commit writes bundles and moves the cursor to the last, atomically.
 	Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error)
 	// PutGenesisConfig stores the genesis_config result.
 	PutGenesisConfig(ctx context.Context, cfg json.RawMessage) error
+	// PendingTxStatuses returns up to limit transaction statuses stored
+	// before they were FINAL, included at or below maxHeight.
+	PendingTxStatuses(ctx context.Context, maxHeight uint64, limit int) ([]store.TxRef, error)
+	// UpdateTxStatus replaces a stored transaction status with a newer one.
+	UpdateTxStatus(ctx context.Context, ref store.TxRef, st store.TxStatus) error
 }
 
 var _ Sink = (*store.Store)(nil)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -94,18 +95,16 @@ func TestFollowWaitsForHeadAndStopsCleanly(t *testing.T) {
 
 	waitHeight := func(want uint64) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if h, _, err := s.LatestBlock(context.Background()); err == nil && h >= want {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		t.Fatalf("height %d not reached", want)
+		wait.For(t, 10*time.Second, fmt.Sprintf("height %d committed", want), func() bool {
+			h, _, err := s.LatestBlock(context.Background())
+			return err == nil && h >= want
+		})
 	}
 	waitHeight(10)
 	// Caught up: the loop polls the head and fetches nothing above it.
-	time.Sleep(30 * time.Millisecond)
+	// Five more polls after the commit of 10 show it has looked past it.
+	polled := src.polls.Load()
+	wait.For(t, 10*time.Second, "five more head polls", func() bool { return src.polls.Load() >= polled+5 })
 	src.mu.Lock()
 	require.Zero(t, src.fetches[11])
 	src.mu.Unlock()
@@ -335,4 +334,24 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestPrepareTellsTheSourceTheArchiveFloor: each Run tells the source the
+// lowest height the archive holds, so chunks below it are not fetched.
+func TestPrepareTellsTheSourceTheArchiveFloor(t *testing.T) {
+	t.Parallel()
+	c := testChain()
+	s := storetest.NewStore(t)
+	src := newFakeSource(c, 40)
+	for _, r := range [][2]uint64{{5, 10}, {11, 20}} {
+		ix, err := indexer.New(indexer.Config{From: ptr(r[0]), To: ptr(r[1])}, src, s, nil)
+		require.NoError(t, err)
+		require.NoError(t, ix.Run(context.Background()))
+	}
+	earliest, _, err := s.EarliestBlock(context.Background())
+	require.NoError(t, err)
+	require.Less(t, earliest, uint64(11))
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	require.Equal(t, []uint64{5, earliest}, src.floors, "an empty archive's floor is --from; later, the earliest stored block")
 }

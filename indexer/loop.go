@@ -306,36 +306,21 @@ func link(prev *store.Cursor, start uint64, b *store.Bundle) ([]uint64, error) {
 	return skipped, nil
 }
 
-// preparer is implemented by Sources that want to know, at the start of a
-// run, the lowest height the archive will hold (NodeSource).
-type preparer interface{ Prepare(chunkFloor uint64) }
-
-// earliestBlocker is implemented by Sinks that know their lowest block
-// (*store.Store).
-type earliestBlocker interface {
-	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
-}
-
-// prepareSource tells the source the lowest height the archive will hold.
+// prepareSource tells the source the lowest height the archive will hold:
+// the lower of start and the earliest stored block.
 func (ix *Indexer) prepareSource(ctx context.Context, start uint64) error {
-	p, ok := ix.src.(preparer)
-	if !ok {
-		return nil
-	}
 	floor := start
-	if e, ok := ix.sink.(earliestBlocker); ok {
-		var h uint64
-		err := ix.retryDB(ctx, "read earliest block", func() (err error) {
-			h, _, err = e.EarliestBlock(ctx)
-			return err
-		})
-		switch {
-		case err == nil:
-			floor = min(floor, h)
-		case !errors.Is(err, store.ErrNotFound):
-			return err
-		}
+	var earliest uint64
+	err := ix.retryDB(ctx, "read earliest block", func() (err error) {
+		earliest, _, err = ix.sink.EarliestBlock(ctx)
+		return err
+	})
+	switch {
+	case err == nil:
+		floor = min(floor, earliest)
+	case !errors.Is(err, store.ErrNotFound):
+		return err
 	}
-	p.Prepare(floor)
+	ix.src.Prepare(floor)
 	return nil
 }

@@ -8,39 +8,15 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/store"
-)
-
-// TxStatusSource is implemented by Sources that can fetch a stored
-// transaction's status again (NodeSource). final reports FINAL.
-type TxStatusSource interface {
-	TxStatus(ctx context.Context, ref store.TxRef) (st store.TxStatus, final bool, err error)
-}
-
-// TxStatusSink is implemented by Sinks that keep statuses stored before
-// they were FINAL, to revisit (*store.Store).
-type TxStatusSink interface {
-	PendingTxStatuses(ctx context.Context, maxHeight uint64, limit int) ([]store.TxRef, error)
-	UpdateTxStatus(ctx context.Context, ref store.TxRef, st store.TxStatus) error
-}
-
-var (
-	_ TxStatusSource = (*NodeSource)(nil)
-	_ TxStatusSink   = (*store.Store)(nil)
 )
 
 // revisitBatch bounds the statuses re-fetched per pass.
 const revisitBatch = 100
 
 // revisitTxStatuses re-fetches statuses stored before they were FINAL
-// (included at or below height) and stores the newer answers. It does
-// nothing unless the source and sink support it.
+// (included at or below height) and stores the newer answers.
 func (ix *Indexer) revisitTxStatuses(ctx context.Context, height uint64) error {
-	src, ok1 := ix.src.(TxStatusSource)
-	sink, ok2 := ix.sink.(TxStatusSink)
-	if !ok1 || !ok2 {
-		return nil
-	}
+	src, sink := ix.src, ix.sink
 	refs, err := sink.PendingTxStatuses(ctx, height, revisitBatch)
 	if err != nil || len(refs) == 0 {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -60,8 +61,10 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 
 	// Height 12 is above this upstream's head: not reported as skipped, but
 	// asked again until the upstream has it.
+	// The head moves once the source has asked a few times without it.
+	asked := rpc.calls.Load()
 	go func() {
-		time.Sleep(30 * time.Millisecond)
+		wait.Until(10*time.Second, func() bool { return rpc.calls.Load() >= asked+3 })
 		rpc.head.Store(12)
 	}()
 	b, err := src.Bundle(ctx, 12)
