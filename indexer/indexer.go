@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,6 +65,16 @@ type Sink interface {
 
 var _ Sink = (*store.Store)(nil)
 
+// Defaults of Config; `nearline index` flags use them too.
+const (
+	DefaultWorkers          = 32
+	DefaultBatchSize        = 50
+	DefaultPollInterval     = 500 * time.Millisecond
+	DefaultProgressInterval = 5 * time.Second
+	DefaultRevisitInterval  = 10 * time.Second
+	DefaultDatabaseRetry    = 10 * time.Minute
+)
+
 // Config tunes the follow loop. The zero value follows the head from the
 // cursor (or from genesis on an empty archive).
 type Config struct {
@@ -75,51 +86,40 @@ type Config struct {
 	// committed (if the chain skipped To, once the next block linking over
 	// it is). Unset: follow the head until ctx ends.
 	To *uint64
-	// Workers bounds concurrent block fetches. Default 32: a block's
+	// Workers bounds concurrent block fetches. Default DefaultWorkers: a block's
 	// fetch is a chain of dependent calls (block, chunks, tx statuses), so
 	// many blocks are needed to keep the upstream busy; NodeSource bounds
 	// the calls in flight (NodeConfig.MaxInFlight).
 	Workers int
 	// BatchSize is the number of heights fetched and committed together.
-	// Default 50.
+	// Default DefaultBatchSize.
 	BatchSize int
 	// PollInterval is how often the final head is polled while caught up.
-	// Default 500ms.
+	// Default DefaultPollInterval.
 	PollInterval time.Duration
-	// ProgressInterval is how often a progress line is logged. Default 5s.
+	// ProgressInterval is how often a progress line is logged. Default
+	// DefaultProgressInterval.
 	ProgressInterval time.Duration
 	// RevisitInterval is how often, between commits, transaction statuses
-	// stored before they were FINAL are fetched again (when the Source and
-	// Sink support it). Default 10s.
+	// stored before they were FINAL are fetched again. Default
+	// DefaultRevisitInterval.
 	RevisitInterval time.Duration
 	// DatabaseRetry bounds how long a Sink call failing with a transient
 	// database error (store.IsTransient: connection terminated, server
 	// restarting, ...) is retried with backoff before Run gives up.
-	// Default 10m.
+	// Default DefaultDatabaseRetry.
 	DatabaseRetry time.Duration
 	// Metrics, when set, receives the loop's metrics.
 	Metrics *Metrics
 }
 
 func (c Config) withDefaults() Config {
-	if c.Workers == 0 {
-		c.Workers = 32
-	}
-	if c.BatchSize == 0 {
-		c.BatchSize = 50
-	}
-	if c.PollInterval == 0 {
-		c.PollInterval = 500 * time.Millisecond
-	}
-	if c.ProgressInterval == 0 {
-		c.ProgressInterval = 5 * time.Second
-	}
-	if c.RevisitInterval == 0 {
-		c.RevisitInterval = 10 * time.Second
-	}
-	if c.DatabaseRetry == 0 {
-		c.DatabaseRetry = 10 * time.Minute
-	}
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.BatchSize = cmp.Or(c.BatchSize, DefaultBatchSize)
+	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
+	c.ProgressInterval = cmp.Or(c.ProgressInterval, DefaultProgressInterval)
+	c.RevisitInterval = cmp.Or(c.RevisitInterval, DefaultRevisitInterval)
+	c.DatabaseRetry = cmp.Or(c.DatabaseRetry, DefaultDatabaseRetry)
 	return c
 }
 
@@ -129,8 +129,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("workers %d: want at least 1", c.Workers)
 	case c.BatchSize < 1:
 		return fmt.Errorf("batch size %d: want at least 1", c.BatchSize)
-	case c.PollInterval <= 0 || c.ProgressInterval <= 0:
-		return errors.New("poll and progress intervals must be positive")
+	case c.PollInterval <= 0 || c.ProgressInterval <= 0 || c.RevisitInterval <= 0 || c.DatabaseRetry <= 0:
+		return errors.New("poll, progress and revisit intervals and the database retry must be positive")
 	case c.From != nil && c.To != nil && *c.To < *c.From:
 		return fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
 	}

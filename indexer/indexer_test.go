@@ -268,10 +268,43 @@ func TestBlockOverAHeightReportedMissingIsAMismatch(t *testing.T) {
 
 func TestConfigValidation(t *testing.T) {
 	t.Parallel()
-	_, err := indexer.New(indexer.Config{From: ptr(10), To: ptr(5)}, nil, nil, nil)
-	require.Error(t, err)
-	_, err = indexer.New(indexer.Config{Workers: -1}, nil, nil, nil)
-	require.Error(t, err)
+	for _, c := range []struct {
+		name string
+		cfg  indexer.Config
+		ok   bool
+	}{
+		{"zero value: every default", indexer.Config{}, true},
+		{"to below from", indexer.Config{From: ptr(10), To: ptr(5)}, false},
+		{"negative workers", indexer.Config{Workers: -1}, false},
+		{"negative batch size", indexer.Config{BatchSize: -3}, false},
+		{"negative poll interval", indexer.Config{PollInterval: -time.Second}, false},
+		{"negative database retry", indexer.Config{DatabaseRetry: -time.Minute}, false},
+	} {
+		_, err := indexer.New(c.cfg, nil, nil, nil)
+		if c.ok {
+			require.NoError(t, err, c.name)
+		} else {
+			require.Error(t, err, c.name)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		cfg  indexer.NodeConfig
+		ok   bool
+	}{
+		{"zero value: every default", indexer.NodeConfig{}, true},
+		{"no upstream bound", indexer.NodeConfig{MaxInFlight: -1}, true},
+		{"upstream bound below -1", indexer.NodeConfig{MaxInFlight: -2}, false},
+		{"negative block concurrency", indexer.NodeConfig{Concurrency: -1}, false},
+		{"negative tx poll interval", indexer.NodeConfig{TxPollInterval: -time.Millisecond}, false},
+	} {
+		err := c.cfg.Validate()
+		if c.ok {
+			require.NoError(t, err, c.name)
+		} else {
+			require.Error(t, err, c.name)
+		}
+	}
 }
 
 func TestRestartAfterToIsANoOp(t *testing.T) {

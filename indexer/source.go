@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,61 +24,78 @@ type RPC interface {
 
 var _ RPC = (*near.Client)(nil)
 
-// NodeConfig tunes NodeSource. The zero value is usable.
+// Defaults of NodeConfig; `nearline index` flags use them too.
+const (
+	DefaultConcurrency    = 32
+	DefaultMaxInFlight    = 64
+	DefaultChangesBatch   = 100
+	DefaultTxFinalWait    = 10 * time.Second
+	DefaultTxStallWait    = 2 * time.Second
+	DefaultTxPollInterval = 250 * time.Millisecond
+	DefaultBehindRetries  = 20
+)
+
+// NodeConfig tunes NodeSource. The zero value is usable: zero means the
+// default for every field.
 type NodeConfig struct {
 	// Concurrency bounds the calls made at once for one block (chunks, tx
-	// statuses). Default 32 (a mainnet block has ~100 tx statuses).
+	// statuses). Default DefaultConcurrency (a mainnet block has ~100 tx
+	// statuses).
 	Concurrency int
 	// MaxInFlight bounds the calls made at once to the upstream, over all
 	// blocks fetched together, so that many workers do not overload it.
-	// Default 64; negative means no bound.
+	// Default DefaultMaxInFlight; -1 means no bound.
 	MaxInFlight int
 	// ChangesBatch is the number of account ids per EXPERIMENTAL_changes
-	// call. Default 100.
+	// call. Default DefaultChangesBatch.
 	ChangesBatch int
 	// TxFinalWait bounds how long a tx status that is not FINAL yet is
-	// re-fetched. Default 10s.
+	// re-fetched. Default DefaultTxFinalWait.
 	TxFinalWait time.Duration
 	// TxStallWait stops re-fetching a non-final status once the upstream's
-	// final head has not moved for this long. Default 2s.
+	// final head has not moved for this long. Default DefaultTxStallWait.
 	TxStallWait time.Duration
 	// TxPollInterval is the wait between two fetches of a status. Default
-	// 250ms.
+	// DefaultTxPollInterval.
 	TxPollInterval time.Duration
 	// BehindRetries bounds how often a block the upstream does not know is
 	// asked for again while the upstream's final head is below it. Default
-	// 20.
+	// DefaultBehindRetries.
 	BehindRetries int
 	// Logger receives warnings. Default: discard.
 	Logger *slog.Logger
 }
 
 func (c NodeConfig) withDefaults() NodeConfig {
-	if c.Concurrency <= 0 {
-		c.Concurrency = 32
-	}
-	if c.MaxInFlight == 0 {
-		c.MaxInFlight = 64
-	}
-	if c.ChangesBatch <= 0 {
-		c.ChangesBatch = 100
-	}
-	if c.TxFinalWait == 0 {
-		c.TxFinalWait = 10 * time.Second
-	}
-	if c.TxStallWait == 0 {
-		c.TxStallWait = 2 * time.Second
-	}
-	if c.TxPollInterval == 0 {
-		c.TxPollInterval = 250 * time.Millisecond
-	}
-	if c.BehindRetries <= 0 {
-		c.BehindRetries = 20
-	}
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
+	c.ChangesBatch = cmp.Or(c.ChangesBatch, DefaultChangesBatch)
+	c.TxFinalWait = cmp.Or(c.TxFinalWait, DefaultTxFinalWait)
+	c.TxStallWait = cmp.Or(c.TxStallWait, DefaultTxStallWait)
+	c.TxPollInterval = cmp.Or(c.TxPollInterval, DefaultTxPollInterval)
+	c.BehindRetries = cmp.Or(c.BehindRetries, DefaultBehindRetries)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
+}
+
+// Validate reports a setting out of range, after defaults are applied.
+func (c NodeConfig) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.Concurrency < 1:
+		return fmt.Errorf("block concurrency %d: want at least 1", c.Concurrency)
+	case c.MaxInFlight < -1:
+		return fmt.Errorf("upstream concurrency %d: want at least 1, or -1 for no bound", c.MaxInFlight)
+	case c.ChangesBatch < 1:
+		return fmt.Errorf("changes batch %d: want at least 1", c.ChangesBatch)
+	case c.TxFinalWait < 0 || c.TxStallWait < 0 || c.TxPollInterval <= 0:
+		return fmt.Errorf("tx status waits %s, %s, %s: want positive", c.TxFinalWait, c.TxStallWait, c.TxPollInterval)
+	case c.BehindRetries < 1:
+		return fmt.Errorf("behind retries %d: want at least 1", c.BehindRetries)
+	}
+	return nil
 }
 
 // NodeSource is the Source that reads an upstream node over JSON-RPC.

@@ -2,6 +2,7 @@ package near
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,20 +37,30 @@ const (
 	FailGarbageCol = "garbage_collected"
 )
 
+// Defaults of ClientConfig.
+const (
+	DefaultTimeout          = 10 * time.Second
+	DefaultMaxAttempts      = 8
+	DefaultBaseBackoff      = 100 * time.Millisecond
+	DefaultMaxBackoff       = 5 * time.Second
+	DefaultMaxResponseBytes = 512 << 20
+)
+
 // ClientConfig configures a Client. Only Endpoints is required.
 type ClientConfig struct {
 	// Endpoints are the upstream JSON-RPC URLs, tried in order on failure.
 	Endpoints []string
-	// Timeout bounds one HTTP request. Default 10s.
+	// Timeout bounds one HTTP request. Default DefaultTimeout.
 	Timeout time.Duration
 	// MaxAttempts bounds the attempts of one call across all endpoints.
-	// Default 8.
+	// Default DefaultMaxAttempts.
 	MaxAttempts int
 	// BaseBackoff is the first retry's backoff ceiling; it doubles per retry
 	// up to MaxBackoff, and the wait is drawn uniformly below it (full
-	// jitter). Defaults 100ms and 5s.
+	// jitter). Defaults DefaultBaseBackoff and DefaultMaxBackoff.
 	BaseBackoff, MaxBackoff time.Duration
-	// MaxResponseBytes bounds a response body. Default 512 MiB.
+	// MaxResponseBytes bounds a response body. Default
+	// DefaultMaxResponseBytes (512 MiB).
 	MaxResponseBytes int64
 	// HTTPClient sends the requests. Default: a client without its own
 	// timeout (Timeout applies per request).
@@ -63,21 +74,11 @@ type ClientConfig struct {
 }
 
 func (c ClientConfig) withDefaults() ClientConfig {
-	if c.Timeout == 0 {
-		c.Timeout = 10 * time.Second
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = 8
-	}
-	if c.BaseBackoff == 0 {
-		c.BaseBackoff = 100 * time.Millisecond
-	}
-	if c.MaxBackoff == 0 {
-		c.MaxBackoff = 5 * time.Second
-	}
-	if c.MaxResponseBytes == 0 {
-		c.MaxResponseBytes = 512 << 20
-	}
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	c.BaseBackoff = cmp.Or(c.BaseBackoff, DefaultBaseBackoff)
+	c.MaxBackoff = cmp.Or(c.MaxBackoff, DefaultMaxBackoff)
+	c.MaxResponseBytes = cmp.Or(c.MaxResponseBytes, DefaultMaxResponseBytes)
 	if c.HTTPClient == nil {
 		transport := &http.Transport{Proxy: http.ProxyFromEnvironment}
 		if def, ok := http.DefaultTransport.(*http.Transport); ok {

@@ -17,6 +17,11 @@ import (
 	"github.com/nearline/nearline/store"
 )
 
+// indexPoolSize is the indexer's default PostgreSQL pool size: a commit
+// holds one connection; the rest serve genesis loads, snapshots and the
+// tx-status revisits between commits.
+const indexPoolSize = 8
+
 // indexFlags are the flags of `nearline index`; `nearline run` registers
 // them too (registerIndexFlags) and calls indexWith.
 type indexFlags struct {
@@ -42,17 +47,17 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		upstream:         stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated NEAR JSON-RPC URLs, tried in order with failover (required)"),
 		from:             stringFlag(fs, env, "from", "NEARLINE_FROM", "", "first height to index (default: after the cursor, or the genesis height on an empty archive)"),
 		to:               stringFlag(fs, env, "to", "NEARLINE_TO", "", "last height to index, then exit (default: follow the head until interrupted)"),
-		workers:          intFlag(fs, env, "workers", "NEARLINE_WORKERS", 32, "blocks fetched at once"),
-		blockConcurrency: intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", 32, "upstream calls made at once for one block (chunks, changes, tx statuses)"),
-		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", 64, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
-		batchSize:        intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, "heights committed per transaction"),
-		requestTimeout:   durationFlag(fs, env, "request-timeout", "NEARLINE_REQUEST_TIMEOUT", 10*time.Second, "time limit of one upstream request"),
-		pollInterval:     durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", 500*time.Millisecond, "how often the final head is polled when caught up"),
-		progressInterval: durationFlag(fs, env, "progress-interval", "NEARLINE_PROGRESS_INTERVAL", 5*time.Second, "how often progress is logged"),
+		workers:          intFlag(fs, env, "workers", "NEARLINE_WORKERS", indexer.DefaultWorkers, "blocks fetched at once"),
+		blockConcurrency: intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", indexer.DefaultConcurrency, "upstream calls made at once for one block (chunks, changes, tx statuses)"),
+		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", indexer.DefaultMaxInFlight, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
+		batchSize:        intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", indexer.DefaultBatchSize, "heights committed per transaction"),
+		requestTimeout:   durationFlag(fs, env, "request-timeout", "NEARLINE_REQUEST_TIMEOUT", near.DefaultTimeout, "time limit of one upstream request"),
+		pollInterval:     durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", indexer.DefaultPollInterval, "how often the final head is polled when caught up"),
+		progressInterval: durationFlag(fs, env, "progress-interval", "NEARLINE_PROGRESS_INTERVAL", indexer.DefaultProgressInterval, "how often progress is logged"),
 		metricsListen:    stringFlag(fs, env, "metrics-listen", "NEARLINE_METRICS_LISTEN", "", "address to serve Prometheus metrics on at /metrics (default: off)"),
 		genesis:          stringFlag(fs, env, "genesis", "NEARLINE_GENESIS", "", "nearcore genesis.json whose records are the state at the genesis height"),
 		snapshotAccounts: stringFlag(fs, env, "snapshot-accounts", "NEARLINE_SNAPSHOT_ACCOUNTS", "", "comma-separated accounts whose state at --from is fetched as the start of their history"),
-		maxConns:         intFlag(fs, env, "db-max-conns", "NEARLINE_DB_MAX_CONNS", 8, "PostgreSQL pool size"),
+		maxConns:         intFlag(fs, env, "db-max-conns", "NEARLINE_DB_MAX_CONNS", indexPoolSize, "PostgreSQL pool size"),
 	}
 }
 
@@ -141,15 +146,15 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 			return err
 		}
 	}
-	if *flags.blockConcurrency < 1 || *flags.upstreamInFlight == 0 || *flags.upstreamInFlight < -1 {
-		return fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: want at least 1 (-1 for no bound upstream)",
-			*flags.blockConcurrency, *flags.upstreamInFlight)
-	}
-	src := indexer.NewNodeSource(client, indexer.NodeConfig{
+	nodeCfg := indexer.NodeConfig{
 		Concurrency: *flags.blockConcurrency,
 		MaxInFlight: *flags.upstreamInFlight,
 		Logger:      env.logger,
-	})
+	}
+	if err := nodeCfg.Validate(); err != nil {
+		return fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: %w", *flags.blockConcurrency, *flags.upstreamInFlight, err)
+	}
+	src := indexer.NewNodeSource(client, nodeCfg)
 	ix, err := indexer.New(indexer.Config{
 		From: from, To: to,
 		Workers: *flags.workers, BatchSize: *flags.batchSize,

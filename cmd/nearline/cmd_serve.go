@@ -16,6 +16,10 @@ import (
 	"github.com/nearline/nearline/store"
 )
 
+// servePoolSize is the server's default PostgreSQL pool size (for `run`, the
+// connections it adds to the indexer's pool).
+const servePoolSize = 20
+
 // serveFlags are the flags of `nearline serve`. `nearline run` registers
 // them too (registerServeFlags with forRun) next to the index flags, which
 // already provide --database-url and --upstream, and calls settings.
@@ -58,7 +62,7 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	f.requestTimeout = durationFlag(fs, env, timeoutName, timeoutEnv, rpcserve.DefaultRequestTimeout, "time limit of one HTTP request")
 	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, "most HTTP requests handled at once")
 	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, "time in-flight requests get to finish on shutdown")
-	f.maxConns = intFlag(fs, env, connsName, connsEnv, 20, connsUsage)
+	f.maxConns = intFlag(fs, env, connsName, connsEnv, servePoolSize, connsUsage)
 	f.healthMaxLag = durationFlag(fs, env, "health-max-lag", "NEARLINE_HEALTH_MAX_LAG", 0, "health fails (NO_NEW_BLOCKS) when the latest indexed block is older than this (0 = off)")
 	return f
 }
