@@ -2,30 +2,53 @@ package sim
 
 import (
 	"context"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
+// TestSmokeProduce produces 1,000 heights of the default chain and checks
+// that it is a chain worth indexing: every height up to the last is a block
+// or a recorded skip, blocks link to the block before, traffic flows
+// (transactions and receipts), and most receipts succeed while some fail
+// (both kinds of outcome are exercised).
 func TestSmokeProduce(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.BlockTime, cfg.MaxHeight = 0, 1000
-	start := time.Now()
 	n, err := New(context.Background(), cfg)
 	require.NoError(t, err)
-	t.Logf("genesis in %s", time.Since(start))
-	start = time.Now()
+	t.Cleanup(func() { _ = n.Close(context.Background()) })
 	require.NoError(t, n.ProduceTo(context.Background(), cfg.MaxHeight))
-	t.Logf("2000 heights in %s, txs %d receipts %d", time.Since(start), len(n.chain.txs), len(n.chain.receipts))
-	fails := 0
-	for _, r := range n.chain.receipts {
-		if r.executed && string(r.outcome.Outcome.Status[:10]) == `{"Failure"` {
-			fails++
-			if fails < 5 {
-				t.Logf("failure: %s %s", r.view.ReceiverID, r.outcome.Outcome.Status)
-			}
+
+	c := n.chain
+	require.NotEmpty(t, c.blocks)
+	last := c.blocks[len(c.blocks)-1]
+	for h := last.view.Header.Height + 1; h <= cfg.MaxHeight; h++ {
+		require.True(t, c.skipped[h], "height %d, above the last block and up to the last height, is a skip", h)
+	}
+	for h := c.blocks[0].view.Header.Height; h <= last.view.Header.Height; h++ {
+		_, isBlock := c.byHeight[h]
+		require.True(t, isBlock != c.skipped[h], "height %d is a block or a skip, exactly one", h)
+	}
+	for i := 1; i < len(c.blocks); i++ {
+		require.Equal(t, c.blocks[i-1].view.Header.Hash, c.blocks[i].view.Header.PrevHash, "block %d links to the one before", c.blocks[i].view.Header.Height)
+	}
+
+	require.Greater(t, len(c.txs), 1000, "transactions flow")
+	require.Greater(t, len(c.receipts), len(c.txs), "transactions lead to receipts")
+	executed, failed := 0, 0
+	for _, r := range c.receipts {
+		if !r.executed {
+			continue
+		}
+		executed++
+		if strings.HasPrefix(string(r.outcome.Outcome.Status), `{"Failure"`) {
+			failed++
 		}
 	}
-	t.Logf("failures %d", fails)
+	t.Logf("blocks %d, txs %d, receipts %d (%d executed, %d failed)", len(c.blocks), len(c.txs), len(c.receipts), executed, failed)
+	require.Positive(t, failed, "some receipts fail")
+	require.Less(t, failed*5, executed, "most receipts succeed")
 }

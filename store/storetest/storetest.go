@@ -17,6 +17,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/modules/postgres"
 
@@ -167,6 +169,10 @@ func newDatabase(t testing.TB) (string, error) {
 	return createDatabase(t, tmpl)
 }
 
+// objectInUse is PostgreSQL's object_in_use error code: CREATE DATABASE
+// ... TEMPLATE while another session is connected to the template.
+const objectInUse = "55006"
+
 func createDatabase(t testing.TB, tmpl string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -189,10 +195,11 @@ func createDatabase(t testing.TB, tmpl string) (string, error) {
 		create += ` TEMPLATE ` + tmpl
 	}
 	// Another session copying the same template makes CREATE DATABASE fail
-	// for a moment; retry until the deadline.
+	// for a moment with object_in_use; retry until the deadline.
 	for {
 		_, err = admin.Exec(ctx, create)
-		if err == nil || !strings.Contains(err.Error(), "being accessed by other users") || ctx.Err() != nil {
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != objectInUse || ctx.Err() != nil {
 			break
 		}
 		select {
