@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/nearline/nearline/internal/wait"
 )
 
 // request is one JSON-RPC call sent to both the simulator and serve.
@@ -46,34 +48,35 @@ func readShape(t *testing.T, sim *client, minHead uint64) chainShape {
 // stayed put for a few polls, and returns that height.
 func waitHead(t testing.TB, c *client, minHead uint64, timeout time.Duration) uint64 {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last uint64
-	stable := 0
-	for {
-		env, err := c.call("block", map[string]any{"finality": "final"})
-		if err == nil && env.Result != nil {
-			var head struct {
-				Header struct {
-					Height uint64 `json:"height"`
-				} `json:"header"`
-			}
-			if err := json.Unmarshal(env.Result, &head); err != nil {
-				t.Fatalf("decode block: %v", err)
-			}
-			if head.Header.Height == last {
-				stable++
-			} else {
-				last, stable = head.Header.Height, 0
-			}
-			if last >= minHead && stable >= 5 {
-				return last
-			}
+	var (
+		last, stable int
+		env          envelope
+		err          error
+	)
+	settled := wait.Until(timeout, func() bool {
+		env, err = c.call("block", map[string]any{"finality": "final"})
+		if err != nil || env.Result == nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: final head did not reach %d within %s (%v %s)", c.url, minHead, timeout, err, env.Error)
+		var head struct {
+			Header struct {
+				Height int `json:"height"`
+			} `json:"header"`
 		}
-		time.Sleep(50 * time.Millisecond)
+		if err = json.Unmarshal(env.Result, &head); err != nil {
+			return false
+		}
+		if head.Header.Height == last {
+			stable++
+		} else {
+			last, stable = head.Header.Height, 0
+		}
+		return uint64(last) >= minHead && stable >= 5
+	})
+	if !settled {
+		t.Fatalf("%s: final head did not reach %d and settle within %s (at %d; %v %s)", c.url, minHead, timeout, last, err, env.Error)
 	}
+	return uint64(last)
 }
 
 // blockRequests lists the block and chunk requests for one height: by
@@ -186,16 +189,15 @@ func requireResults(t *testing.T, tally map[string]*outcome, kinds ...string) {
 	}
 }
 
-// TestSkeletonBlocksAndChunks is issue 2's end-to-end check: sim → index
+// TestSkeletonBlocksAndChunks is the end-to-end check of blocks and chunks: sim → index
 // --to → serve, then every height's block and chunk requests answered the
 // same by both, including the errors for heights with no block.
 func TestSkeletonBlocksAndChunks(t *testing.T) {
 	const maxHeight = 300
-	simAddr, serveAddr := freeAddr(t), freeAddr(t)
 	dbURL := freshDatabase(t)
 
-	start(t, "sim", "--listen", simAddr, "--seed", "7", "--shards", "4",
-		"--block-time", "0", "--max-height", strconv.Itoa(maxHeight))
+	simAddr := start(t, "sim", "--listen", anyPort, "--seed", "7", "--shards", "4",
+		"--block-time", "0", "--max-height", strconv.Itoa(maxHeight)).listenAddr(t, "simulator listening")
 	sim := newClient(simAddr)
 	sim.waitReady(t, 30*time.Second)
 	// The last few heights may be skipped by the chain.
@@ -206,7 +208,7 @@ func TestSkeletonBlocksAndChunks(t *testing.T) {
 		t.Fatalf("nearline index: %v\n%s", err, tail(out, 40))
 	}
 
-	start(t, "serve", "--database-url", dbURL, "--listen", serveAddr)
+	serveAddr := start(t, "serve", "--database-url", dbURL, "--listen", anyPort).listenAddr(t, "serving JSON-RPC")
 	serve := newClient(serveAddr)
 	serve.waitReady(t, 30*time.Second)
 

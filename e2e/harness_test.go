@@ -7,15 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nearline/nearline/internal/wait"
 )
 
 // binary is the nearline binary built once for the package's tests.
@@ -39,15 +41,27 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freeAddr returns a loopback address with a free port.
-func freeAddr(t testing.TB) string {
+// anyPort is the --listen address that lets a child process pick a free
+// loopback port itself; listenAddr then reads which one it bound. (Asking
+// the test for a free port and handing it over would race: the port is
+// free again between the test's close and the child's bind.)
+const anyPort = "127.0.0.1:0"
+
+// listenAddr waits for p to log the address it listens on: the addr of its
+// log line msg ("simulator listening", "serving JSON-RPC", "serving
+// metrics").
+func (p *process) listenAddr(t testing.TB, msg string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	re := regexp.MustCompile(`msg="?` + regexp.QuoteMeta(msg) + `"? addr=(\S+)`)
+	var addr string
+	wait.For(t, time.Minute, fmt.Sprintf("nearline to log %q with its address", msg), func() bool {
+		if m := re.FindStringSubmatch(p.output()); m != nil {
+			addr = m[1]
+			return true
+		}
+		return false
+	})
+	return addr
 }
 
 // process is a running nearline subcommand whose output is kept for the
@@ -158,16 +172,13 @@ func (c *client) post(path string, body []byte) (envelope, error) {
 // waitReady polls status until the node answers or the deadline passes.
 func (c *client) waitReady(t testing.TB, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		env, err := c.call("status", map[string]any{})
-		if err == nil && env.Result != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not answer status within %s: %v %s", c.url, timeout, err, env.Error)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var env envelope
+	var err error
+	if !wait.Until(timeout, func() bool {
+		env, err = c.call("status", map[string]any{})
+		return err == nil && env.Result != nil
+	}) {
+		t.Fatalf("%s did not answer status within %s: %v %s", c.url, timeout, err, env.Error)
 	}
 }
 

@@ -139,19 +139,18 @@ func accountRequests(height uint64, account string, keys []string) []request {
 	return reqs
 }
 
-// TestEveryMethodMatchesTheSimulator is issue 5's differential test: a
+// TestEveryMethodMatchesTheSimulator is the differential test: a
 // simulated chain (several shards, skipped heights, missing chunks, real
 // contracts) is indexed from its genesis, and for every indexed height the
 // same requests (every method, every param form, malformed ones) go to the
 // simulator and to serve; every result and every error must be identical.
 func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	const maxHeight = 160
-	simAddr, serveAddr := freeAddr(t), freeAddr(t)
 	dbURL := freshDatabase(t)
 	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
 
-	start(t, "sim", "--listen", simAddr, "--seed", "5", "--shards", "4", "--block-time", "0",
-		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath)
+	simAddr := start(t, "sim", "--listen", anyPort, "--seed", "5", "--shards", "4", "--block-time", "0",
+		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath).listenAddr(t, "simulator listening")
 	sim := newClient(simAddr)
 	sim.waitReady(t, 30*time.Second)
 	shape := readShape(t, sim, maxHeight-20)
@@ -162,7 +161,7 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.head, 10)); err != nil {
 		t.Fatalf("nearline index: %v\n%s", err, tail(out, 40))
 	}
-	start(t, "serve", "--database-url", dbURL, "--listen", serveAddr, "--upstream", "http://"+simAddr)
+	serveAddr := start(t, "serve", "--database-url", dbURL, "--listen", anyPort, "--upstream", "http://"+simAddr).listenAddr(t, "serving JSON-RPC")
 	serve := newClient(serveAddr)
 	serve.waitReady(t, 30*time.Second)
 

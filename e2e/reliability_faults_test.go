@@ -70,9 +70,9 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 // scrape's upstream error counts by kind, their total and the run's time.
 func indexCountingFaults(t *testing.T, dbURL, upstreams string, to uint64) (map[string]float64, float64, time.Duration) {
 	t.Helper()
-	metricsAddr := freeAddr(t)
 	began := time.Now()
-	p := start(t, indexArgs(dbURL, upstreams, to, "--request-timeout", "1s", "--metrics-listen", metricsAddr)...)
+	p := start(t, indexArgs(dbURL, upstreams, to, "--request-timeout", "1s", "--metrics-listen", anyPort)...)
+	metricsAddr := p.listenAddr(t, "serving metrics")
 	var last map[string]float64
 	for {
 		if m, err := scrapeMetrics(metricsAddr); err == nil {

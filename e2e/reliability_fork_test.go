@@ -27,8 +27,8 @@ func TestReliabilityForkStopsTheIndexer(t *testing.T) {
 		{"fork below the indexed height", 150},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr := freeAddr(t)
-			original := startSimAt(t, addr, seed, maxHeight)
+			original := startSim(t, seed, maxHeight)
+			addr := original.addr
 			dbURL := freshDatabase(t)
 			if out, err := runToEnd(t, 3*time.Minute, indexArgs(dbURL, original.url(), indexedTo)...); err != nil {
 				t.Fatalf("index to %d: %v\n%s", indexedTo, err, tail(out, 20))

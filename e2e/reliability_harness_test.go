@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/nearline/nearline/internal/wait"
 )
 
 // Helpers shared by the reliability tests (reliability_*_test.go): a
@@ -42,7 +44,7 @@ func (s *simChain) url() string { return "http://" + s.addr }
 // and waits for its final head to settle.
 func startSim(t testing.TB, seed, maxHeight int, extra ...string) *simChain {
 	t.Helper()
-	return startSimAt(t, freeAddr(t), seed, maxHeight, extra...)
+	return startSimAt(t, anyPort, seed, maxHeight, extra...)
 }
 
 func startSimAt(t testing.TB, addr string, seed, maxHeight int, extra ...string) *simChain {
@@ -50,6 +52,9 @@ func startSimAt(t testing.TB, addr string, seed, maxHeight int, extra ...string)
 	args := append([]string{"sim", "--listen", addr, "--seed", strconv.Itoa(seed), "--shards", "4",
 		"--block-time", "0", "--max-height", strconv.Itoa(maxHeight)}, extra...)
 	p := start(t, args...)
+	if addr == anyPort {
+		addr = p.listenAddr(t, "simulator listening")
+	}
 	c := newClient(addr)
 	c.waitReady(t, time.Minute)
 	head := waitHead(t, c, uint64(maxHeight)-20, 3*time.Minute)
@@ -301,19 +306,19 @@ func cursorHeight(ctx context.Context, dbURL string) (uint64, bool) {
 // waitCursor waits until the cursor reaches at least height.
 func waitCursor(t *testing.T, dbURL string, height uint64, timeout time.Duration) uint64 {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	var (
+		h  uint64
+		ok bool
+	)
+	if !wait.Until(timeout, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		h, ok := cursorHeight(ctx, dbURL)
-		cancel()
-		if ok && h >= height {
-			return h
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cursor did not reach %d within %s (at %d, %v)", height, timeout, h, ok)
-		}
-		time.Sleep(50 * time.Millisecond)
+		defer cancel()
+		h, ok = cursorHeight(ctx, dbURL)
+		return ok && h >= height
+	}) {
+		t.Fatalf("cursor did not reach %d within %s (at %d, %v)", height, timeout, h, ok)
 	}
+	return h
 }
 
 // scrapeMetrics reads a Prometheus text exposition into sample → value

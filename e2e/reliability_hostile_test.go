@@ -26,8 +26,7 @@ func TestReliabilityHostileInput(t *testing.T) {
 	if out, err := runToEnd(t, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
 		t.Fatalf("index: %v\n%s", err, tail(out, 30))
 	}
-	addr := freeAddr(t)
-	start(t, "serve", "--database-url", dbURL, "--listen", addr)
+	addr := start(t, "serve", "--database-url", dbURL, "--listen", anyPort).listenAddr(t, "serving JSON-RPC")
 	newClient(addr).waitReady(t, 30*time.Second)
 	at := chain.head / 2
 

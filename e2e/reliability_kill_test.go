@@ -54,6 +54,7 @@ func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
 			waitWritingTx(t, admin, dbName, p, 20*time.Second)
 			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
 		} else {
+			// A random moment: the schedule, not a wait for something.
 			time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
 		}
 		if err, ok := exited(p); ok {
@@ -126,7 +127,7 @@ func waitWritingTx(t *testing.T, admin *pgx.Conn, dbName string, p *process, tim
 		if _, ok := exited(p); ok {
 			return
 		}
-		time.Sleep(3 * time.Millisecond)
+		time.Sleep(3 * time.Millisecond) // finer than wait.Interval: commits are short
 	}
 	t.Logf("no writing transaction seen within %s", timeout)
 }

@@ -56,8 +56,8 @@ func BenchmarkServeLoad(b *testing.B) {
 	if out, err := runToEnd(b, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
 		b.Fatalf("index: %v\n%s", err, tail(out, 30))
 	}
-	addr := freeAddr(b)
-	srv := start(b, "serve", "--database-url", dbURL, "--listen", addr)
+	srv := start(b, "serve", "--database-url", dbURL, "--listen", anyPort)
+	addr := srv.listenAddr(b, "serving JSON-RPC")
 	newClient(addr).waitReady(b, 30*time.Second)
 
 	mix := loadMix(chain.head, blockHeights(b, dbURL))

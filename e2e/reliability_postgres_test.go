@@ -37,8 +37,8 @@ func TestReliabilityPostgresConnectionsTerminated(t *testing.T) {
 
 	idx := start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", "10", "--workers", "4")...)
 	indexed := waitCursor(t, dbURL, 100, time.Minute)
-	serveAddr := freeAddr(t)
-	srv := start(t, "serve", "--database-url", dbURL, "--listen", serveAddr)
+	srv := start(t, "serve", "--database-url", dbURL, "--listen", anyPort)
+	serveAddr := srv.listenAddr(t, "serving JSON-RPC")
 	serve := newClient(serveAddr)
 	serve.waitReady(t, 30*time.Second)
 
@@ -59,7 +59,7 @@ func TestReliabilityPostgresConnectionsTerminated(t *testing.T) {
 				return
 			}
 			terminated.Add(n)
-			time.Sleep(time.Duration(50+rand.IntN(150)) * time.Millisecond)
+			time.Sleep(time.Duration(50+rand.IntN(150)) * time.Millisecond) // the storm's rhythm
 		}
 	}()
 	tally := hammer(ctx, t, serveAddr, indexed, 4)
@@ -235,8 +235,7 @@ func TestReliabilityPostgresRestart(t *testing.T) {
 	dbURL := freshDatabase(t)
 	idx := start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", "10", "--workers", "4")...)
 	indexed := waitCursor(t, dbURL, 100, time.Minute)
-	serveAddr := freeAddr(t)
-	start(t, "serve", "--database-url", dbURL, "--listen", serveAddr)
+	serveAddr := start(t, "serve", "--database-url", dbURL, "--listen", anyPort).listenAddr(t, "serving JSON-RPC")
 	serve := newClient(serveAddr)
 	serve.waitReady(t, 30*time.Second)
 
@@ -244,7 +243,7 @@ func TestReliabilityPostgresRestart(t *testing.T) {
 	defer cancel()
 	restarted := make(chan error, 1)
 	go func() {
-		time.Sleep(2 * time.Second)
+		time.Sleep(2 * time.Second) // let the load run before the restart
 		args := append([]string{}, splitFields(cluster)...)
 		out, err := exec.Command("pg_ctlcluster", append(args, "restart")...).CombinedOutput()
 		if err != nil {

@@ -12,16 +12,17 @@ import (
 // after the indexer is done, and exits 0 on SIGTERM.
 func TestRunIndexesAndServesThenStopsOnSIGTERM(t *testing.T) {
 	const maxHeight = 120
-	simAddr, runAddr := freeAddr(t), freeAddr(t)
 	dbURL := freshDatabase(t)
 
-	start(t, "sim", "--listen", simAddr, "--seed", "11", "--block-time", "0", "--max-height", strconv.Itoa(maxHeight))
+	simAddr := start(t, "sim", "--listen", anyPort, "--seed", "11", "--block-time", "0", "--max-height", strconv.Itoa(maxHeight)).
+		listenAddr(t, "simulator listening")
 	sim := newClient(simAddr)
 	sim.waitReady(t, 30*time.Second)
 	shape := readShape(t, sim, maxHeight-20)
 
 	p := start(t, "run", "--database-url", dbURL, "--upstream", "http://"+simAddr,
-		"--listen", runAddr, "--to", strconv.FormatUint(shape.head, 10))
+		"--listen", anyPort, "--to", strconv.FormatUint(shape.head, 10))
+	runAddr := p.listenAddr(t, "serving JSON-RPC")
 	archive := newClient(runAddr)
 	archive.waitReady(t, 30*time.Second)
 	if got := waitHead(t, archive, shape.head, 2*time.Minute); got != shape.head {

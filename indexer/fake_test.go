@@ -22,7 +22,7 @@ import (
 type fakeSource struct {
 	chain   *storetest.Chain
 	head    atomic.Uint64
-	polls   atomic.Int64 // FinalHead calls
+	polls   atomic.Int64  // FinalHead calls
 	latency time.Duration // up to this much random delay per bundle
 
 	mu       sync.Mutex

@@ -457,7 +457,7 @@ func TestShapes(t *testing.T) {
 	})
 	t.Run("error", func(t *testing.T) {
 		// Contract failures are nearcore 2.x's structured error, through
-		// EXPERIMENTAL_call_function and `query` alike (issue 6), in the
+		// EXPERIMENTAL_call_function and `query` alike, in the
 		// shape of the recorded EXPERIMENTAL_call_function error.
 		want := fixtureResult(t, "rpc/EXPERIMENTAL_call_function/error-CONTRACT_EXECUTION_ERROR-panic-localnet.json")
 		params := map[string]any{"finality": "final", "account_id": "ft.near", "method_name": "ft_balance_of", "args_base64": ""}
