@@ -2,6 +2,15 @@
 // block's Bundle from a Source with bounded concurrency, checks that every
 // block links to the last committed one, and commits batches to a Sink.
 //
+// The contract: Source (the upstream: final head, bundles, genesis config,
+// the chunk floor it is told by Prepare, transaction statuses fetched
+// again) and Sink (the archive: cursor, the blocks around a height, the
+// earliest block, commits, genesis config, statuses stored before they were
+// final) are the whole of what the loop uses. Nothing is discovered by type
+// assertion: a Sink or Source either does all of it or does not compile as
+// one. NodeSource (JSON-RPC) and *store.Store are the implementations;
+// tests hand in fakes.
+//
 // Invariants a reader must know:
 //   - Backfill (Config.To set) and follow (no To) are the same loop. Heights
 //     are fetched only up to the upstream's final head, which is polled every
@@ -37,11 +46,11 @@
 // transaction of a block's new chunks together with the block. A status
 // whose final_execution_status is not FINAL yet (its receipts still run in
 // later blocks) is re-fetched every TxPollInterval while the upstream's final
-// head advances, for at most TxFinalWait (10s); in follow mode the indexer
+// head advances, for at most TxFinalWait (DefaultTxFinalWait); in follow mode the indexer
 // therefore trails the head by the few blocks receipts take. When the head
 // stalls or the wait runs out the status is stored as served, and its
 // final_execution_status column says it was not final. Such statuses are
-// revisited: every RevisitInterval (10s) between commits, the loop fetches up
+// revisited: every RevisitInterval (DefaultRevisitInterval) between commits, the loop fetches up
 // to 100 of them again and replaces those that are FINAL now, with their
 // execution outcomes.
 //

@@ -26,9 +26,12 @@
 //     answered as a generic INTERNAL_ERROR without its text; panics likewise.
 //   - GET /status answers the bare status JSON; GET /health answers 200 with
 //     an empty body, or 503. GET /metrics serves Config.Metrics when set.
-//   - Methods no Backend answers (send_tx, light client, network info, ...)
-//     and Backend errors of type *ForwardError are forwarded to
-//     Config.Forward verbatim when it is set.
+//   - Methods no Backend answers (send_tx, light client, network info, ...),
+//     the `query` request types no Backend answers (gas keys, global
+//     contract code), and Backend errors of type *ForwardError are forwarded
+//     to Config.Forward verbatim when it is set; without it they get
+//     NotServed / QueryNotServed (HANDLER_ERROR, cause NOT_SERVED), never
+//     METHOD_NOT_FOUND, which is only for names nearcore does not have.
 //   - For the legacy `query` method, a missing access key is answered as
 //     nearcore does: a result {block_hash, block_height, error, logs}, not an
 //     error. A contract failure (near.ContractError) stays nearcore 2.x's

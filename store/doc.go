@@ -22,5 +22,11 @@
 //     true, and read with one primary-key probe (AccountBase).
 //   - Every "not there" answer satisfies errors.Is(err, ErrNotFound).
 //   - `view` columns hold the JSON exactly as the upstream node served it and
-//     are returned as-is.
+//     are returned as-is; StateChanges hands each change's stored JSON back
+//     in its Raw, and account_history.extra keeps the account members
+//     Nearline does not model.
+//   - What Nearline does not model never fails a commit: a state change type
+//     it does not know is stored in state_changes without history rows; a
+//     receipt kind, action or access-key permission it does not know is
+//     kept as served. CommitStats.Unknown counts them by kind.
 package store
