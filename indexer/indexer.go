@@ -143,6 +143,8 @@ type Indexer struct {
 	src    Source
 	sink   Sink
 	logger *slog.Logger
+	// unknownSeen holds the kinds of unmodelled variants already logged.
+	unknownSeen map[string]bool
 }
 
 // New returns an indexer reading src and writing sink.
@@ -154,5 +156,5 @@ func New(cfg Config, src Source, sink Sink, logger *slog.Logger) (*Indexer, erro
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger}, nil
+	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger, unknownSeen: map[string]bool{}}, nil
 }

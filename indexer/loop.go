@@ -260,6 +260,7 @@ func (ix *Indexer) consume(ctx context.Context, start uint64, prev *store.Cursor
 				return err
 			}
 			ix.cfg.Metrics.committed(stats, prev.Height, time.Since(began))
+			ix.noteUnknown(stats.Unknown, prev.Height)
 			prog.committed(prev.Height, stats.Blocks, stats.Rows)
 			if time.Since(lastRevisit) >= ix.cfg.RevisitInterval {
 				lastRevisit = time.Now()
@@ -323,4 +324,16 @@ func (ix *Indexer) prepareSource(ctx context.Context, start uint64) error {
 	}
 	ix.src.Prepare(floor)
 	return nil
+}
+
+// noteUnknown logs, once per kind and Indexer, that a batch held something
+// Nearline stores as served but does not model (the metric counts every one).
+func (ix *Indexer) noteUnknown(unknown map[string]int, height uint64) {
+	for kind := range unknown {
+		if ix.unknownSeen[kind] {
+			continue
+		}
+		ix.unknownSeen[kind] = true
+		ix.logger.Warn("stored a variant Nearline does not model, as the upstream served it", "kind", kind, "height", height)
+	}
 }

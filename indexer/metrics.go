@@ -27,6 +27,7 @@ type Metrics struct {
 	blockRate      prometheus.Gauge
 	rowRate        prometheus.Gauge
 	upstreamErrors *prometheus.CounterVec
+	unknown        *prometheus.CounterVec
 	commitSeconds  prometheus.Histogram
 }
 
@@ -49,10 +50,12 @@ func NewMetrics() *Metrics {
 			Help: "Rows written per second over the last progress interval."}),
 		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nearline_upstream_errors_total",
 			Help: "Failed upstream attempts by kind (timeout, http_5xx, http_429, malformed, ...)."}, []string{"kind"}),
+		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nearline_unknown_variants_total",
+			Help: "Things stored as the upstream served them that Nearline does not model, by kind (state_change:<type>, receipt:<kind>, action:<kind>, access_key_permission:<variant>)."}, []string{"kind"}),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "nearline_commit_seconds",
 			Help: "Latency of one batch commit.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
 	}
-	m.registry.MustRegister(m.indexedHeight, m.headHeight, m.blocks, m.rows, m.blockRate, m.rowRate, m.upstreamErrors, m.commitSeconds,
+	m.registry.MustRegister(m.indexedHeight, m.headHeight, m.blocks, m.rows, m.blockRate, m.rowRate, m.upstreamErrors, m.unknown, m.commitSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -89,6 +92,9 @@ func (m *Metrics) committed(stats store.CommitStats, height uint64, took time.Du
 	m.blocks.Add(float64(stats.Blocks))
 	m.rows.Add(float64(stats.Rows))
 	m.commitSeconds.Observe(took.Seconds())
+	for kind, n := range stats.Unknown {
+		m.unknown.WithLabelValues(kind).Add(float64(n))
+	}
 }
 
 // Handler serves the metrics in the Prometheus text format.

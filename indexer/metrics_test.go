@@ -1,14 +1,20 @@
 package indexer_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -38,4 +44,34 @@ func TestMetricsReportProgress(t *testing.T) {
 	require.Regexp(t, `nearline_indexed_rows_total [1-9][0-9]+`, text)
 	require.Regexp(t, `nearline_blocks_per_second [1-9]`, text, "set by the final progress line")
 	require.Regexp(t, `nearline_rows_per_second [1-9]`, text)
+}
+
+// TestUnknownVariantsAreCountedAndLoggedOnce indexes blocks carrying a state
+// change type Nearline does not model: the indexer runs through them,
+// counts each in nearline_unknown_variants_total{kind} and logs the kind
+// once.
+func TestUnknownVariantsAreCountedAndLoggedOnce(t *testing.T) {
+	t.Parallel()
+	c := testChain()
+	src := newFakeSource(c, 40)
+	const change = `{"cause":{"type":"transaction_processing","tx_hash":"AA2wfmoibstL4ALMHsyEdkf9mSxBtX3xkC2fn28d3WEP"},"type":"gas_key_nonce_update","change":{"account_id":"alice.near","public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","index":1,"nonce":3}}`
+	for _, h := range []uint64{8, 12, 25} {
+		b, ok := c.Bundle(h)
+		require.True(t, ok)
+		var view near.StateChangeWithCauseView
+		require.NoError(t, json.Unmarshal([]byte(change), &view))
+		b.Changes = append(b.Changes, store.StateChange{View: view, JSON: json.RawMessage(change)})
+		src.override[h] = b
+	}
+	var logs bytes.Buffer
+	m := indexer.NewMetrics()
+	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(30), BatchSize: 10, Metrics: m}, src, storetest.NewStore(t),
+		slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(context.Background()), "an unknown variant never stops the indexer")
+
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	require.Contains(t, rec.Body.String(), `nearline_unknown_variants_total{kind="state_change:gas_key_nonce_update"} 3`)
+	require.Equal(t, 1, strings.Count(logs.String(), "kind=state_change:gas_key_nonce_update"), "logged once per kind:\n%s", logs.String())
 }
