@@ -96,17 +96,7 @@ func (a ActionView) Kind() string {
 	case a.DeleteAccount != nil:
 		return "DeleteAccount"
 	}
-	var tagged map[string]json.RawMessage
-	if json.Unmarshal(a.Other, &tagged) == nil {
-		for k := range tagged {
-			return k
-		}
-	}
-	var name string
-	if json.Unmarshal(a.Other, &name) == nil {
-		return name
-	}
-	return ""
+	return VariantName(a.Other)
 }
 
 // MarshalJSON encodes the action as nearcore's tagged enum.
@@ -217,13 +207,7 @@ func (r ReceiptEnumView) Kind() string {
 	case r.Data != nil:
 		return "Data"
 	}
-	var tagged map[string]json.RawMessage
-	if json.Unmarshal(r.Other, &tagged) == nil {
-		for k := range tagged {
-			return k
-		}
-	}
-	return ""
+	return VariantName(r.Other)
 }
 
 // MarshalJSON encodes Other as it came, else the modelled variant.

@@ -133,7 +133,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error 
 				return fmt.Errorf("access_key_update of %s at %d without access_key", key.accountID, height)
 			}
 			if !ch.AccessKey.Permission.Known() {
-				r.unknown["access_key_permission:"+permissionVariant(ch.AccessKey.Permission.Other)]++
+				r.unknown["access_key_permission:"+near.VariantName(ch.AccessKey.Permission.Other)]++
 			}
 			perm, err := json.Marshal(ch.AccessKey.Permission)
 			if err != nil {
@@ -178,22 +178,6 @@ func (r *rowSet) addCode(hash string, code []byte) {
 		code = []byte{}
 	}
 	r.codes = append(r.codes, []any{hash, code})
-}
-
-// permissionVariant names an access key permission's variant: the string, or
-// the single key of the object, as nearcore tags enum variants.
-func permissionVariant(raw json.RawMessage) string {
-	var name string
-	if json.Unmarshal(raw, &name) == nil {
-		return name
-	}
-	var tagged map[string]json.RawMessage
-	if json.Unmarshal(raw, &tagged) == nil {
-		for k := range tagged {
-			return k
-		}
-	}
-	return "unparsed"
 }
 
 // accountExtra returns the members of an account_update's `change` beyond
