@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// testEnv is a process environment for run: variables from vars, output
+// captured.
+func testEnv(vars map[string]string) (*environment, *bytes.Buffer, *bytes.Buffer) {
+	var stdout, stderr bytes.Buffer
+	return &environment{
+		stdout: &stdout,
+		stderr: &stderr,
+		getenv: func(k string) string { return vars[k] },
+		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}, &stdout, &stderr
+}
+
+// TestExitStatus runs command lines that must be refused before anything
+// connects anywhere, and the help forms.
+func TestExitStatus(t *testing.T) {
+	t.Parallel()
+	unreachable := []string{"--database-url", "postgres://127.0.0.1:1/x", "--upstream", "http://127.0.0.1:1"}
+	for _, c := range []struct {
+		name   string
+		vars   map[string]string
+		args   []string
+		code   int
+		stderr []string // each must appear in stderr (or stdout for help)
+	}{
+		{"no command", nil, nil, 2, nil},
+		{"help", nil, []string{"help"}, 0, nil},
+		{"-h", nil, []string{"-h"}, 0, nil},
+		{"help of a command", nil, []string{"help", "index"}, 0, []string{"-workers", "NEARLINE_WORKERS"}},
+		{"unknown command", nil, []string{"frobnicate"}, 2, []string{`unknown command "frobnicate"`}},
+		{"malformed flag", nil, append([]string{"index", "--workers", "many"}, unreachable...), 2, []string{`invalid value "many" for flag -workers`}},
+		{"unknown flag", nil, []string{"serve", "--no-such-flag"}, 2, []string{"no-such-flag"}},
+		{"stray argument", nil, []string{"status", "--database-url", "x", "extra"}, 2, []string{"unexpected arguments"}},
+		{"malformed int env", map[string]string{"NEARLINE_WORKERS": "abc"}, append([]string{"index"}, unreachable...), 2,
+			[]string{"NEARLINE_WORKERS", `"abc"`, "want an integer"}},
+		{"malformed duration env", map[string]string{"NEARLINE_POLL_INTERVAL": "soon"}, append([]string{"index"}, unreachable...), 2,
+			[]string{"NEARLINE_POLL_INTERVAL", `"soon"`, "duration"}},
+		{"malformed env in run", map[string]string{"NEARLINE_MAX_BATCH": "1e3"}, append([]string{"run"}, unreachable...), 2,
+			[]string{"NEARLINE_MAX_BATCH", `"1e3"`}},
+		{"malformed bool env", map[string]string{"NEARLINE_ARCHIVAL": "yes please"}, []string{"sim"}, 2,
+			[]string{"NEARLINE_ARCHIVAL", `"yes please"`, "true or false"}},
+		{"malformed float env", map[string]string{"NEARLINE_SKIP_RATE": "a tenth"}, []string{"sim"}, 2,
+			[]string{"NEARLINE_SKIP_RATE", `"a tenth"`, "a number"}},
+		{"malformed uint64 env", map[string]string{"NEARLINE_SEED": "-1"}, []string{"sim"}, 2,
+			[]string{"NEARLINE_SEED", `"-1"`, "non-negative integer"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env, stdout, stderr := testEnv(c.vars)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			code := run(ctx, env, c.args)
+			out := stdout.String() + stderr.String()
+			require.Equal(t, c.code, code, "exit status; output:\n%s", out)
+			for _, want := range c.stderr {
+				require.Contains(t, out, want)
+			}
+		})
+	}
+}
+
+// TestFlagDefaultsFromEnvironment checks that a valid environment value
+// becomes the flag's default, shown in the help, and that the command line
+// overrides it, a malformed environment value included.
+func TestFlagDefaultsFromEnvironment(t *testing.T) {
+	t.Parallel()
+	env, _, _ := testEnv(map[string]string{"NEARLINE_WORKERS": "7", "NEARLINE_POLL_INTERVAL": "2s", "NEARLINE_BATCH_SIZE": "x"})
+	fs := newFlagSet(env, "test", "")
+	var help bytes.Buffer
+	fs.SetOutput(&help)
+	workers := intFlag(fs, env, "workers", "NEARLINE_WORKERS", 32, "blocks fetched at once")
+	poll := durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", time.Second, "poll")
+	batch := intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, "batch")
+	require.NoError(t, parseFlags(fs, []string{"--poll-interval", "3s", "--batch-size", "9"}))
+	require.Equal(t, 7, *workers, "the environment sets the default")
+	require.Equal(t, 3*time.Second, *poll, "the command line overrides the environment")
+	require.Equal(t, 9, *batch, "the command line overrides a malformed environment value")
+	fs.PrintDefaults()
+	require.Contains(t, help.String(), "(default 7)")
+	require.Contains(t, help.String(), "env NEARLINE_WORKERS")
+
+	fs2 := newFlagSet(env, "test", "")
+	fs2.SetOutput(io.Discard)
+	intFlag(fs2, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, "batch")
+	err := parseFlags(fs2, nil)
+	require.ErrorIs(t, err, errUsage, "a malformed environment value the command line leaves alone is a usage error")
+	var errs []string
+	for _, e := range envErrors(fs2) {
+		errs = append(errs, e.Error())
+	}
+	require.Equal(t, []string{`NEARLINE_BATCH_SIZE="x": want an integer`}, errs)
+}
+
+// TestBoolFlagFromMalformedEnvironmentStillTakesNoValue keeps `-flag` (no
+// value) working when the environment's value was malformed.
+func TestBoolFlagFromMalformedEnvironmentStillTakesNoValue(t *testing.T) {
+	t.Parallel()
+	env, _, _ := testEnv(map[string]string{"NEARLINE_ARCHIVAL": "maybe"})
+	fs := newFlagSet(env, "test", "")
+	fs.SetOutput(io.Discard)
+	archival := boolFlag(fs, env, "archival", "NEARLINE_ARCHIVAL", false, "archival")
+	require.NoError(t, parseFlags(fs, []string{"-archival"}))
+	require.True(t, *archival)
+}
