@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,32 +23,33 @@ var ErrTooLarge = errors.New("contract state too large")
 // cursorName is the indexer_cursor row the indexer advances.
 const cursorName = "main"
 
+// Defaults of Config.
+const (
+	DefaultMaxConns         = 10
+	DefaultApplicationName  = "nearline"
+	DefaultStatementTimeout = 60 * time.Second
+)
+
 // Config tunes the connection pool. The zero value is usable.
 type Config struct {
-	// MaxConns is the pool's maximum size. Default 10.
+	// MaxConns is the pool's maximum size. Default DefaultMaxConns.
 	MaxConns int32
 	// MinConns is the number of idle connections kept open. Default 0.
 	MinConns int32
 	// ApplicationName is reported to Postgres (pg_stat_activity). Default
-	// "nearline".
+	// DefaultApplicationName.
 	ApplicationName string
-	// StatementTimeout bounds every statement. Default 60s; negative
-	// disables it.
+	// StatementTimeout bounds every statement. Default
+	// DefaultStatementTimeout; -1 disables it.
 	StatementTimeout time.Duration
 	// Logger receives the store's logs. Default: discard.
 	Logger *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
-	if c.MaxConns == 0 {
-		c.MaxConns = 10
-	}
-	if c.ApplicationName == "" {
-		c.ApplicationName = "nearline"
-	}
-	if c.StatementTimeout == 0 {
-		c.StatementTimeout = 60 * time.Second
-	}
+	c.MaxConns = cmp.Or(c.MaxConns, DefaultMaxConns)
+	c.ApplicationName = cmp.Or(c.ApplicationName, DefaultApplicationName)
+	c.StatementTimeout = cmp.Or(c.StatementTimeout, DefaultStatementTimeout)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
