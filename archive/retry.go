@@ -57,6 +57,10 @@ func (a *Backend) Tx(ctx context.Context, req near.TxRequest, withReceipts bool)
 	return retry(ctx, a, "tx", func() (json.RawMessage, error) { return a.tx(ctx, req, withReceipts) })
 }
 
+func (a *Backend) Receipt(ctx context.Context, receiptID string) (json.RawMessage, error) {
+	return retry(ctx, a, "receipt", func() (json.RawMessage, error) { return a.receipt(ctx, receiptID) })
+}
+
 func (a *Backend) Validators(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	return retry(ctx, a, "validators", func() (json.RawMessage, error) { return a.validators(ctx, params) })
 }

@@ -44,6 +44,20 @@ func (a *Backend) tx(ctx context.Context, req near.TxRequest, withReceipts bool)
 	return out, nil
 }
 
+// receipt returns the stored receipt; one the archive has not seen (created
+// before its first block, or local to a transaction and never in a chunk)
+// may be known upstream.
+func (a *Backend) receipt(ctx context.Context, receiptID string) (json.RawMessage, error) {
+	view, err := a.store.Receipt(ctx, receiptID)
+	if isNotFound(err) {
+		return nil, &rpcserve.ForwardError{Reason: near.UnknownReceipt(receiptID)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read receipt %s: %w", receiptID, err)
+	}
+	return view, nil
+}
+
 // validators is not stored: it goes upstream.
 func (a *Backend) validators(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return nil, &rpcserve.ForwardError{Reason: rpcserve.NotServed("validators")}

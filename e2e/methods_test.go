@@ -217,13 +217,14 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	requireResults(t, tally, "block_effects", "EXPERIMENTAL_changes_in_block", "gas_price",
 		"EXPERIMENTAL_protocol_config", "genesis_config", "validators", "tx", "EXPERIMENTAL_tx_status",
 		"query/view_account", "query/view_access_key_list", "query/view_access_key", "query/view_code",
-		"query/view_state", "query/call_function", "changes/account_changes", "changes/data_changes",
+		"query/view_state", "query/call_function", "EXPERIMENTAL_receipt", "changes/account_changes", "changes/data_changes",
 		"changes/contract_code_changes", "changes/single_access_key_changes",
 		"EXPERIMENTAL_changes/all_access_key_changes")
 }
 
 // txRequests asks tx and EXPERIMENTAL_tx_status for every transaction in
-// the chunks of a height.
+// the chunks of a height, and EXPERIMENTAL_receipt for every receipt in
+// them.
 func txRequests(t *testing.T, sim *client, height uint64) []request {
 	t.Helper()
 	env, err := sim.call("block", map[string]any{"block_id": height})
@@ -253,6 +254,9 @@ func txRequests(t *testing.T, sim *client, height uint64) []request {
 				request{"EXPERIMENTAL_tx_status", map[string]any{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID, "wait_until": "FINAL"}},
 				request{"tx", []any{tx.Hash, tx.SignerID}},
 			)
+		}
+		for _, r := range chunk.Receipts {
+			reqs = append(reqs, request{"EXPERIMENTAL_receipt", map[string]any{"receipt_id": r.ReceiptID}})
 		}
 	}
 	return reqs

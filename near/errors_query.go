@@ -110,6 +110,23 @@ func NoSyncedBlocks() *Error {
 	return HandlerError("NO_SYNCED_BLOCKS", nil, "There are no fully synchronized blocks on the node yet")
 }
 
+// UnknownReceipt is EXPERIMENTAL_receipt's error for a receipt nobody has.
+// As nearcore does for this method, the legacy `data` is the error object
+// ({"name", "info"}), not a string.
+func UnknownReceipt(receiptID string) *Error {
+	info := map[string]string{"receipt_id": receiptID}
+	return &Error{
+		Name:    KindHandler,
+		Cause:   &ErrorCause{Name: "UNKNOWN_RECEIPT", Info: mustJSON(info)},
+		Code:    CodeServerError,
+		Message: "Server error",
+		Data: mustJSON(struct {
+			Name string            `json:"name"`
+			Info map[string]string `json:"info"`
+		}{"UNKNOWN_RECEIPT", info}),
+	}
+}
+
 // UnknownTransaction is tx status's error for a transaction nobody has.
 func UnknownTransaction(txHash string) *Error {
 	return HandlerError("UNKNOWN_TRANSACTION", map[string]string{"requested_transaction_hash": txHash},

@@ -323,3 +323,20 @@ func ParseTxRequest(params json.RawMessage) (TxRequest, *Error) {
 	}
 	return r, nil
 }
+
+// ParseReceiptRequest reads EXPERIMENTAL_receipt params: {"receipt_id"}.
+func ParseReceiptRequest(params json.RawMessage) (string, *Error) {
+	var raw struct {
+		ReceiptID *string `json:"receipt_id"`
+	}
+	if err := decodeParams(params, &raw); err != nil {
+		return "", err
+	}
+	if raw.ReceiptID == nil {
+		return "", ParseError("Failed parsing args: missing field `receipt_id`")
+	}
+	if _, err := ParseCryptoHash(*raw.ReceiptID); err != nil {
+		return "", ParseError(fmt.Sprintf("Failed parsing args: invalid receipt id %q", *raw.ReceiptID))
+	}
+	return *raw.ReceiptID, nil
+}

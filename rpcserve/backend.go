@@ -40,6 +40,9 @@ type Backend interface {
 	// Tx returns the `tx` result, or with withReceipts the
 	// `EXPERIMENTAL_tx_status` result.
 	Tx(ctx context.Context, req near.TxRequest, withReceipts bool) (json.RawMessage, error)
+	// Receipt returns the `EXPERIMENTAL_receipt` result: the receipt with
+	// that id as the upstream served it.
+	Receipt(ctx context.Context, receiptID string) (json.RawMessage, error)
 	// Validators returns the `validators` result for its raw params.
 	Validators(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 }

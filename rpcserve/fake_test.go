@@ -178,6 +178,15 @@ func (f *fakeBackend) Tx(_ context.Context, req near.TxRequest, withReceipts boo
 	return fmt.Appendf(nil, `{"final_execution_status":"FINAL","with_receipts":%t}`, withReceipts), nil
 }
 
+// Receipt knows one receipt, HashOf("receipt-1"); any other is unknown, and
+// may be known upstream.
+func (f *fakeBackend) Receipt(_ context.Context, receiptID string) (json.RawMessage, error) {
+	if receiptID != fakeHash("receipt", 1) {
+		return nil, &ForwardError{Reason: near.UnknownReceipt(receiptID)}
+	}
+	return fmt.Appendf(nil, `{"predecessor_id":"alice.near","receiver_id":"bob.near","receipt_id":%q,"receipt":{"Action":{"signer_id":"alice.near","signer_public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","gas_price":"100000000","output_data_receivers":[],"input_data_ids":[],"actions":[{"Transfer":{"deposit":"1"}}],"is_promise_yield":false}},"priority":0}`, receiptID), nil
+}
+
 func (f *fakeBackend) Validators(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return nil, &ForwardError{Reason: NotServed("validators")}
 }

@@ -31,6 +31,7 @@ func methodTable() map[string]methodFunc {
 		"tx":                            txMethod(false),
 		"EXPERIMENTAL_tx_status":        txMethod(true),
 		"validators":                    validatorsMethod,
+		"EXPERIMENTAL_receipt":          receiptMethod,
 		// nearcore 2.x's structured forms of query: the same results, and
 		// errors (CONTRACT_EXECUTION_ERROR, UNKNOWN_ACCESS_KEY) as errors.
 		"EXPERIMENTAL_view_account":         viewMethod(near.QueryViewAccount),
@@ -66,7 +67,7 @@ func isUpstreamMethod(name string) bool {
 		"light_client_proof", "next_light_client_block", "light_client_block_proof",
 		"EXPERIMENTAL_light_client_proof", "EXPERIMENTAL_light_client_block_proof",
 		"EXPERIMENTAL_light_client_execution_proof",
-		"EXPERIMENTAL_check_tx", "EXPERIMENTAL_receipt", "EXPERIMENTAL_receipt_to_tx",
+		"EXPERIMENTAL_check_tx", "EXPERIMENTAL_receipt_to_tx",
 		"EXPERIMENTAL_validators_ordered",
 		"maintenance_windows", "EXPERIMENTAL_maintenance_windows",
 		"EXPERIMENTAL_split_storage_info", "EXPERIMENTAL_congestion_level":
@@ -183,6 +184,14 @@ func stateChangesError(err error) error {
 		Info json.RawMessage `json:"info"`
 	}{ne.Cause.Name, ne.Cause.Info})
 	return &shaped
+}
+
+func receiptMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	id, perr := near.ParseReceiptRequest(params)
+	if perr != nil {
+		return nil, perr
+	}
+	return raw(b.Receipt(ctx, id))
 }
 
 func gasPriceMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {

@@ -146,6 +146,27 @@ func (c *chain) finalStatus(id string) json.RawMessage {
 // {"block_id": ...} or {"epoch_id": ...}: that epoch (default the head's),
 // counted up to its last block so far. An unknown block or epoch is
 // UNKNOWN_EPOCH.
+// Receipt answers `EXPERIMENTAL_receipt`: a receipt a chunk carried (data
+// receipts included) or the chain created, unless garbage-collected.
+func (n *Node) Receipt(_ context.Context, receiptID string) (json.RawMessage, error) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	c := n.chain
+	var view near.ReceiptView
+	if place, ok := c.receiptChunks[receiptID]; ok && !c.gcd(place.chunk.height) {
+		view = place.chunk.view.Receipts[place.index]
+	} else if r := c.receipts[receiptID]; r != nil && !(r.executed && c.gcd(r.height)) {
+		view = r.view
+	} else {
+		return nil, near.UnknownReceipt(receiptID)
+	}
+	out, err := json.Marshal(view)
+	if err != nil {
+		return nil, fmt.Errorf("encode receipt %s: %w", receiptID, err)
+	}
+	return out, nil
+}
+
 func (n *Node) Validators(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()

@@ -33,8 +33,11 @@ type chain struct {
 	byHash   map[string]*block
 	skipped  map[uint64]bool
 	chunks   map[string]*chunk
-	txs      map[string]*txRecord
-	receipts map[string]*receiptRecord
+	// receiptChunks is where each receipt (action or data) first appears
+	// in a chunk.
+	receiptChunks map[string]receiptPlace
+	txs           map[string]*txRecord
+	receipts      map[string]*receiptRecord
 	// received holds data receipts' payloads by data id (nil: the
 	// producing receipt failed); postponed the receipts waiting for them.
 	received  map[string]*[]byte
@@ -82,6 +85,12 @@ type txRecord struct {
 }
 
 // receiptRecord is a receipt and, once executed, its outcome.
+// receiptPlace is a receipt's position in a chunk's receipts.
+type receiptPlace struct {
+	chunk *chunk
+	index int
+}
+
 type receiptRecord struct {
 	view     near.ReceiptView
 	txHash   string
@@ -204,6 +213,11 @@ func (c *chain) produce() error {
 			return fmt.Errorf("encode chunk %s: %w", ch.hash, err)
 		}
 		c.chunks[ch.hash] = ch
+		for i, r := range ch.view.Receipts {
+			if _, ok := c.receiptChunks[r.ReceiptID]; !ok {
+				c.receiptChunks[r.ReceiptID] = receiptPlace{chunk: ch, index: i}
+			}
+		}
 	}
 	c.blocks = append(c.blocks, b)
 	c.byHeight[h] = b

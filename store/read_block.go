@@ -171,6 +171,25 @@ func (s *Store) StateChangesJSON(ctx context.Context, height uint64, changeTypes
 	return out, nil
 }
 
+const receiptSQL = `
+SELECT c.view->'receipts'->r.index_in_chunk
+FROM receipts r JOIN chunks c ON c.chunk_hash = r.chunk_hash
+WHERE r.receipt_id = $1
+ORDER BY r.block_height LIMIT 1`
+
+// Receipt returns the receipt with that id as the upstream served it in the
+// first indexed chunk that carries it; ErrNotFound when none does.
+func (s *Store) Receipt(ctx context.Context, receiptID string) (json.RawMessage, error) {
+	var view []byte
+	if err := s.pool.QueryRow(ctx, receiptSQL, receiptID).Scan(&view); err != nil {
+		return nil, notFound(err, "receipt "+receiptID)
+	}
+	if len(view) == 0 {
+		return nil, fmt.Errorf("receipt %s: its chunk's view has no such receipt: %w", receiptID, ErrNotFound)
+	}
+	return json.RawMessage(view), nil
+}
+
 // TxStatus returns the stored EXPERIMENTAL_tx_status result.
 func (s *Store) TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error) {
 	var view string

@@ -273,3 +273,33 @@ func TestStatus(t *testing.T) {
 	require.Equal(t, int64(2), st.SkippedHeights)
 	require.Zero(t, st.Gaps)
 }
+
+// TestReceiptReadsTheChunkItCameIn: a receipt is answered from the view of
+// the first indexed chunk that carries it, byte for byte.
+func TestReceiptReadsTheChunkItCameIn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 8})
+	commitRange(t, s, c, 1, 8, 0)
+	found := 0
+	for h := uint64(1); h <= 8; h++ {
+		b, ok := c.Bundle(h)
+		if !ok {
+			continue
+		}
+		for _, ch := range b.Chunks {
+			for _, r := range ch.View.Receipts {
+				want, err := json.Marshal(r)
+				require.NoError(t, err)
+				got, err := s.Receipt(ctx, r.ReceiptID)
+				require.NoError(t, err)
+				require.JSONEq(t, string(want), string(got))
+				found++
+			}
+		}
+	}
+	require.Positive(t, found, "the chain has receipts in its chunks")
+	_, err := s.Receipt(ctx, storetest.FakeHash("no-such-receipt"))
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
