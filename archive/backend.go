@@ -36,6 +36,7 @@ type Store interface {
 	ContractStateAt(ctx context.Context, accountID string, prefix []byte, height uint64, limitBytes int) ([]near.StateItem, error)
 	TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error)
 	Receipt(ctx context.Context, receiptID string) (json.RawMessage, error)
+	ReceiptTx(ctx context.Context, receiptID string) (txHash, signerID string, err error)
 	GenesisConfig(ctx context.Context) (json.RawMessage, error)
 	ProtocolConfigAt(ctx context.Context, height uint64) (json.RawMessage, error)
 	HistorySource(ctx context.Context) (height uint64, source string, err error)

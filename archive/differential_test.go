@@ -78,7 +78,8 @@ func TestArchiveMatchesSimulator(t *testing.T) {
 	t.Logf("compared %d requests over heights 0..%d, %d mismatches; outcomes %v", len(reqs), head, mismatches, outcomes)
 	require.Zero(t, mismatches)
 	// The comparison must cover real answers, not only errors.
-	for _, kind := range []string{"block ok", "chunk ok", "query/call_function ok", "query/view_state ok", "tx ok", "changes ok"} {
+	for _, kind := range []string{"block ok", "chunk ok", "query/call_function ok", "query/view_state ok", "tx ok", "changes ok",
+		"EXPERIMENTAL_receipt ok", "EXPERIMENTAL_receipt_to_tx ok"} {
 		require.Positive(t, outcomes[kind], "no %q among %v", kind, outcomes)
 	}
 }
@@ -180,12 +181,19 @@ func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisF
 						Hash     string `json:"hash"`
 						SignerID string `json:"signer_id"`
 					} `json:"transactions"`
+					Receipts []struct {
+						ReceiptID string `json:"receipt_id"`
+					} `json:"receipts"`
 				} `json:"result"`
 			}
 			require.NoError(t, json.Unmarshal(post(t, simH, request("chunk", map[string]any{"chunk_id": c.ChunkHash})), &chunk))
 			for _, tx := range chunk.Result.Transactions {
 				add("tx", map[string]any{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID})
 				add("EXPERIMENTAL_tx_status", []string{tx.Hash, tx.SignerID})
+			}
+			for _, r := range chunk.Result.Receipts {
+				add("EXPERIMENTAL_receipt", map[string]any{"receipt_id": r.ReceiptID})
+				add("EXPERIMENTAL_receipt_to_tx", map[string]any{"receipt_id": r.ReceiptID})
 			}
 		}
 		add("chunk", map[string]any{"block_id": h, "shard_id": len(block.Result.Chunks) + 3})

@@ -61,6 +61,10 @@ func (a *Backend) Receipt(ctx context.Context, receiptID string) (json.RawMessag
 	return retry(ctx, a, "receipt", func() (json.RawMessage, error) { return a.receipt(ctx, receiptID) })
 }
 
+func (a *Backend) ReceiptToTx(ctx context.Context, receiptID string) (*near.ReceiptToTxView, error) {
+	return retry(ctx, a, "receipt_to_tx", func() (*near.ReceiptToTxView, error) { return a.receiptToTx(ctx, receiptID) })
+}
+
 func (a *Backend) Validators(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	return retry(ctx, a, "validators", func() (json.RawMessage, error) { return a.validators(ctx, params) })
 }

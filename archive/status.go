@@ -58,6 +58,20 @@ func (a *Backend) receipt(ctx context.Context, receiptID string) (json.RawMessag
 	return view, nil
 }
 
+// receiptToTx names the transaction whose stored status lists the
+// receipt's outcome; a receipt no stored status lists (not executed yet, a
+// data receipt, or older than the archive) may be known upstream.
+func (a *Backend) receiptToTx(ctx context.Context, receiptID string) (*near.ReceiptToTxView, error) {
+	txHash, signer, err := a.store.ReceiptTx(ctx, receiptID)
+	if isNotFound(err) {
+		return nil, &rpcserve.ForwardError{Reason: near.UnknownReceipt(receiptID)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read transaction of receipt %s: %w", receiptID, err)
+	}
+	return &near.ReceiptToTxView{TransactionHash: txHash, SenderAccountID: signer}, nil
+}
+
 // validators is not stored: it goes upstream.
 func (a *Backend) validators(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return nil, &rpcserve.ForwardError{Reason: rpcserve.NotServed("validators")}

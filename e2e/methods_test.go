@@ -217,7 +217,7 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	requireResults(t, tally, "block_effects", "EXPERIMENTAL_changes_in_block", "gas_price",
 		"EXPERIMENTAL_protocol_config", "genesis_config", "validators", "tx", "EXPERIMENTAL_tx_status",
 		"query/view_account", "query/view_access_key_list", "query/view_access_key", "query/view_code",
-		"query/view_state", "query/call_function", "EXPERIMENTAL_receipt", "changes/account_changes", "changes/data_changes",
+		"query/view_state", "query/call_function", "EXPERIMENTAL_receipt", "EXPERIMENTAL_receipt_to_tx", "changes/account_changes", "changes/data_changes",
 		"changes/contract_code_changes", "changes/single_access_key_changes",
 		"EXPERIMENTAL_changes/all_access_key_changes")
 }
@@ -256,7 +256,9 @@ func txRequests(t *testing.T, sim *client, height uint64) []request {
 			)
 		}
 		for _, r := range chunk.Receipts {
-			reqs = append(reqs, request{"EXPERIMENTAL_receipt", map[string]any{"receipt_id": r.ReceiptID}})
+			reqs = append(reqs,
+				request{"EXPERIMENTAL_receipt", map[string]any{"receipt_id": r.ReceiptID}},
+				request{"EXPERIMENTAL_receipt_to_tx", map[string]any{"receipt_id": r.ReceiptID}})
 		}
 	}
 	return reqs

@@ -301,3 +301,10 @@ type FinalExecutionOutcomeView struct {
 	ReceiptsOutcome      []ExecutionOutcomeWithIDView `json:"receipts_outcome"`
 	Receipts             []ReceiptView                `json:"receipts,omitempty"`
 }
+
+// ReceiptToTxView is the result of EXPERIMENTAL_receipt_to_tx: the
+// transaction a receipt descends from.
+type ReceiptToTxView struct {
+	TransactionHash string `json:"transaction_hash"`
+	SenderAccountID string `json:"sender_account_id"`
+}

@@ -43,6 +43,9 @@ type Backend interface {
 	// Receipt returns the `EXPERIMENTAL_receipt` result: the receipt with
 	// that id as the upstream served it.
 	Receipt(ctx context.Context, receiptID string) (json.RawMessage, error)
+	// ReceiptToTx returns the `EXPERIMENTAL_receipt_to_tx` result: the
+	// transaction a receipt descends from and its sender.
+	ReceiptToTx(ctx context.Context, receiptID string) (*near.ReceiptToTxView, error)
 	// Validators returns the `validators` result for its raw params.
 	Validators(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 }

@@ -187,6 +187,14 @@ func (f *fakeBackend) Receipt(_ context.Context, receiptID string) (json.RawMess
 	return fmt.Appendf(nil, `{"predecessor_id":"alice.near","receiver_id":"bob.near","receipt_id":%q,"receipt":{"Action":{"signer_id":"alice.near","signer_public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","gas_price":"100000000","output_data_receivers":[],"input_data_ids":[],"actions":[{"Transfer":{"deposit":"1"}}],"is_promise_yield":false}},"priority":0}`, receiptID), nil
 }
 
+// ReceiptToTx knows the transaction of HashOf("receipt-1") only.
+func (f *fakeBackend) ReceiptToTx(_ context.Context, receiptID string) (*near.ReceiptToTxView, error) {
+	if receiptID != fakeHash("receipt", 1) {
+		return nil, &ForwardError{Reason: near.UnknownReceipt(receiptID)}
+	}
+	return &near.ReceiptToTxView{TransactionHash: fakeHash("tx", 1), SenderAccountID: "alice.near"}, nil
+}
+
 func (f *fakeBackend) Validators(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return nil, &ForwardError{Reason: NotServed("validators")}
 }

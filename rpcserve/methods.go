@@ -32,6 +32,7 @@ func methodTable() map[string]methodFunc {
 		"EXPERIMENTAL_tx_status":        txMethod(true),
 		"validators":                    validatorsMethod,
 		"EXPERIMENTAL_receipt":          receiptMethod,
+		"EXPERIMENTAL_receipt_to_tx":    receiptToTxMethod,
 		// nearcore 2.x's structured forms of query: the same results, and
 		// errors (CONTRACT_EXECUTION_ERROR, UNKNOWN_ACCESS_KEY) as errors.
 		"EXPERIMENTAL_view_account":         viewMethod(near.QueryViewAccount),
@@ -67,7 +68,7 @@ func isUpstreamMethod(name string) bool {
 		"light_client_proof", "next_light_client_block", "light_client_block_proof",
 		"EXPERIMENTAL_light_client_proof", "EXPERIMENTAL_light_client_block_proof",
 		"EXPERIMENTAL_light_client_execution_proof",
-		"EXPERIMENTAL_check_tx", "EXPERIMENTAL_receipt_to_tx",
+		"EXPERIMENTAL_check_tx",
 		"EXPERIMENTAL_validators_ordered",
 		"maintenance_windows", "EXPERIMENTAL_maintenance_windows",
 		"EXPERIMENTAL_split_storage_info", "EXPERIMENTAL_congestion_level":
@@ -192,6 +193,21 @@ func receiptMethod(ctx context.Context, b Backend, params json.RawMessage) (any,
 		return nil, perr
 	}
 	return raw(b.Receipt(ctx, id))
+}
+
+func receiptToTxMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	id, perr := near.ParseReceiptRequest(params)
+	if perr != nil {
+		return nil, perr
+	}
+	view, err := b.ReceiptToTx(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if view == nil {
+		return nil, errNoResult
+	}
+	return view, nil
 }
 
 func gasPriceMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {

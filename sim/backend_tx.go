@@ -167,6 +167,23 @@ func (n *Node) Receipt(_ context.Context, receiptID string) (json.RawMessage, er
 	return out, nil
 }
 
+// ReceiptToTx answers `EXPERIMENTAL_receipt_to_tx` for a receipt the chain
+// created from a transaction.
+func (n *Node) ReceiptToTx(_ context.Context, receiptID string) (*near.ReceiptToTxView, error) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	c := n.chain
+	r := c.receipts[receiptID]
+	if r == nil || r.txHash == "" || (r.executed && c.gcd(r.height)) {
+		return nil, near.UnknownReceipt(receiptID)
+	}
+	t := c.txs[r.txHash]
+	if t == nil {
+		return nil, near.UnknownReceipt(receiptID)
+	}
+	return &near.ReceiptToTxView{TransactionHash: r.txHash, SenderAccountID: t.view.SignerID}, nil
+}
+
 func (n *Node) Validators(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()

@@ -190,6 +190,21 @@ func (s *Store) Receipt(ctx context.Context, receiptID string) (json.RawMessage,
 	return json.RawMessage(view), nil
 }
 
+const receiptToTxSQL = `
+SELECT e.tx_hash, s.signer_id
+FROM execution_outcomes e JOIN transaction_statuses s ON s.tx_hash = e.tx_hash
+WHERE e.id = $1 AND e.id <> e.tx_hash
+LIMIT 1`
+
+// ReceiptTx returns the transaction whose stored status lists the outcome of
+// the receipt, and its signer; ErrNotFound when no stored status does.
+func (s *Store) ReceiptTx(ctx context.Context, receiptID string) (txHash, signerID string, err error) {
+	if err := s.pool.QueryRow(ctx, receiptToTxSQL, receiptID).Scan(&txHash, &signerID); err != nil {
+		return "", "", notFound(err, "transaction of receipt "+receiptID)
+	}
+	return txHash, signerID, nil
+}
+
 // TxStatus returns the stored EXPERIMENTAL_tx_status result.
 func (s *Store) TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error) {
 	var view string

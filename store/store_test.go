@@ -303,3 +303,24 @@ func TestReceiptReadsTheChunkItCameIn(t *testing.T) {
 	_, err := s.Receipt(ctx, storetest.FakeHash("no-such-receipt"))
 	require.ErrorIs(t, err, store.ErrNotFound)
 }
+
+// TestReceiptTxNamesTheTransactionWhoseStatusListsIt: a receipt's
+// transaction is the one whose stored status lists the receipt's outcome.
+func TestReceiptTxNamesTheTransactionWhoseStatusListsIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 8})
+	commitRange(t, s, c, 1, 8, 0)
+	b, ok := c.Bundle(8)
+	require.True(t, ok)
+	require.NotEmpty(t, b.TxStatuses)
+	for _, st := range b.TxStatuses {
+		txHash, signer, err := s.ReceiptTx(ctx, storetest.FakeHash("r-"+st.TxHash))
+		require.NoError(t, err)
+		require.Equal(t, st.TxHash, txHash)
+		require.Equal(t, st.SignerID, signer)
+	}
+	_, _, err := s.ReceiptTx(ctx, b.TxStatuses[0].TxHash)
+	require.ErrorIs(t, err, store.ErrNotFound, "a transaction's own outcome is not a receipt's")
+}
