@@ -59,6 +59,10 @@ func responseTooLarge(limit int64) *near.Error {
 		"Response too large: the answers to this batch exceed the limit of %d bytes, so this request was not run; send it in a smaller batch", limit))
 }
 
+func shuttingDown() *near.Error {
+	return near.InternalError("The server is shutting down; retry shortly, or on another node")
+}
+
 func serverBusy() *near.Error {
 	return near.InternalError("The server is busy with other requests; retry shortly")
 }

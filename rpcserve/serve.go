@@ -2,12 +2,16 @@ package rpcserve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
+
+	"github.com/nearline/nearline/near"
 )
 
 // ServeConfig configures Serve. Zero fields take the defaults documented on
@@ -21,6 +25,14 @@ type ServeConfig struct {
 	// ShutdownTimeout is how long in-flight requests may take to finish
 	// once ctx is cancelled. Default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// DrainTime is how long the server keeps accepting connections once
+	// ctx is cancelled, answering each new request with a 503 and NEAR's
+	// error envelope (and Connection: close) instead of running it. A
+	// connection the kernel had already queued when the signal came thus
+	// gets an answer, not the reset that closing the listener at once
+	// would give it. Default DefaultDrainTime; a negative duration closes
+	// the listener at once.
+	DrainTime time.Duration
 	// Logger receives the server's logs. Default: discard.
 	Logger *slog.Logger
 }
@@ -31,12 +43,18 @@ const DefaultListen = "127.0.0.1:3030"
 // DefaultShutdownTimeout is ServeConfig.ShutdownTimeout's default.
 const DefaultShutdownTimeout = 10 * time.Second
 
+// DefaultDrainTime is ServeConfig.DrainTime's default.
+const DefaultDrainTime = 250 * time.Millisecond
+
 func (c ServeConfig) withDefaults() ServeConfig {
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.DrainTime == 0 {
+		c.DrainTime = DefaultDrainTime
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -55,7 +73,8 @@ func (c ServeConfig) validate() error {
 }
 
 // Serve answers HTTP on ln with h (a NewHandler) until ctx is cancelled;
-// then it stops accepting, lets in-flight requests finish within
+// then, for DrainTime, it answers new requests with 503 (see DrainTime),
+// then stops accepting, lets in-flight requests finish within
 // ShutdownTimeout (closing the connections of those that do not) and
 // returns nil. It closes ln.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig) error {
@@ -65,8 +84,9 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 		return fmt.Errorf("invalid serve config: %w", err)
 	}
 	logger := cfg.Logger
+	var draining atomic.Bool
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           drainable(h, &draining),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       cfg.RequestTimeout + 30*time.Second,
 		WriteTimeout:      2*cfg.RequestTimeout + 30*time.Second,
@@ -82,7 +102,18 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 		return fmt.Errorf("serve http: %w", err)
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down JSON-RPC server", "timeout", cfg.ShutdownTimeout)
+	logger.Info("shutting down JSON-RPC server", "drain", cfg.DrainTime, "timeout", cfg.ShutdownTimeout)
+	if cfg.DrainTime > 0 {
+		draining.Store(true)
+		srv.SetKeepAlivesEnabled(false)
+		drained := time.NewTimer(cfg.DrainTime)
+		select {
+		case <-drained.C:
+		case err := <-served:
+			drained.Stop()
+			return fmt.Errorf("serve http: %w", err)
+		}
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
@@ -93,4 +124,23 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 		return fmt.Errorf("serve http: %w", err)
 	}
 	return nil
+}
+
+// drainable answers every request with 503 and NEAR's error envelope while
+// draining is set, and passes it to h otherwise.
+func drainable(h http.Handler, draining *atomic.Bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !draining.Load() {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, err := json.Marshal(near.Response{JSONRPC: "2.0", Error: shuttingDown(), ID: json.RawMessage("null")})
+		if err != nil {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, body)
+	})
 }

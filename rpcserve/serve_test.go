@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
 )
 
@@ -143,4 +144,47 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not return after the in-flight request finished")
 	}
+}
+
+// TestServeDrainsBeforeClosing: once ctx ends, a new request is answered
+// with 503 and NEAR's error envelope for DrainTime (not reset), and the
+// port is closed after it.
+func TestServeDrainsBeforeClosing(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	h := NewHandler(&fakeBackend{}, Config{}, nil)
+	addr, done := serveInBackground(t, ctx, h, ServeConfig{DrainTime: 2 * time.Second})
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	cancel()
+	var status int
+	var body []byte
+	wait.For(t, 2*time.Second, "a 503 while draining", func() bool {
+		resp, err := client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		status = resp.StatusCode
+		body, _ = io.ReadAll(resp.Body)
+		return status == http.StatusServiceUnavailable
+	})
+	var env near.Response
+	require.NoError(t, json.Unmarshal(body, &env))
+	require.NotNil(t, env.Error)
+	require.Equal(t, near.KindInternal, env.Error.Name)
+	require.Contains(t, string(env.Error.Data), "shutting down")
+
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after draining")
+	}
+	_, err = client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
+	require.Error(t, err, "the port is closed after draining")
 }

@@ -35,6 +35,7 @@ type serveFlags struct {
 	requestTimeout        *time.Duration
 	maxConcurrent         *int
 	shutdownTimeout       *time.Duration
+	drainTime             *time.Duration
 	maxConns              *int
 	healthMaxLag          *time.Duration
 }
@@ -62,6 +63,7 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	f.requestTimeout = durationFlag(fs, env, timeoutName, timeoutEnv, rpcserve.DefaultRequestTimeout, "time limit of one HTTP request")
 	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, "most HTTP requests handled at once")
 	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, "time in-flight requests get to finish on shutdown")
+	f.drainTime = durationFlag(fs, env, "drain-time", "NEARLINE_DRAIN_TIME", rpcserve.DefaultDrainTime, "on shutdown, how long new requests get a 503 with an error envelope before the port closes, so that queued connections get an answer rather than a reset (negative: close at once)")
 	f.maxConns = intFlag(fs, env, connsName, connsEnv, servePoolSize, connsUsage)
 	f.healthMaxLag = durationFlag(fs, env, "health-max-lag", "NEARLINE_HEALTH_MAX_LAG", 0, "health fails (NO_NEW_BLOCKS) when the latest indexed block is older than this (0 = off)")
 	return f
@@ -97,6 +99,7 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 		server: rpcserve.ServeConfig{
 			RequestTimeout:  *f.requestTimeout,
 			ShutdownTimeout: *f.shutdownTimeout,
+			DrainTime:       *f.drainTime,
 			Logger:          env.logger,
 		},
 	}
