@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	poll "github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
 )
 
@@ -154,15 +155,13 @@ func TestRunProducesOnATicker(t *testing.T) {
 			_ = n.Genesis()
 		}
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if h, _, ok := n.Head(); ok && h >= 20 {
-			rpcResult(t, srv, "block", map[string]any{"block_id": h})
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "blocks keep coming")
-		time.Sleep(5 * time.Millisecond)
-	}
+	var head uint64
+	poll.For(t, 20*time.Second, "the node to reach height 20", func() bool {
+		h, _, ok := n.Head()
+		head = h
+		return ok && h >= 20
+	})
+	rpcResult(t, srv, "block", map[string]any{"block_id": head})
 	cancel()
 	require.NoError(t, <-done)
 }
