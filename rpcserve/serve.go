@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -74,9 +75,9 @@ func (c ServeConfig) validate() error {
 
 // Serve answers HTTP on ln with h (a NewHandler) until ctx is cancelled;
 // then, for DrainTime, it answers new requests with 503 (see DrainTime),
-// then stops accepting, lets in-flight requests finish within
-// ShutdownTimeout (closing the connections of those that do not) and
-// returns nil. It closes ln.
+// then stops accepting, lets the requests of every connection it accepted
+// finish within ShutdownTimeout (closing the connections of those that do
+// not) and returns nil. It closes ln.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig) error {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -85,6 +86,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 	}
 	logger := cfg.Logger
 	var draining atomic.Bool
+	conns := newConnTracker()
 	srv := &http.Server{
 		Handler:           drainable(h, &draining),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -92,6 +94,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 		WriteTimeout:      2*cfg.RequestTimeout + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ConnState:         conns.track,
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -103,9 +106,11 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down JSON-RPC server", "drain", cfg.DrainTime, "timeout", cfg.ShutdownTimeout)
+	// Every connection closes once its answer is written: none is left
+	// idle for a request that would race the shutdown.
+	srv.SetKeepAlivesEnabled(false)
 	if cfg.DrainTime > 0 {
 		draining.Store(true)
-		srv.SetKeepAlivesEnabled(false)
 		drained := time.NewTimer(cfg.DrainTime)
 		select {
 		case <-drained.C:
@@ -114,16 +119,77 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 			return fmt.Errorf("serve http: %w", err)
 		}
 	}
+	// Stop accepting ourselves, before srv.Shutdown: net/http drops without
+	// an answer a connection whose request it reads after Shutdown has
+	// begun, and a connection accepted in the last moments of the drain may
+	// not have been read yet. So Serve returns first (every connection it
+	// accepted is then tracked), and Shutdown waits until each has been
+	// answered and closed. Connections still queued in the kernel are
+	// reset by the close: nothing was promised to them.
+	_ = ln.Close()
+	if err := <-served; err != nil && !errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("serve http: %w", err)
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	err := conns.waitSettled(shutdownCtx)
+	if err == nil {
+		err = srv.Shutdown(shutdownCtx)
+	}
+	if err != nil {
 		logger.Warn("in-flight requests did not finish in time; closing their connections", "err", err)
 		_ = srv.Close()
 	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve http: %w", err)
-	}
 	return nil
+}
+
+// connTracker follows the state of every connection an http.Server has
+// accepted (its ConnState hook).
+type connTracker struct {
+	mu      sync.Mutex
+	open    map[net.Conn]http.ConnState
+	changed chan struct{} // closed, and replaced, on every change
+}
+
+func newConnTracker() *connTracker {
+	return &connTracker{open: make(map[net.Conn]http.ConnState), changed: make(chan struct{})}
+}
+
+func (t *connTracker) track(c net.Conn, state http.ConnState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch state {
+	case http.StateClosed, http.StateHijacked:
+		delete(t.open, c)
+	default:
+		t.open[c] = state
+	}
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// waitSettled waits until every tracked connection is closed or idle, or
+// ctx ends (its error).
+func (t *connTracker) waitSettled(ctx context.Context) error {
+	for {
+		t.mu.Lock()
+		busy := 0
+		for _, state := range t.open {
+			if state != http.StateIdle {
+				busy++
+			}
+		}
+		changed := t.changed
+		t.mu.Unlock()
+		if busy == 0 {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("%d connections still busy: %w", busy, ctx.Err())
+		}
+	}
 }
 
 // drainable answers every request with 503 and NEAR's error envelope while

@@ -1,6 +1,7 @@
 package rpcserve
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -187,4 +188,52 @@ func TestServeDrainsBeforeClosing(t *testing.T) {
 	}
 	_, err = client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
 	require.Error(t, err, "the port is closed after draining")
+}
+
+// TestServeAnswersAConnectionAcceptedWhileDraining holds a connection
+// accepted during the drain and sends its request only once the port has
+// closed: it still gets the 503 envelope. (net/http's Shutdown alone would
+// close it unanswered, since it reads the request after Shutdown began.)
+func TestServeAnswersAConnectionAcceptedWhileDraining(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	h := NewHandler(&fakeBackend{}, Config{}, nil)
+	addr, done := serveInBackground(t, ctx, h, ServeConfig{DrainTime: 300 * time.Millisecond})
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	cancel()
+	wait.For(t, 2*time.Second, "a 503 while draining", func() bool {
+		resp, err := client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable
+	})
+	held, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer held.Close()
+	wait.For(t, 5*time.Second, "the port to close at the end of the drain", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return true
+		}
+		c.Close()
+		return false
+	})
+
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://"+addr, strings.NewReader(`{"method":"health"}`))
+	require.NoError(t, err)
+	require.NoError(t, req.Write(held))
+	require.NoError(t, held.SetReadDeadline(time.Now().Add(5*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(held), req)
+	require.NoError(t, err, "the held connection gets an answer, not a close")
+	resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after draining")
+	}
 }
