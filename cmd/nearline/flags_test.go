@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,4 +115,44 @@ func TestBoolFlagFromMalformedEnvironmentStillTakesNoValue(t *testing.T) {
 	archival := boolFlag(fs, env, "archival", "NEARLINE_ARCHIVAL", false, "archival")
 	require.NoError(t, parseFlags(fs, []string{"-archival"}))
 	require.True(t, *archival)
+}
+
+// TestEveryCommandRefusesMalformedEnvironment reads each command's help
+// and sets, one at a time, the environment variable of each flag that is
+// not a string to a value no number, duration or bool parses from: the
+// command must refuse it (exit 2, naming variable and value) before it does
+// anything. It fails if a command parses its flags without parseFlags, or a
+// flag reads its variable without the helpers.
+func TestEveryCommandRefusesMalformedEnvironment(t *testing.T) {
+	t.Parallel()
+	flagLine := regexp.MustCompile(`^  -(\S+)(?: (\S+))?$`)
+	envVar := regexp.MustCompile(`\(env (NEARLINE_\w+)\)`)
+	var checked int // migrate and status have only string flags
+	for _, c := range commands() {
+		env, _, stderr := testEnv(nil)
+		require.Equal(t, 0, run(context.Background(), env, []string{c.name, "-h"}))
+		var kind string
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if m := flagLine.FindStringSubmatch(line); m != nil {
+				kind = m[2] // "" for a bool; a backquoted word of the usage replaces the type
+				continue
+			}
+			m := envVar.FindStringSubmatch(line)
+			if m == nil || kind == "string" {
+				continue
+			}
+			checked++
+			t.Run(c.name+"/"+m[1], func(t *testing.T) {
+				t.Parallel()
+				env, stdout, stderr := testEnv(map[string]string{m[1]: "abc"})
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				code := run(ctx, env, []string{c.name})
+				out := stdout.String() + stderr.String()
+				require.Equal(t, 2, code, "exit status; output:\n%s", out)
+				require.Contains(t, out, m[1]+`="abc": want `)
+			})
+		}
+	}
+	require.Greater(t, checked, 50, "flags checked: the help's format may have changed")
 }
