@@ -97,8 +97,11 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, upstream string, to
 	counts := &fetchCounts{}
 	// The counter sits below NodeSource's own in-flight limit, so it sees
 	// what reaches the upstream.
-	src := indexer.NewNodeSource(countingRPC{next: client, counts: counts},
+	src, err := indexer.NewNodeSource(countingRPC{next: client, counts: counts},
 		indexer.NodeConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency})
+	if err != nil {
+		return indexRun{}, "", err
+	}
 	sink := &countingSink{Store: st}
 	from := uint64(1)
 	ix, err := indexer.New(indexer.Config{
@@ -182,7 +185,7 @@ func (e *benchEnv) latencyBackfill(ctx context.Context) error {
 	e.report.latency = runs
 	e.report.concurrency = e.o.concurrency
 	if e.report.concurrency == 0 {
-		e.report.concurrency = 64 // NodeConfig.MaxInFlight's default
+		e.report.concurrency = indexer.DefaultMaxInFlight
 	}
 	return nil
 }

@@ -76,7 +76,10 @@ func (e *benchEnv) storage(ctx context.Context) error {
 		return err
 	}
 	g := &gzipRPC{next: client}
-	src := indexer.NewNodeSource(g, indexer.NodeConfig{Logger: e.logger})
+	src, err := indexer.NewNodeSource(g, indexer.NodeConfig{Logger: e.logger})
+	if err != nil {
+		return err
+	}
 	src.Prepare(1)
 	step := max(uint64(1), e.o.blocks/500)
 	for h := uint64(1); h <= e.o.blocks; h += step {

@@ -129,8 +129,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("workers %d: want at least 1", c.Workers)
 	case c.BatchSize < 1:
 		return fmt.Errorf("batch size %d: want at least 1", c.BatchSize)
-	case c.PollInterval <= 0 || c.ProgressInterval <= 0 || c.RevisitInterval <= 0 || c.DatabaseRetry <= 0:
-		return errors.New("poll, progress and revisit intervals and the database retry must be positive")
+	case c.PollInterval < 0:
+		return fmt.Errorf("poll interval %s: want positive", c.PollInterval)
+	case c.ProgressInterval < 0:
+		return fmt.Errorf("progress interval %s: want positive", c.ProgressInterval)
+	case c.RevisitInterval < 0:
+		return fmt.Errorf("revisit interval %s: want positive", c.RevisitInterval)
+	case c.DatabaseRetry < 0:
+		return fmt.Errorf("database retry %s: want positive", c.DatabaseRetry)
 	case c.From != nil && c.To != nil && *c.To < *c.From:
 		return fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
 	}
