@@ -28,6 +28,8 @@ type countingRPC struct {
 	counts *fetchCounts
 }
 
+var _ indexer.RPC = countingRPC{}
+
 func (c countingRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	n := c.counts.inFlight.Add(1)
 	for {
@@ -51,6 +53,8 @@ type countingSink struct {
 	blocks, rows atomic.Int64
 	commitNanos  atomic.Int64
 }
+
+var _ indexer.Sink = (*countingSink)(nil)
 
 func (s *countingSink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
 	began := time.Now()

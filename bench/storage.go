@@ -23,6 +23,8 @@ type gzipRPC struct {
 	raw, gz int64
 }
 
+var _ indexer.RPC = (*gzipRPC)(nil)
+
 func (g *gzipRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	raw, err := g.next.CallRaw(ctx, method, params)
 	if err != nil {

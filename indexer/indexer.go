@@ -33,7 +33,9 @@ type Source interface {
 	GenesisConfig(ctx context.Context) (json.RawMessage, error)
 	// Prepare is called at the start of each Run with the lowest height the
 	// archive will hold (its earliest stored block, or the first height to
-	// index), below which chunks are not fetched.
+	// index). A block that repeats a chunk included below it (a missing
+	// chunk) carries that chunk in Bundle.OlderChunks: no earlier bundle
+	// did.
 	Prepare(chunkFloor uint64)
 	// TxStatus fetches a stored transaction's status again; final reports
 	// that the upstream now calls it FINAL. A *near.Error (the upstream no

@@ -154,6 +154,8 @@ type failingSink struct {
 	commits, failAt int
 }
 
+var _ indexer.Sink = (*failingSink)(nil)
+
 func (f *failingSink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
 	f.commits++
 	if f.commits != f.failAt {
@@ -351,6 +353,8 @@ type flakySink struct {
 	*store.Store
 	failures int
 }
+
+var _ indexer.Sink = (*flakySink)(nil)
 
 func (f *flakySink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
 	if f.failures > 0 {

@@ -38,13 +38,14 @@ const (
 // NodeConfig tunes NodeSource. The zero value is usable: zero means the
 // default for every field.
 type NodeConfig struct {
-	// Concurrency bounds the calls made at once for one block (chunks, tx
-	// statuses). Default DefaultConcurrency (a mainnet block has ~100 tx
-	// statuses).
+	// Concurrency bounds the calls made at once for one block (chunks,
+	// changes, tx statuses). Default DefaultConcurrency (a mainnet block has
+	// ~100 tx statuses).
 	Concurrency int
 	// MaxInFlight bounds the calls made at once to the upstream, over all
 	// blocks fetched together, so that many workers do not overload it.
-	// Default DefaultMaxInFlight; -1 means no bound.
+	// Default DefaultMaxInFlight; -1 for no bound (the one negative value
+	// accepted).
 	MaxInFlight int
 	// ChangesBatch is the number of account ids per EXPERIMENTAL_changes
 	// call. Default DefaultChangesBatch.
@@ -131,6 +132,8 @@ type limitedRPC struct {
 	next  RPC
 	slots chan struct{}
 }
+
+var _ RPC = limitedRPC{}
 
 func (l limitedRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	select {

@@ -25,6 +25,8 @@ type laggingRPC struct {
 	calls         atomic.Int64
 }
 
+var _ indexer.RPC = (*laggingRPC)(nil)
+
 func (r *laggingRPC) CallRaw(_ context.Context, method string, params any) (json.RawMessage, error) {
 	r.calls.Add(1)
 	p, _ := params.(map[string]uint64)
