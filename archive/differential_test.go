@@ -52,7 +52,9 @@ func TestArchiveMatchesSimulator(t *testing.T) {
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream.URL}})
 	require.NoError(t, err)
 	to := uint64(head)
-	ix, err := indexer.New(indexer.Config{To: &to}, indexer.NewNodeSource(client, indexer.NodeConfig{}), st, nil)
+	src, err := indexer.NewNodeSource(client, indexer.NodeConfig{})
+	require.NoError(t, err)
+	ix, err := indexer.New(indexer.Config{To: &to}, src, st, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 

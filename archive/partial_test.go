@@ -69,7 +69,9 @@ func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []strin
 		require.NoError(t, indexer.Snapshot(ctx, client, st, c.start, snapshot, nil))
 	}
 	from, to := uint64(c.start), uint64(partialHead)
-	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, indexer.NewNodeSource(client, indexer.NodeConfig{}), st, nil)
+	src, err := indexer.NewNodeSource(client, indexer.NodeConfig{})
+	require.NoError(t, err)
+	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, st, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	return st

@@ -28,6 +28,8 @@ type countingRPC struct {
 	counts *fetchCounts
 }
 
+var _ indexer.RPC = countingRPC{}
+
 func (c countingRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	n := c.counts.inFlight.Add(1)
 	for {
@@ -51,6 +53,8 @@ type countingSink struct {
 	blocks, rows atomic.Int64
 	commitNanos  atomic.Int64
 }
+
+var _ indexer.Sink = (*countingSink)(nil)
 
 func (s *countingSink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
 	began := time.Now()
@@ -97,8 +101,11 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, upstream string, to
 	counts := &fetchCounts{}
 	// The counter sits below NodeSource's own in-flight limit, so it sees
 	// what reaches the upstream.
-	src := indexer.NewNodeSource(countingRPC{next: client, counts: counts},
+	src, err := indexer.NewNodeSource(countingRPC{next: client, counts: counts},
 		indexer.NodeConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency})
+	if err != nil {
+		return indexRun{}, "", err
+	}
 	sink := &countingSink{Store: st}
 	from := uint64(1)
 	ix, err := indexer.New(indexer.Config{
@@ -182,7 +189,7 @@ func (e *benchEnv) latencyBackfill(ctx context.Context) error {
 	e.report.latency = runs
 	e.report.concurrency = e.o.concurrency
 	if e.report.concurrency == 0 {
-		e.report.concurrency = 64 // NodeConfig.MaxInFlight's default
+		e.report.concurrency = indexer.DefaultMaxInFlight
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ type gzipRPC struct {
 	raw, gz int64
 }
 
+var _ indexer.RPC = (*gzipRPC)(nil)
+
 func (g *gzipRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	raw, err := g.next.CallRaw(ctx, method, params)
 	if err != nil {
@@ -76,7 +78,10 @@ func (e *benchEnv) storage(ctx context.Context) error {
 		return err
 	}
 	g := &gzipRPC{next: client}
-	src := indexer.NewNodeSource(g, indexer.NodeConfig{Logger: e.logger})
+	src, err := indexer.NewNodeSource(g, indexer.NodeConfig{Logger: e.logger})
+	if err != nil {
+		return err
+	}
 	src.Prepare(1)
 	step := max(uint64(1), e.o.blocks/500)
 	for h := uint64(1); h <= e.o.blocks; h += step {

@@ -23,7 +23,7 @@ func BenchmarkSimPipeline(b *testing.B) {
 	_ = node
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
 	require.NoError(b, err)
-	src := indexer.NewNodeSource(client, indexer.NodeConfig{TxStallWait: time.Millisecond})
+	src := nodeSource(b, client, indexer.NodeConfig{TxStallWait: time.Millisecond})
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		fetchStart := time.Now()

@@ -2,14 +2,32 @@
 // block's Bundle from a Source with bounded concurrency, checks that every
 // block links to the last committed one, and commits batches to a Sink.
 //
-// The contract: Source (the upstream: final head, bundles, genesis config,
-// the chunk floor it is told by Prepare, transaction statuses fetched
-// again) and Sink (the archive: cursor, the blocks around a height, the
-// earliest block, commits, genesis config, statuses stored before they were
-// final) are the whole of what the loop uses. Nothing is discovered by type
-// assertion: a Sink or Source either does all of it or does not compile as
-// one. NodeSource (JSON-RPC) and *store.Store are the implementations;
-// tests hand in fakes.
+// The contract is three interfaces, declared here where they are consumed;
+// they are the whole of what the package uses, and nothing is discovered by
+// type assertion (a Source or Sink either does all of it or does not
+// compile as one):
+//   - Source, the upstream as the loop sees it: FinalHead (how far to
+//     fetch), Bundle (one height's block with its chunks, changes and tx
+//     statuses, or ErrNoBlock), GenesisConfig (the first height of an empty
+//     archive), Prepare (told the archive's lowest height at each Run, so a
+//     missing chunk repeating one from below it is fetched) and TxStatus
+//     (a status stored before it was FINAL, fetched again). NodeSource is
+//     the JSON-RPC implementation.
+//   - Sink, the archive: Cursor and BlockBefore (where to resume and what
+//     the next block must link to), EarliestBlock (the floor given to
+//     Prepare), Commit (a batch and the cursor in one transaction),
+//     PutGenesisConfig, and PendingTxStatuses with UpdateTxStatus (the
+//     statuses to revisit and their FINAL replacements). *store.Store is the
+//     implementation.
+//   - RPC, what NodeSource calls: one raw JSON-RPC method call
+//     (*near.Client implements it; bench and tests wrap it to count or
+//     fail calls).
+//
+// Tests hand in fakes of all three. Config and NodeConfig follow one rule:
+// zero means the exported Default* constant for every field (the `nearline
+// index` flags default to the same constants); New and NewNodeSource
+// refuse a value out of range, naming it. NodeConfig.MaxInFlight's -1 (no
+// bound) is the one negative value with a meaning.
 //
 // Invariants a reader must know:
 //   - Backfill (Config.To set) and follow (no To) are the same loop. Heights
@@ -45,14 +63,16 @@
 // Transaction statuses: NodeSource fetches EXPERIMENTAL_tx_status for each
 // transaction of a block's new chunks together with the block. A status
 // whose final_execution_status is not FINAL yet (its receipts still run in
-// later blocks) is re-fetched every TxPollInterval while the upstream's final
-// head advances, for at most TxFinalWait (DefaultTxFinalWait); in follow mode the indexer
+// later blocks) is re-fetched every TxPollInterval while the upstream's
+// final head advances, for at most TxFinalWait; in follow mode the indexer
 // therefore trails the head by the few blocks receipts take. When the head
 // stalls or the wait runs out the status is stored as served, and its
 // final_execution_status column says it was not final. Such statuses are
-// revisited: every RevisitInterval (DefaultRevisitInterval) between commits, the loop fetches up
-// to 100 of them again and replaces those that are FINAL now, with their
-// execution outcomes.
+// revisited: every RevisitInterval between commits, the loop asks the Sink
+// for up to 100 of them (PendingTxStatuses), fetches each again from the
+// Source (TxStatus) and has the Sink replace those that are FINAL now, with
+// their execution outcomes (UpdateTxStatus). One the upstream no longer has
+// (a *near.Error) keeps its stored status; any other error stops Run.
 //
 // Protocol config: NodeSource fetches EXPERIMENTAL_protocol_config once per
 // epoch it sees (per process), keyed by epoch id in the store.

@@ -33,7 +33,9 @@ type Source interface {
 	GenesisConfig(ctx context.Context) (json.RawMessage, error)
 	// Prepare is called at the start of each Run with the lowest height the
 	// archive will hold (its earliest stored block, or the first height to
-	// index), below which chunks are not fetched.
+	// index). A block that repeats a chunk included below it (a missing
+	// chunk) carries that chunk in Bundle.OlderChunks: no earlier bundle
+	// did.
 	Prepare(chunkFloor uint64)
 	// TxStatus fetches a stored transaction's status again; final reports
 	// that the upstream now calls it FINAL. A *near.Error (the upstream no
@@ -129,8 +131,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("workers %d: want at least 1", c.Workers)
 	case c.BatchSize < 1:
 		return fmt.Errorf("batch size %d: want at least 1", c.BatchSize)
-	case c.PollInterval <= 0 || c.ProgressInterval <= 0 || c.RevisitInterval <= 0 || c.DatabaseRetry <= 0:
-		return errors.New("poll, progress and revisit intervals and the database retry must be positive")
+	case c.PollInterval < 0:
+		return fmt.Errorf("poll interval %s: want positive", c.PollInterval)
+	case c.ProgressInterval < 0:
+		return fmt.Errorf("progress interval %s: want positive", c.ProgressInterval)
+	case c.RevisitInterval < 0:
+		return fmt.Errorf("revisit interval %s: want positive", c.RevisitInterval)
+	case c.DatabaseRetry < 0:
+		return fmt.Errorf("database retry %s: want positive", c.DatabaseRetry)
 	case c.From != nil && c.To != nil && *c.To < *c.From:
 		return fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
 	}

@@ -154,6 +154,8 @@ type failingSink struct {
 	commits, failAt int
 }
 
+var _ indexer.Sink = (*failingSink)(nil)
+
 func (f *failingSink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
 	f.commits++
 	if f.commits != f.failAt {
@@ -266,44 +268,69 @@ func TestBlockOverAHeightReportedMissingIsAMismatch(t *testing.T) {
 	require.Equal(t, uint64(11), h)
 }
 
+// TestConfigValidation: zero means the default for every field, so the zero
+// value is valid; a negative value or --to below --from is refused, naming
+// the setting.
 func TestConfigValidation(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name string
-		cfg  indexer.Config
-		ok   bool
+		name    string
+		cfg     indexer.Config
+		wantErr string // "" for valid
 	}{
-		{"zero value: every default", indexer.Config{}, true},
-		{"to below from", indexer.Config{From: ptr(10), To: ptr(5)}, false},
-		{"negative workers", indexer.Config{Workers: -1}, false},
-		{"negative batch size", indexer.Config{BatchSize: -3}, false},
-		{"negative poll interval", indexer.Config{PollInterval: -time.Second}, false},
-		{"negative database retry", indexer.Config{DatabaseRetry: -time.Minute}, false},
+		{"zero value: every default", indexer.Config{}, ""},
+		{"explicit values", indexer.Config{Workers: 1, BatchSize: 1, PollInterval: time.Millisecond}, ""},
+		{"to equals from", indexer.Config{From: ptr(5), To: ptr(5)}, ""},
+		{"to below from", indexer.Config{From: ptr(10), To: ptr(5)}, "--to 5 is below --from 10"},
+		{"negative workers", indexer.Config{Workers: -1}, "workers -1"},
+		{"negative batch size", indexer.Config{BatchSize: -3}, "batch size -3"},
+		{"negative poll interval", indexer.Config{PollInterval: -time.Second}, "poll interval -1s"},
+		{"negative progress interval", indexer.Config{ProgressInterval: -time.Second}, "progress interval -1s"},
+		{"negative revisit interval", indexer.Config{RevisitInterval: -time.Second}, "revisit interval -1s"},
+		{"negative database retry", indexer.Config{DatabaseRetry: -time.Minute}, "database retry -1m0s"},
 	} {
-		_, err := indexer.New(c.cfg, nil, nil, nil)
-		if c.ok {
-			require.NoError(t, err, c.name)
-		} else {
-			require.Error(t, err, c.name)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			_, err := indexer.New(c.cfg, nil, nil, nil)
+			if c.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, "configure indexer: "+c.wantErr)
+		})
 	}
+}
+
+// TestNodeConfigValidation: zero means the default for every field; -1 is
+// MaxInFlight's one "no bound"; any other negative value is refused by
+// NewNodeSource, naming the setting.
+func TestNodeConfigValidation(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
-		name string
-		cfg  indexer.NodeConfig
-		ok   bool
+		name    string
+		cfg     indexer.NodeConfig
+		wantErr string // "" for valid
 	}{
-		{"zero value: every default", indexer.NodeConfig{}, true},
-		{"no upstream bound", indexer.NodeConfig{MaxInFlight: -1}, true},
-		{"upstream bound below -1", indexer.NodeConfig{MaxInFlight: -2}, false},
-		{"negative block concurrency", indexer.NodeConfig{Concurrency: -1}, false},
-		{"negative tx poll interval", indexer.NodeConfig{TxPollInterval: -time.Millisecond}, false},
+		{"zero value: every default", indexer.NodeConfig{}, ""},
+		{"no upstream bound", indexer.NodeConfig{MaxInFlight: -1}, ""},
+		{"upstream bound of one", indexer.NodeConfig{MaxInFlight: 1}, ""},
+		{"upstream bound below -1", indexer.NodeConfig{MaxInFlight: -2}, "upstream concurrency -2"},
+		{"negative block concurrency", indexer.NodeConfig{Concurrency: -1}, "block concurrency -1"},
+		{"negative changes batch", indexer.NodeConfig{ChangesBatch: -1}, "changes batch -1"},
+		{"negative tx final wait", indexer.NodeConfig{TxFinalWait: -time.Second}, "tx final wait -1s"},
+		{"negative tx stall wait", indexer.NodeConfig{TxStallWait: -time.Second}, "tx stall wait -1s"},
+		{"negative tx poll interval", indexer.NodeConfig{TxPollInterval: -time.Millisecond}, "tx poll interval -1ms"},
+		{"negative behind retries", indexer.NodeConfig{BehindRetries: -1}, "behind retries -1"},
 	} {
-		err := c.cfg.Validate()
-		if c.ok {
-			require.NoError(t, err, c.name)
-		} else {
-			require.Error(t, err, c.name)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			src, err := indexer.NewNodeSource(nil, c.cfg)
+			if c.wantErr == "" {
+				require.NoError(t, err)
+				require.NotNil(t, src)
+				return
+			}
+			require.ErrorContains(t, err, "configure node source: "+c.wantErr)
+			require.Nil(t, src)
+		})
 	}
 }
 
@@ -326,6 +353,8 @@ type flakySink struct {
 	*store.Store
 	failures int
 }
+
+var _ indexer.Sink = (*flakySink)(nil)
 
 func (f *flakySink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
 	if f.failures > 0 {

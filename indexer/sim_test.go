@@ -63,7 +63,7 @@ func indexSim(t *testing.T, s *store.Store, to uint64, genesis *os.File, endpoin
 		_, err := indexer.LoadGenesis(ctx, genesis, s, nil)
 		require.NoError(t, err)
 	}
-	src := indexer.NewNodeSource(client, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	src := nodeSource(t, client, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
 	ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 25}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
@@ -307,7 +307,7 @@ func TestSnapshotAccountsStartHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(30), start)
 	from, to := uint64(30), uint64(60)
-	src := indexer.NewNodeSource(client, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond})
+	src := nodeSource(t, client, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond})
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
@@ -323,7 +323,7 @@ func TestGarbageCollectedUpstreamNeedsArchivalNode(t *testing.T) {
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
 	require.NoError(t, err)
 	from, to := uint64(5), uint64(30)
-	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, indexer.NewNodeSource(client, indexer.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, nodeSource(t, client, indexer.NodeConfig{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, near.ErrNeedsArchival)
@@ -339,7 +339,7 @@ func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
 	require.NoError(t, err)
 	to := uint64(40)
-	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, indexer.NewNodeSource(client, indexer.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, nodeSource(t, client, indexer.NodeConfig{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, indexer.ErrContinuity)
@@ -367,7 +367,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	s := storetest.NewStore(t)
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
 	require.NoError(t, err)
-	src := indexer.NewNodeSource(client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+	src := nodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
 	run := func(to uint64) {
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
 		require.NoError(t, err)
@@ -408,7 +408,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.NoError(t, err)
 	from, to := uint64(30), uint64(60)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 8},
-		indexer.NewNodeSource(client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+		nodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	older := 0
@@ -437,7 +437,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.Positive(t, older, "some blocks repeat a chunk from before --from")
 	// Re-indexing the range keeps one row per chunk.
 	ix, err = indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 5},
-		indexer.NewNodeSource(client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+		nodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	var dups int

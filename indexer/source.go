@@ -38,13 +38,14 @@ const (
 // NodeConfig tunes NodeSource. The zero value is usable: zero means the
 // default for every field.
 type NodeConfig struct {
-	// Concurrency bounds the calls made at once for one block (chunks, tx
-	// statuses). Default DefaultConcurrency (a mainnet block has ~100 tx
-	// statuses).
+	// Concurrency bounds the calls made at once for one block (chunks,
+	// changes, tx statuses). Default DefaultConcurrency (a mainnet block has
+	// ~100 tx statuses).
 	Concurrency int
 	// MaxInFlight bounds the calls made at once to the upstream, over all
 	// blocks fetched together, so that many workers do not overload it.
-	// Default DefaultMaxInFlight; -1 means no bound.
+	// Default DefaultMaxInFlight; -1 for no bound (the one negative value
+	// accepted).
 	MaxInFlight int
 	// ChangesBatch is the number of account ids per EXPERIMENTAL_changes
 	// call. Default DefaultChangesBatch.
@@ -80,18 +81,21 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	return c
 }
 
-// Validate reports a setting out of range, after defaults are applied.
-func (c NodeConfig) Validate() error {
-	c = c.withDefaults()
+// validate reports a setting out of range; c has its defaults applied.
+func (c NodeConfig) validate() error {
 	switch {
 	case c.Concurrency < 1:
 		return fmt.Errorf("block concurrency %d: want at least 1", c.Concurrency)
-	case c.MaxInFlight < -1:
+	case c.MaxInFlight < 1 && c.MaxInFlight != -1:
 		return fmt.Errorf("upstream concurrency %d: want at least 1, or -1 for no bound", c.MaxInFlight)
 	case c.ChangesBatch < 1:
 		return fmt.Errorf("changes batch %d: want at least 1", c.ChangesBatch)
-	case c.TxFinalWait < 0 || c.TxStallWait < 0 || c.TxPollInterval <= 0:
-		return fmt.Errorf("tx status waits %s, %s, %s: want positive", c.TxFinalWait, c.TxStallWait, c.TxPollInterval)
+	case c.TxFinalWait < 0:
+		return fmt.Errorf("tx final wait %s: want positive", c.TxFinalWait)
+	case c.TxStallWait < 0:
+		return fmt.Errorf("tx stall wait %s: want positive", c.TxStallWait)
+	case c.TxPollInterval < 0:
+		return fmt.Errorf("tx poll interval %s: want positive", c.TxPollInterval)
 	case c.BehindRetries < 1:
 		return fmt.Errorf("behind retries %d: want at least 1", c.BehindRetries)
 	}
@@ -110,13 +114,17 @@ type NodeSource struct {
 	blockHeight map[string]uint64 // block hash -> height, for outcomes
 }
 
-// NewNodeSource returns a Source reading rpc.
-func NewNodeSource(rpc RPC, cfg NodeConfig) *NodeSource {
+// NewNodeSource returns a Source reading rpc. It fails when a setting of
+// cfg is out of range.
+func NewNodeSource(rpc RPC, cfg NodeConfig) (*NodeSource, error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("configure node source: %w", err)
+	}
 	if cfg.MaxInFlight > 0 {
 		rpc = limitedRPC{next: rpc, slots: make(chan struct{}, cfg.MaxInFlight)}
 	}
-	return &NodeSource{rpc: rpc, cfg: cfg, epochs: map[string]bool{}, blockHeight: map[string]uint64{}}
+	return &NodeSource{rpc: rpc, cfg: cfg, epochs: map[string]bool{}, blockHeight: map[string]uint64{}}, nil
 }
 
 // limitedRPC lets at most cap(slots) calls reach the upstream at once.
@@ -124,6 +132,8 @@ type limitedRPC struct {
 	next  RPC
 	slots chan struct{}
 }
+
+var _ RPC = limitedRPC{}
 
 func (l limitedRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	select {

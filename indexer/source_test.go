@@ -25,6 +25,8 @@ type laggingRPC struct {
 	calls         atomic.Int64
 }
 
+var _ indexer.RPC = (*laggingRPC)(nil)
+
 func (r *laggingRPC) CallRaw(_ context.Context, method string, params any) (json.RawMessage, error) {
 	r.calls.Add(1)
 	p, _ := params.(map[string]uint64)
@@ -52,7 +54,7 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	ctx := context.Background()
 	rpc := &laggingRPC{skippedHeight: 7}
 	rpc.head.Store(5)
-	src := indexer.NewNodeSource(rpc, indexer.NodeConfig{TxPollInterval: time.Millisecond})
+	src := nodeSource(t, rpc, indexer.NodeConfig{TxPollInterval: time.Millisecond})
 
 	// Height 7 is skipped and the upstream is past it: no block.
 	rpc.head.Store(9)
@@ -72,7 +74,7 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	require.Equal(t, uint64(12), b.Height())
 
 	// An upstream that never catches up is an error, not a skipped height.
-	src = indexer.NewNodeSource(rpc, indexer.NodeConfig{TxPollInterval: time.Millisecond, BehindRetries: 3})
+	src = nodeSource(t, rpc, indexer.NodeConfig{TxPollInterval: time.Millisecond, BehindRetries: 3})
 	_, err = src.Bundle(ctx, 20)
 	require.Error(t, err)
 	require.NotErrorIs(t, err, indexer.ErrNoBlock)

@@ -146,15 +146,14 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 			return err
 		}
 	}
-	nodeCfg := indexer.NodeConfig{
+	src, err := indexer.NewNodeSource(client, indexer.NodeConfig{
 		Concurrency: *flags.blockConcurrency,
 		MaxInFlight: *flags.upstreamInFlight,
 		Logger:      env.logger,
-	}
-	if err := nodeCfg.Validate(); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: %w", *flags.blockConcurrency, *flags.upstreamInFlight, err)
 	}
-	src := indexer.NewNodeSource(client, nodeCfg)
 	ix, err := indexer.New(indexer.Config{
 		From: from, To: to,
 		Workers: *flags.workers, BatchSize: *flags.batchSize,
