@@ -74,13 +74,15 @@ type Account struct {
 	Extra json.RawMessage `json:"-"`
 }
 
-// accountFields are the keys of an account Nearline models.
-var accountFields = map[string]bool{"amount": true, "locked": true, "code_hash": true,
-	"storage_usage": true, "storage_paid_at": true}
-
 // IsAccountField reports whether key is one of the account members Nearline
 // models (amount, locked, code_hash, storage_usage, storage_paid_at).
-func IsAccountField(key string) bool { return accountFields[key] }
+func IsAccountField(key string) bool {
+	switch key {
+	case "amount", "locked", "code_hash", "storage_usage", "storage_paid_at":
+		return true
+	}
+	return false
+}
 
 // StateChangeKindView is one entry of a `block_effects` /
 // `EXPERIMENTAL_changes_in_block` result.
