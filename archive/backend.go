@@ -32,6 +32,7 @@ type Store interface {
 	AccessKeyAt(ctx context.Context, accountID, publicKey string, height uint64) (near.AccessKeyView, error)
 	AccessKeysAt(ctx context.Context, accountID string, height uint64) ([]near.AccessKeyInfoView, error)
 	ContractCodeAt(ctx context.Context, accountID string, height uint64) (code []byte, codeHash string, err error)
+	GlobalContractCodeAt(ctx context.Context, id near.GlobalContractID, shard uint64, height uint64) (code []byte, codeHash string, err error)
 	ContractDataAt(ctx context.Context, accountID string, key []byte, height uint64) ([]byte, error)
 	ContractStateAt(ctx context.Context, accountID string, prefix []byte, height uint64, limitBytes int) ([]near.StateItem, error)
 	TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error)

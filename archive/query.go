@@ -12,6 +12,10 @@ const noCodeHash = "11111111111111111111111111111111"
 
 // query answers `query` from the state history at the selected block.
 func (a *Backend) query(ctx context.Context, req near.QueryRequest) (any, error) {
+	switch req.RequestType {
+	case near.QueryViewGlobalContractCode, near.QueryViewGlobalContractCodeByAccountID:
+		return a.viewGlobalCode(ctx, req)
+	}
 	at, err := a.resolve(ctx, req.Block, queryFlavor)
 	if err != nil {
 		return nil, err
@@ -72,6 +76,10 @@ func (a *Backend) account(ctx context.Context, accountID string, at near.BlockSt
 
 // code reads an account's contract code; found is false when it has none.
 func (a *Backend) code(ctx context.Context, accountID string, acc near.Account, at near.BlockStamp) (code []byte, hash string, found bool, err error) {
+	if id, ok := acc.GlobalContract(); ok {
+		code, hash, err := a.accountGlobalCode(ctx, accountID, id, at)
+		return code, hash, err == nil, err
+	}
 	if acc.CodeHash == noCodeHash {
 		return nil, "", false, nil
 	}
@@ -113,18 +121,17 @@ func (a *Backend) viewState(ctx context.Context, accountID string, prefix []byte
 	if err != nil {
 		return nil, err
 	}
-	// Only an account whose whole storage exceeds the limit needs its code
-	// size subtracted to decide.
+	// Only local code counts (nearcore subtracts the local code's length);
+	// an account that uses global code has none. Only an account whose
+	// whole storage exceeds the limit needs its code size to decide.
 	if limit := a.cfg.ViewStateLimit; limit > 0 && acc.StorageUsage > uint64(limit) {
-		code, _, _, err := a.code(ctx, accountID, acc, at)
-		if err != nil {
-			return nil, err
-		}
 		usage := acc.StorageUsage
-		if n := uint64(len(code)); n < usage {
-			usage -= n
-		} else {
-			usage = 0
+		if _, global := acc.GlobalContract(); !global {
+			code, _, _, err := a.code(ctx, accountID, acc, at)
+			if err != nil {
+				return nil, err
+			}
+			usage -= min(usage, uint64(len(code)))
 		}
 		if usage > uint64(limit) {
 			return nil, near.TooLargeContractState(accountID, at)

@@ -100,6 +100,25 @@ func (l ShardLayout) Boundaries() []string {
 	return nil
 }
 
+// ShardIDOf returns the id of the shard that holds accountID: its index
+// under V1, the id at that index under V2.
+func (l ShardLayout) ShardIDOf(accountID string) uint64 {
+	i := ShardIndex(l.Boundaries(), accountID)
+	if l.V2 != nil && i < len(l.V2.ShardIDs) {
+		return l.V2.ShardIDs[i]
+	}
+	return uint64(i)
+}
+
+// FirstShardID is the first shard of the layout, where nearcore reads
+// global contract code for view_global_contract_code.
+func (l ShardLayout) FirstShardID() uint64 {
+	if l.V2 != nil && len(l.V2.ShardIDs) > 0 {
+		return l.V2.ShardIDs[0]
+	}
+	return 0
+}
+
 // ShardIndex returns the index of the shard that holds accountID under
 // boundary accounts sorted ascending: the number of boundaries that are <=
 // accountID (byte-wise comparison, as nearcore compares account ids).

@@ -60,6 +60,32 @@ type StateChangeValue struct {
 	*Account
 }
 
+// MarshalJSON encodes the change's fields and, for an account, the members
+// of Account.Extra after the modelled ones, where nearcore's flattened
+// AccountView puts them.
+func (v StateChangeValue) MarshalJSON() ([]byte, error) {
+	type typed StateChangeValue
+	out, err := json.Marshal(typed(v))
+	if err != nil || v.Account == nil {
+		return out, err
+	}
+	return appendMembers(out, v.Account.Extra), nil
+}
+
+// appendMembers adds the members of the JSON object extra (if any) at the
+// end of the JSON object obj.
+func appendMembers(obj, extra json.RawMessage) []byte {
+	extra = bytes.TrimSpace(extra)
+	if len(extra) <= 2 {
+		return obj
+	}
+	out := make([]byte, 0, len(obj)+len(extra))
+	out = append(out, obj[:len(obj)-1]...)
+	out = append(out, ',')
+	out = append(out, extra[1:len(extra)-1]...)
+	return append(out, '}')
+}
+
 // Account is an account's state: the `change` of an account_update and the
 // body of a view_account result.
 type Account struct {

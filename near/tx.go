@@ -30,8 +30,13 @@ type ActionView struct {
 	AddKey         *AddKeyAction
 	DeleteKey      *DeleteKeyAction
 	DeleteAccount  *DeleteAccountAction
+	// Global contracts (protocol 77+).
+	DeployGlobalContract            *DeployContractAction
+	DeployGlobalContractByAccountID *DeployContractAction
+	UseGlobalContract               *UseGlobalContractAction
+	UseGlobalContractByAccountID    *UseGlobalContractByAccountIDAction
 	// Other holds any action kind this package does not model (Delegate,
-	// DeployGlobalContract, ...), kept as the raw JSON it came in.
+	// a gas-key action, ...), kept as the raw JSON it came in.
 	Other json.RawMessage
 }
 
@@ -70,6 +75,26 @@ type DeleteKeyAction struct {
 	PublicKey string `json:"public_key"`
 }
 
+// UseGlobalContractAction makes the receiver run the global code with
+// CodeHash.
+type UseGlobalContractAction struct {
+	CodeHash string `json:"code_hash"`
+}
+
+// UseGlobalContractByAccountIDAction makes the receiver run the global code
+// AccountID deployed, following its redeploys.
+type UseGlobalContractByAccountIDAction struct {
+	AccountID string `json:"account_id"`
+}
+
+// Names of the global contract actions.
+const (
+	ActionDeployGlobalContract            = "DeployGlobalContract"
+	ActionDeployGlobalContractByAccountID = "DeployGlobalContractByAccountId"
+	ActionUseGlobalContract               = "UseGlobalContract"
+	ActionUseGlobalContractByAccountID    = "UseGlobalContractByAccountId"
+)
+
 // DeleteAccountAction deletes the receiver, sending its balance to
 // BeneficiaryID.
 type DeleteAccountAction struct {
@@ -95,6 +120,14 @@ func (a ActionView) Kind() string {
 		return "DeleteKey"
 	case a.DeleteAccount != nil:
 		return "DeleteAccount"
+	case a.DeployGlobalContract != nil:
+		return ActionDeployGlobalContract
+	case a.DeployGlobalContractByAccountID != nil:
+		return ActionDeployGlobalContractByAccountID
+	case a.UseGlobalContract != nil:
+		return ActionUseGlobalContract
+	case a.UseGlobalContractByAccountID != nil:
+		return ActionUseGlobalContractByAccountID
 	}
 	return VariantName(a.Other)
 }
@@ -119,6 +152,14 @@ func (a ActionView) MarshalJSON() ([]byte, error) {
 		body = a.DeleteKey
 	case a.DeleteAccount != nil:
 		body = a.DeleteAccount
+	case a.DeployGlobalContract != nil:
+		body = a.DeployGlobalContract
+	case a.DeployGlobalContractByAccountID != nil:
+		body = a.DeployGlobalContractByAccountID
+	case a.UseGlobalContract != nil:
+		body = a.UseGlobalContract
+	case a.UseGlobalContractByAccountID != nil:
+		body = a.UseGlobalContractByAccountID
 	case a.Other != nil:
 		return a.Other, nil
 	default:
@@ -170,6 +211,18 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 		case "DeleteAccount":
 			a.DeleteAccount = new(DeleteAccountAction)
 			target = a.DeleteAccount
+		case ActionDeployGlobalContract:
+			a.DeployGlobalContract = new(DeployContractAction)
+			target = a.DeployGlobalContract
+		case ActionDeployGlobalContractByAccountID:
+			a.DeployGlobalContractByAccountID = new(DeployContractAction)
+			target = a.DeployGlobalContractByAccountID
+		case ActionUseGlobalContract:
+			a.UseGlobalContract = new(UseGlobalContractAction)
+			target = a.UseGlobalContract
+		case ActionUseGlobalContractByAccountID:
+			a.UseGlobalContractByAccountID = new(UseGlobalContractByAccountIDAction)
+			target = a.UseGlobalContractByAccountID
 		default:
 			a.Other = append(json.RawMessage(nil), data...)
 			return nil

@@ -47,13 +47,12 @@ func methodTable() map[string]methodFunc {
 }
 
 // isUpstreamQuery reports whether requestType is a `query` request type the
-// archive never answers itself (gas keys and global contract code, which it
-// does not store yet): like an upstream method, it is forwarded or refused
-// with QueryNotServed.
+// archive never answers itself (gas keys, which it does not keep apart
+// yet): like an upstream method, it is forwarded or refused with
+// QueryNotServed.
 func isUpstreamQuery(requestType string) bool {
 	switch requestType {
-	case near.QueryViewGasKey, near.QueryViewGasKeyList,
-		near.QueryViewGlobalContractCode, near.QueryViewGlobalContractCodeByAccountID:
+	case near.QueryViewGasKey, near.QueryViewGasKeyList:
 		return true
 	}
 	return false

@@ -62,6 +62,11 @@ func (e *executor) applyActions(r *receiptRecord) (*receiptResult, error) {
 		if work == nil {
 			return failed(res, i, map[string]any{"AccountDoesNotExist": map[string]string{"account_id": id}}), nil
 		}
+		if gid, ok := useGlobalID(a); ok {
+			if code, _ := c.st.globalAt(c.shardOf(id), gid, e.height); code == nil {
+				return failed(res, i, map[string]any{"GlobalContractDoesNotExist": map[string]any{"identifier": gid}}), nil
+			}
+		}
 	}
 	for i, a := range act.Actions {
 		switch {
@@ -114,6 +119,18 @@ func (e *executor) applyActions(r *receiptRecord) (*receiptResult, error) {
 				res.returned = out.returned
 				res.status = successReceipt(out.returned.view.ReceiptID)
 			}
+		case a.DeployGlobalContract != nil || a.DeployGlobalContractByAccountID != nil:
+			code := a.DeployGlobalContract
+			if code == nil {
+				code = a.DeployGlobalContractByAccountID
+			}
+			if kind := e.deployGlobal(c.shardOf(id), r, work, code.Code, a.DeployGlobalContractByAccountID != nil, res); kind != nil {
+				res.distributions = nil
+				return failed(res, i, kind), nil
+			}
+		case a.UseGlobalContract != nil || a.UseGlobalContractByAccountID != nil:
+			gid, _ := useGlobalID(a)
+			e.useGlobal(id, work, gid)
 		case a.DeleteAccount != nil:
 			e.deleteAccount(id, work, a.DeleteAccount.BeneficiaryID, r, res)
 			return res, nil
@@ -121,6 +138,17 @@ func (e *executor) applyActions(r *receiptRecord) (*receiptResult, error) {
 	}
 	e.setAccount(id, work)
 	return res, nil
+}
+
+// useGlobalID returns the global contract a Use action names.
+func useGlobalID(a near.ActionView) (near.GlobalContractID, bool) {
+	switch {
+	case a.UseGlobalContract != nil:
+		return near.GlobalContractID{CodeHash: a.UseGlobalContract.CodeHash}, true
+	case a.UseGlobalContractByAccountID != nil:
+		return near.GlobalContractID{AccountID: a.UseGlobalContractByAccountID.AccountID}, true
+	}
+	return near.GlobalContractID{}, false
 }
 
 func failed(res *receiptResult, index int, kind any) *receiptResult {

@@ -214,9 +214,17 @@ func (n *Node) Query(ctx context.Context, req near.QueryRequest) (any, error) {
 		if c.st.accountAt(id, h) == nil {
 			return nil, near.UnknownAccount(id, at)
 		}
-		code, hash := c.st.codeAt(id, h)
+		code, hash := c.contractAt(id, h)
 		if code == nil {
 			return nil, near.NoContractCode(id, at)
+		}
+		return near.ContractCodeView{CodeBase64: code, Hash: hash, BlockStamp: at}, nil
+	case near.QueryViewGlobalContractCode, near.QueryViewGlobalContractCodeByAccountID:
+		gid := near.GlobalContractID{CodeHash: req.CodeHash, AccountID: req.AccountID}
+		// nearcore reads global code on the first shard of the layout.
+		code, hash := c.st.globalAt(0, gid, h)
+		if code == nil {
+			return nil, near.NoGlobalContractCode(gid, at)
 		}
 		return near.ContractCodeView{CodeBase64: code, Hash: hash, BlockStamp: at}, nil
 	case near.QueryViewState:
@@ -252,7 +260,7 @@ func (n *Node) Query(ctx context.Context, req near.QueryRequest) (any, error) {
 		if c.st.accountAt(id, h) == nil {
 			return nil, near.UnknownAccount(id, at)
 		}
-		if code, _ := c.st.codeAt(id, h); code == nil || c.vm == nil {
+		if code, _ := c.contractAt(id, h); code == nil || c.vm == nil {
 			return nil, near.CodeDoesNotExist(id, at)
 		}
 		out, err := c.viewCall(ctx, id, req.MethodName, req.Args, h)

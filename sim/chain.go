@@ -101,6 +101,8 @@ type receiptRecord struct {
 	prepaidGas uint64
 	// pessimistic is the gas price the signer was charged per gas.
 	pessimistic near.U128
+	// dist is the body of a GlobalContractDistribution receipt, else nil.
+	dist *near.GlobalContractDistribution
 }
 
 func (c *chain) shardOf(account string) int { return near.ShardIndex(c.boundaries, account) }

@@ -85,7 +85,7 @@ func (e *executor) callContract(r *receiptRecord, work *near.Account, fc *near.F
 	c := e.c
 	id := r.view.ReceiverID
 	act := r.view.Receipt.Action
-	code, codeHash := c.st.codeAt(id, e.height)
+	code, codeHash := c.codeFor(id, work, e.height)
 	if code == nil || c.vm == nil {
 		kind := map[string]any{"FunctionCallError": map[string]any{"CompilationError": map[string]any{"CodeDoesNotExist": map[string]string{"account_id": id}}}}
 		return &callOutcome{failure: actionError(index, kind)}, nil
@@ -233,8 +233,8 @@ func promiseActions(in []nearvm.Action) []near.ActionView {
 
 // viewCall runs method in view mode at height, for query call_function.
 func (c *chain) viewCall(ctx context.Context, id string, method string, args []byte, height uint64) (*nearvm.Outcome, error) {
-	code, codeHash := c.st.codeAt(id, height)
 	acc := c.st.accountAt(id, height)
+	code, codeHash := c.codeFor(id, acc, height)
 	b := c.byHeight[height]
 	epoch, _ := c.epochOf(height)
 	vctx := nearvm.Context{

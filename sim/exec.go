@@ -41,7 +41,7 @@ func (e *executor) run(produced []bool) error {
 		}
 		for _, r := range c.outgoing[s] {
 			e.shards[s].receipts = append(e.shards[s].receipts, r.view)
-			dest := c.shardOf(r.view.ReceiverID)
+			dest := c.destShard(r)
 			c.incoming[dest] = append(c.incoming[dest], r)
 		}
 		c.outgoing[s] = nil
@@ -233,7 +233,11 @@ type receiptResult struct {
 	receipts []*receiptRecord
 	returned *receiptRecord   // the promise the call returned, if any
 	data     []*receiptRecord // data receipts (not listed in the outcome)
-	failed   bool
+	// distributions are global contract distribution receipts (not listed
+	// in the outcome: they have none).
+	distributions []*receiptRecord
+	burnt         near.U128 // tokens burnt beyond gas (global deployments)
+	failed        bool
 }
 
 // receiveData stores a data receipt's payload and runs the receipt that
@@ -255,6 +259,10 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 	c := e.c
 	if d := r.view.Receipt.Data; d != nil {
 		return e.receiveData(s, d)
+	}
+	if r.dist != nil {
+		e.applyDistribution(s, r)
+		return nil
 	}
 	act := r.view.Receipt.Action
 	if act == nil {
@@ -285,7 +293,8 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 	if isRefund {
 		gasBurnt = 0
 	}
-	tokens := mul(act.GasPrice, gasBurnt)
+	gasTokens := mul(act.GasPrice, gasBurnt)
+	tokens := add(gasTokens, res.burnt)
 	e.commit(cause)
 
 	// The contract's share of the gas its code burnt.
@@ -301,7 +310,7 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 	// Refunds: unused prepaid gas, and the deposit of a failed receipt.
 	if !isRefund {
 		paid := mul(r.pessimistic, r.prepaidGas)
-		if refund := sub(paid, tokens); !refund.IsZero() {
+		if refund := sub(paid, gasTokens); !refund.IsZero() {
 			res.receipts = append(res.receipts, e.refundReceipt(r, act.SignerID, refund, 0))
 		}
 		if res.failed {
@@ -334,6 +343,7 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 	for _, dr := range res.data {
 		c.outgoing[s] = append(c.outgoing[s], dr)
 	}
+	c.outgoing[s] = append(c.outgoing[s], res.distributions...)
 	ids := make([]string, 0, len(res.receipts))
 	for _, nr := range res.receipts {
 		ids = append(ids, nr.view.ReceiptID)

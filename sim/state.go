@@ -20,6 +20,8 @@ type state struct {
 	keys     map[string]map[string][]keyVersion
 	code     map[string][]codeVersion
 	data     map[string]map[string][]dataVersion
+	// global holds global contract code per shard, by globalKey.
+	global map[int]map[string][]codeVersion
 }
 
 type accountVersion struct {
@@ -49,6 +51,7 @@ func newState() *state {
 		keys:     map[string]map[string][]keyVersion{},
 		code:     map[string][]codeVersion{},
 		data:     map[string]map[string][]dataVersion{},
+		global:   map[int]map[string][]codeVersion{},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/nearline/nearline/near"
@@ -24,10 +25,20 @@ type generator struct {
 	ftUsers  []string // accounts registered with the FT contract
 	nftCount int
 	produced []bool // shards with a chunk at the height being generated
+	// kinds are the transaction kinds drawn from: txKinds, and the global
+	// contract kinds when the protocol has them.
+	kinds []kindWeight
+	// Global contracts: hashes deployed by hash, accounts that deployed by
+	// account id, and the accounts made to use them.
+	globalHashes, globalOwners, globalUsers []string
 }
 
 func newGenerator(c *chain) *generator {
 	g := &generator{c: c, r: newRand(c.cfg.Seed, streamTxs), keyIdx: map[string]int{}, extra: map[string][]genKey{}}
+	g.kinds = txKinds
+	if c.cfg.ProtocolVersion >= minGlobalContractsProtocol {
+		g.kinds = append(slices.Clone(txKinds), globalKinds()...)
+	}
 	for _, u := range userNames {
 		g.users = append(g.users, u+".near")
 	}
@@ -94,7 +105,7 @@ func (g *generator) generate(h uint64, produced []bool) [][]txPlan {
 		return out
 	}
 	total := 0
-	for _, k := range txKinds {
+	for _, k := range g.kinds {
 		total += k.weight
 	}
 	g.produced = produced
@@ -120,7 +131,7 @@ func (g *generator) drawKind(total int) kindWeight {
 	}
 	for {
 		pick := g.r.IntN(total)
-		for _, k := range txKinds {
+		for _, k := range g.kinds {
 			if pick >= k.weight {
 				pick -= k.weight
 				continue

@@ -16,7 +16,7 @@ type rowSet struct {
 	blocks, skipped, blockChunks, chunks, transactions, receipts, actions [][]any
 	outcomes, txStatuses, stateChanges, blockEffects                      [][]any
 	accounts, accessKeys, data, codeHistory, codes, protocols, epochs     [][]any
-	olderChunks                                                           [][]any
+	olderChunks, globalDistributions                                      [][]any
 	seenCodes, seenProtocols, seenOlder                                   map[string]bool
 	// epochFirst is the lowest height of each epoch in the batch: the
 	// height a protocol config is recorded at, whichever of the epoch's
@@ -152,7 +152,14 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 	}
 	for i, rc := range v.Receipts {
 		kind, signer := rc.Receipt.Kind(), (*string)(nil)
-		if rc.Receipt.Other != nil {
+		dist, isDist, err := rc.Receipt.GlobalDistribution()
+		if err != nil {
+			return fmt.Errorf("receipt %s in chunk %s: %w", rc.ReceiptID, hdr.ChunkHash, err)
+		}
+		switch {
+		case isDist:
+			r.addGlobalDistribution(height, shard, i, rc, dist)
+		case rc.Receipt.Other != nil:
 			r.unknown["receipt:"+kind]++ // stored as it came, in the chunk's view
 		}
 		if act := rc.Receipt.Action; act != nil {
@@ -171,6 +178,20 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 			rc.PredecessorID, rc.ReceiverID, kind, signer})
 	}
 	return nil
+}
+
+// addGlobalDistribution records a GlobalContractDistribution receipt and
+// keeps the code it carries.
+func (r *rowSet) addGlobalDistribution(height int64, shard int32, index int, rc near.ReceiptView, d near.GlobalContractDistribution) {
+	hash := near.HashOf(d.Code).String()
+	r.addCode(hash, d.Code)
+	var nonce *int64
+	if d.Nonce != nil {
+		n := int64(*d.Nonce)
+		nonce = &n
+	}
+	r.globalDistributions = append(r.globalDistributions, []any{rc.ReceiptID, height, shard, int32(index),
+		int32(d.TargetShard), d.ID.Kind(), d.ID.Value(), hash, rc.PredecessorID, nonce})
 }
 
 func (r *rowSet) actionRow(chunkHash, parentKind string, parent, index int, height int64, txHash, receiptID *string, a near.ActionView) ([]any, error) {

@@ -112,7 +112,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error 
 	ch := v.Change
 	switch key.kind {
 	case "account":
-		row := []any{key.accountID, height, deleted, nil, nil, nil, nil, nil, nil}
+		row := []any{key.accountID, height, deleted, nil, nil, nil, nil, nil, nil, nil, nil}
 		if !deleted {
 			if ch.Account == nil {
 				return fmt.Errorf("account_update of %s at %d without account", key.accountID, height)
@@ -122,8 +122,16 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error 
 				return fmt.Errorf("account_update of %s at %d: %w", key.accountID, height, err)
 			}
 			a := ch.Account
+			var globalHash, globalAccount *string
+			if extra != nil {
+				if id, ok := (near.Account{Extra: json.RawMessage(*extra)}).GlobalContract(); ok && id.ByAccount() {
+					globalAccount = &id.AccountID
+				} else if ok {
+					globalHash = &id.CodeHash
+				}
+			}
 			row = []any{key.accountID, height, false, numeric(a.Amount), numeric(a.Locked), a.CodeHash,
-				int64(a.StorageUsage), int64(a.StoragePaidAt), extra}
+				int64(a.StorageUsage), int64(a.StoragePaidAt), extra, globalHash, globalAccount}
 		}
 		r.accounts = append(r.accounts, row)
 	case "access_key":

@@ -72,6 +72,12 @@ func TestUnknownFieldsAndVariantsAreStoredAndServedVerbatim(t *testing.T) {
 	require.Equal(t, `{"amount":"100","locked":"0","code_hash":"11111111111111111111111111111111","storage_usage":182,"storage_paid_at":0,"global_contract_hash":null,"global_contract_account_id":"code.near","block_height":8,"block_hash":"h"}`,
 		string(view), "view_account keeps the members Nearline does not model, in their place")
 
+	var globalHash, globalAccount *string
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT global_contract_hash, global_contract_account_id FROM account_history
+		WHERE account_id = 'alice.near' AND block_height = 8`).Scan(&globalHash, &globalAccount))
+	require.Nil(t, globalHash, "a null global_contract_hash is no hash")
+	require.Equal(t, "code.near", *globalAccount, "the analytics column names the global code the account uses")
+
 	key, err := s.AccessKeyAt(ctx, "alice.near", "ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847", 8)
 	require.NoError(t, err)
 	require.False(t, key.Permission.Known())
