@@ -67,9 +67,13 @@ func TestArchiveMatchesSimulator(t *testing.T) {
 	reqs := differentialRequests(t, simH, node.Genesis(), head)
 	mismatches := 0
 	outcomes := map[string]int{}
+	congested := 0
 	for _, r := range reqs {
 		want, got := post(t, simH, r), post(t, archiveH, r)
 		outcomes[outcomeOf(r, want)]++
+		if isCongested(want) {
+			congested++
+		}
 		if !bytes.Equal(want, got) {
 			mismatches++
 			if mismatches <= 20 {
@@ -81,9 +85,23 @@ func TestArchiveMatchesSimulator(t *testing.T) {
 	require.Zero(t, mismatches)
 	// The comparison must cover real answers, not only errors.
 	for _, kind := range []string{"block ok", "chunk ok", "query/call_function ok", "query/view_state ok", "tx ok", "changes ok",
-		"EXPERIMENTAL_receipt ok", "EXPERIMENTAL_receipt_to_tx ok"} {
+		"EXPERIMENTAL_receipt ok", "EXPERIMENTAL_receipt_to_tx ok", "EXPERIMENTAL_congestion_level ok",
+		"EXPERIMENTAL_congestion_level UNKNOWN_CHUNK", "EXPERIMENTAL_congestion_level INVALID_SHARD_ID",
+		"EXPERIMENTAL_congestion_level UNKNOWN_BLOCK"} {
 		require.Positive(t, outcomes[kind], "no %q among %v", kind, outcomes)
 	}
+	require.Positive(t, congested, "some congestion levels are not zero")
+	t.Logf("%d of %d congestion levels are not zero", congested, outcomes["EXPERIMENTAL_congestion_level ok"])
+}
+
+// isCongested reports whether resp is a congestion level result above 0.
+func isCongested(resp []byte) bool {
+	var env struct {
+		Result struct {
+			CongestionLevel *float64 `json:"congestion_level"`
+		} `json:"result"`
+	}
+	return json.Unmarshal(resp, &env) == nil && env.Result.CongestionLevel != nil && *env.Result.CongestionLevel > 0
 }
 
 // outcomeOf names a response for the summary: "<method> ok" or
@@ -145,6 +163,8 @@ func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisF
 	add("block", map[string]any{"block_id": head + 1})
 	add("block", map[string]any{"block_id": unknownHash})
 	add("chunk", map[string]any{"chunk_id": unknownHash})
+	add("EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": unknownHash})
+	add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": head + 1, "shard_id": 0})
 	add("gas_price", []any{nil})
 	add("genesis_config", nil)
 	add("block", map[string]any{"finality": "final"})
@@ -170,6 +190,7 @@ func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisF
 		require.NoError(t, json.Unmarshal(post(t, simH, request("block", at)), &block))
 		if block.Result == nil {
 			add("chunk", map[string]any{"block_id": h, "shard_id": 0})
+			add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": 0})
 			add("query", map[string]any{"request_type": "view_account", "account_id": "status.near", "block_id": h})
 			continue
 		}
@@ -177,6 +198,9 @@ func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisF
 		for _, c := range block.Result.Chunks {
 			add("chunk", map[string]any{"block_id": h, "shard_id": c.ShardID})
 			add("chunk", map[string]any{"chunk_id": c.ChunkHash})
+			add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": c.ShardID})
+			add("EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": c.ChunkHash})
+			add("EXPERIMENTAL_congestion_level", []any{[]any{block.Result.Header.Hash, c.ShardID}})
 			var chunk struct {
 				Result struct {
 					Transactions []struct {
@@ -199,6 +223,7 @@ func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisF
 			}
 		}
 		add("chunk", map[string]any{"block_id": h, "shard_id": len(block.Result.Chunks) + 3})
+		add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": len(block.Result.Chunks) + 3})
 
 		var effects struct {
 			Result struct {
