@@ -26,6 +26,7 @@ type Store interface {
 	BlockStamp(ctx context.Context, id near.BlockID) (near.BlockStamp, error)
 	ChunkView(ctx context.Context, chunkHash string) (json.RawMessage, error)
 	ChunkHashAt(ctx context.Context, blockHeight uint64, shardID uint64) (string, error)
+	ChunkCongestion(ctx context.Context, chunkHash string) (*near.CongestionInfo, uint64, error)
 	BlockEffects(ctx context.Context, height uint64) ([]near.StateChangeKindView, error)
 	StateChanges(ctx context.Context, height uint64, changeTypes []string, accountIDs []string) ([]near.StateChangeWithCauseView, error)
 	AccountAt(ctx context.Context, accountID string, height uint64) (near.Account, error)

@@ -25,23 +25,9 @@ func (a *Backend) block(ctx context.Context, ref near.BlockReference) (json.RawM
 
 // chunk returns the stored `chunk` result, by hash or by block and shard.
 func (a *Backend) chunk(ctx context.Context, req near.ChunkRequest) (json.RawMessage, error) {
-	hash := req.ChunkID
-	if req.BlockID == nil {
-		if _, _, err := a.store.LatestBlock(ctx); isNotFound(err) {
-			return nil, near.NotSyncedYet()
-		}
-	} else {
-		stamp, err := a.resolve(ctx, near.BlockReference{BlockID: req.BlockID}, blockFlavor)
-		if err != nil {
-			return nil, err
-		}
-		hash, err = a.store.ChunkHashAt(ctx, stamp.BlockHeight, req.ShardID)
-		if isNotFound(err) {
-			return nil, near.InvalidShardID(req.ShardID)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read chunk hash of shard %d at %d: %w", req.ShardID, stamp.BlockHeight, err)
-		}
+	hash, err := a.chunkHash(ctx, req)
+	if err != nil {
+		return nil, err
 	}
 	view, err := a.store.ChunkView(ctx, hash)
 	if isNotFound(err) {
@@ -52,6 +38,30 @@ func (a *Backend) chunk(ctx context.Context, req near.ChunkRequest) (json.RawMes
 		return nil, fmt.Errorf("read chunk %s: %w", hash, err)
 	}
 	return view, nil
+}
+
+// chunkHash resolves a chunk request to a chunk hash: the one given, or
+// the one the block carries for the shard (for a missing chunk, the older
+// chunk it repeats).
+func (a *Backend) chunkHash(ctx context.Context, req near.ChunkRequest) (string, error) {
+	if req.BlockID == nil {
+		if _, _, err := a.store.LatestBlock(ctx); isNotFound(err) {
+			return "", near.NotSyncedYet()
+		}
+		return req.ChunkID, nil
+	}
+	stamp, err := a.resolve(ctx, near.BlockReference{BlockID: req.BlockID}, blockFlavor)
+	if err != nil {
+		return "", err
+	}
+	hash, err := a.store.ChunkHashAt(ctx, stamp.BlockHeight, req.ShardID)
+	if isNotFound(err) {
+		return "", near.InvalidShardID(req.ShardID)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read chunk hash of shard %d at %d: %w", req.ShardID, stamp.BlockHeight, err)
+	}
+	return hash, nil
 }
 
 // blockEffects returns the block's `EXPERIMENTAL_changes_in_block` result.

@@ -35,10 +35,18 @@ func TestArchiveMatchesSimulator(t *testing.T) {
 	outcomes := compareWithSimulator(t, sim.Config{Seed: 11, Shards: 3, TxsPerBlock: 6, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: 40}, nil)
 	// The comparison must cover real answers, not only errors.
 	for _, kind := range []string{"block ok", "chunk ok", "query/call_function ok", "query/view_state ok", "tx ok", "changes ok",
-		"EXPERIMENTAL_receipt ok", "EXPERIMENTAL_receipt_to_tx ok"} {
+		"EXPERIMENTAL_receipt ok", "EXPERIMENTAL_receipt_to_tx ok", "EXPERIMENTAL_congestion_level ok",
+		"EXPERIMENTAL_congestion_level UNKNOWN_CHUNK", "EXPERIMENTAL_congestion_level INVALID_SHARD_ID",
+		"EXPERIMENTAL_congestion_level UNKNOWN_BLOCK", congestedOutcome} {
 		require.Positive(t, outcomes[kind], "no %q among %v", kind, outcomes)
 	}
+	t.Logf("%d of %d congestion levels are not zero", outcomes[congestedOutcome], outcomes["EXPERIMENTAL_congestion_level ok"])
 }
+
+// congestedOutcome counts, among compareWithSimulator's outcomes, the
+// congestion levels above zero.
+const congestedOutcome = "congestion level above 0"
+
 
 // compareWithSimulator indexes the chain cfg describes (up to
 // cfg.MaxHeight) into a fresh archive and asks both the same questions
@@ -106,6 +114,9 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more func(simH http.Hand
 	for _, r := range reqs {
 		want, got := post(t, simH, r), post(t, archiveH, r)
 		outcomes[outcomeOf(r, want)]++
+		if isCongested(want) {
+			outcomes[congestedOutcome]++
+		}
 		if !bytes.Equal(want, got) {
 			mismatches++
 			if mismatches <= 20 {
@@ -124,6 +135,16 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more func(simH http.Hand
 	require.Zero(t, mismatches)
 	require.LessOrEqual(t, nForwarded*100, len(reqs), "more than 1%% of the requests went upstream")
 	return outcomes
+}
+
+// isCongested reports whether resp is a congestion level result above 0.
+func isCongested(resp []byte) bool {
+	var env struct {
+		Result struct {
+			CongestionLevel *float64 `json:"congestion_level"`
+		} `json:"result"`
+	}
+	return json.Unmarshal(resp, &env) == nil && env.Result.CongestionLevel != nil && *env.Result.CongestionLevel > 0
 }
 
 // outcomeOf names a response for the summary: "<method> ok" or
@@ -185,6 +206,8 @@ func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisF
 	add("block", map[string]any{"block_id": head + 1})
 	add("block", map[string]any{"block_id": unknownHash})
 	add("chunk", map[string]any{"chunk_id": unknownHash})
+	add("EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": unknownHash})
+	add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": head + 1, "shard_id": 0})
 	add("gas_price", []any{nil})
 	add("genesis_config", nil)
 	add("block", map[string]any{"finality": "final"})
@@ -210,6 +233,7 @@ func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisF
 		require.NoError(t, json.Unmarshal(post(t, simH, request("block", at)), &block))
 		if block.Result == nil {
 			add("chunk", map[string]any{"block_id": h, "shard_id": 0})
+			add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": 0})
 			add("query", map[string]any{"request_type": "view_account", "account_id": "status.near", "block_id": h})
 			continue
 		}
@@ -217,6 +241,9 @@ func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisF
 		for _, c := range block.Result.Chunks {
 			add("chunk", map[string]any{"block_id": h, "shard_id": c.ShardID})
 			add("chunk", map[string]any{"chunk_id": c.ChunkHash})
+			add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": c.ShardID})
+			add("EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": c.ChunkHash})
+			add("EXPERIMENTAL_congestion_level", []any{[]any{block.Result.Header.Hash, c.ShardID}})
 			var chunk struct {
 				Result struct {
 					Transactions []struct {
@@ -239,6 +266,7 @@ func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisF
 			}
 		}
 		add("chunk", map[string]any{"block_id": h, "shard_id": len(block.Result.Chunks) + 3})
+		add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": len(block.Result.Chunks) + 3})
 
 		var effects struct {
 			Result struct {

@@ -20,6 +20,10 @@ func (a *Backend) Chunk(ctx context.Context, req near.ChunkRequest) (json.RawMes
 	return retry(ctx, a, "chunk", func() (json.RawMessage, error) { return a.chunk(ctx, req) })
 }
 
+func (a *Backend) CongestionLevel(ctx context.Context, req near.ChunkRequest) (*near.CongestionLevelView, error) {
+	return retry(ctx, a, "congestion_level", func() (*near.CongestionLevelView, error) { return a.congestionLevel(ctx, req) })
+}
+
 func (a *Backend) BlockEffects(ctx context.Context, ref near.BlockReference) (*near.BlockEffectsView, error) {
 	return retry(ctx, a, "block_effects", func() (*near.BlockEffectsView, error) { return a.blockEffects(ctx, ref) })
 }

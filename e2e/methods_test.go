@@ -166,6 +166,7 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	serve.waitReady(t, 30*time.Second)
 
 	var reqs []request
+	congested := 0
 	for h := shape.genesisHeight; h <= shape.head+2; h++ {
 		at := map[string]any{"block_id": h}
 		reqs = append(reqs,
@@ -189,6 +190,10 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 			}
 		}
 		reqs = append(reqs, txRequests(t, sim, h)...)
+		if (h-shape.genesisHeight)%5 == 0 || h > shape.head {
+			more, nonzero := congestionRequests(t, sim, h)
+			reqs, congested = append(reqs, more...), congested+nonzero
+		}
 	}
 	someAccount := genesis.accounts[0]
 	reqs = append(reqs,
@@ -219,7 +224,49 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 		"query/view_account", "query/view_access_key_list", "query/view_access_key", "query/view_code",
 		"query/view_state", "query/call_function", "EXPERIMENTAL_receipt", "EXPERIMENTAL_receipt_to_tx", "changes/account_changes", "changes/data_changes",
 		"changes/contract_code_changes", "changes/single_access_key_changes",
-		"EXPERIMENTAL_changes/all_access_key_changes")
+		"EXPERIMENTAL_changes/all_access_key_changes", "EXPERIMENTAL_congestion_level")
+	if congested == 0 {
+		t.Errorf("every congestion level the simulator answered is zero")
+	}
+	if o := tally["EXPERIMENTAL_congestion_level"]; o != nil {
+		t.Logf("%d of the chunks asked have a nonzero congestion level (%d congestion results compared)", congested, o.results)
+	}
+}
+
+// congestionRequests asks EXPERIMENTAL_congestion_level for every shard of
+// a height (by block height, by [[block hash, shard]] and by chunk id) and
+// for a shard it does not have; for a height without a block, its shard 0.
+// It returns how many of the levels the simulator answers are above zero.
+func congestionRequests(t *testing.T, sim *client, height uint64) ([]request, int) {
+	t.Helper()
+	env, err := sim.call("block", map[string]any{"block_id": height})
+	if err != nil || env.Result == nil {
+		return []request{{"EXPERIMENTAL_congestion_level", map[string]any{"block_id": height, "shard_id": 0}}}, 0
+	}
+	var block near.BlockView
+	if err := json.Unmarshal(env.Result, &block); err != nil {
+		t.Fatalf("decode block %d: %v", height, err)
+	}
+	reqs := []request{{"EXPERIMENTAL_congestion_level", map[string]any{"block_id": height, "shard_id": len(block.Chunks)}}}
+	nonzero := 0
+	for _, c := range block.Chunks {
+		reqs = append(reqs,
+			request{"EXPERIMENTAL_congestion_level", map[string]any{"block_id": height, "shard_id": c.ShardID}},
+			request{"EXPERIMENTAL_congestion_level", []any{[]any{block.Header.Hash, c.ShardID}}},
+			request{"EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": c.ChunkHash}})
+		env, err := sim.call("EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": c.ChunkHash})
+		if err != nil || env.Result == nil {
+			t.Fatalf("congestion level of chunk %s from sim: %v %s", c.ChunkHash, err, env.Error)
+		}
+		var level near.CongestionLevelView
+		if err := json.Unmarshal(env.Result, &level); err != nil {
+			t.Fatalf("decode congestion level %s: %v", env.Result, err)
+		}
+		if level.CongestionLevel > 0 {
+			nonzero++
+		}
+	}
+	return reqs, nonzero
 }
 
 // txRequests asks tx and EXPERIMENTAL_tx_status for every transaction in
@@ -286,6 +333,11 @@ func malformedRequests(account string, head uint64) []request {
 		{"block", map[string]any{"finality": "soon"}},
 		{"block", []any{}},
 		{"chunk", map[string]any{"chunk_id": 7}},
+		{"EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": "11111111111111111111111111111111"}},
+		{"EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": "nope"}},
+		{"EXPERIMENTAL_congestion_level", map[string]any{"block_id": head}},
+		{"EXPERIMENTAL_congestion_level", map[string]any{"block_id": head + 1000, "shard_id": 0}},
+		{"EXPERIMENTAL_congestion_level", map[string]any{"block_id": head, "shard_id": -1}},
 		{"gas_price", []any{1, 2}},
 		{"gas_price", "x"},
 		{"tx", map[string]any{"tx_hash": "11111111111111111111111111111111", "sender_account_id": account}},

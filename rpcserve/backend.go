@@ -19,6 +19,9 @@ type Backend interface {
 	Block(ctx context.Context, ref near.BlockReference) (json.RawMessage, error)
 	// Chunk returns the `chunk` result.
 	Chunk(ctx context.Context, req near.ChunkRequest) (json.RawMessage, error)
+	// CongestionLevel returns the `EXPERIMENTAL_congestion_level` result of
+	// the chunk req selects (as for Chunk, with Chunk's errors).
+	CongestionLevel(ctx context.Context, req near.ChunkRequest) (*near.CongestionLevelView, error)
 	// BlockEffects returns the `EXPERIMENTAL_changes_in_block` result.
 	BlockEffects(ctx context.Context, ref near.BlockReference) (*near.BlockEffectsView, error)
 	// Changes returns the `EXPERIMENTAL_changes` result.

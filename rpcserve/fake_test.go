@@ -77,6 +77,21 @@ func (f *fakeBackend) Chunk(ctx context.Context, req near.ChunkRequest) (json.Ra
 	return fmt.Appendf(nil, `{"author":"test.near","header":{"shard_id":%d},"transactions":[],"receipts":[]}`, req.ShardID), nil
 }
 
+// CongestionLevel answers for the chunks Chunk knows: 1e-7 for the chunk
+// by id, shard 1 of a block fully congested (1.0), shard 0 not (0.0).
+func (f *fakeBackend) CongestionLevel(ctx context.Context, req near.ChunkRequest) (*near.CongestionLevelView, error) {
+	if _, err := f.Chunk(ctx, req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.ChunkID != "":
+		return &near.CongestionLevelView{CongestionLevel: 1e-7}, nil
+	case req.ShardID == 1:
+		return &near.CongestionLevelView{CongestionLevel: 1}, nil
+	}
+	return &near.CongestionLevelView{}, nil
+}
+
 func (f *fakeBackend) BlockEffects(ctx context.Context, ref near.BlockReference) (*near.BlockEffectsView, error) {
 	h, err := f.height(ctx, ref)
 	if err != nil {

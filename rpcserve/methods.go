@@ -17,6 +17,7 @@ func methodTable() map[string]methodFunc {
 	return map[string]methodFunc{
 		"block":                         blockMethod,
 		"chunk":                         chunkMethod,
+		"EXPERIMENTAL_congestion_level": congestionLevelMethod,
 		"block_effects":                 blockEffectsMethod,
 		"EXPERIMENTAL_changes_in_block": changesInBlockMethod,
 		"changes":                       changesMethod,
@@ -70,7 +71,7 @@ func isUpstreamMethod(name string) bool {
 		"EXPERIMENTAL_check_tx",
 		"EXPERIMENTAL_validators_ordered",
 		"maintenance_windows", "EXPERIMENTAL_maintenance_windows",
-		"EXPERIMENTAL_split_storage_info", "EXPERIMENTAL_congestion_level":
+		"EXPERIMENTAL_split_storage_info":
 		return true
 	}
 	return false
@@ -103,6 +104,23 @@ func chunkMethod(ctx context.Context, b Backend, params json.RawMessage) (any, e
 		return nil, perr
 	}
 	return raw(b.Chunk(ctx, req))
+}
+
+// congestionLevelMethod takes `chunk`'s params (legacy positional forms
+// included), as nearcore parses both with one chunk reference parser.
+func congestionLevelMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	req, perr := near.ParseChunkRequest(chunkParams(params))
+	if perr != nil {
+		return nil, perr
+	}
+	view, err := b.CongestionLevel(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if view == nil {
+		return nil, errNoResult
+	}
+	return view, nil
 }
 
 // blockEffectsResult carries the effects under both names: `changes`

@@ -106,7 +106,16 @@ func (n *Node) Block(_ context.Context, ref near.BlockReference) (json.RawMessag
 func (n *Node) Chunk(_ context.Context, req near.ChunkRequest) (json.RawMessage, error) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	c := n.chain
+	ch, err := n.chain.chunkFor(req)
+	if err != nil {
+		return nil, err
+	}
+	return ch.json, nil
+}
+
+// chunkFor finds the chunk req selects: by hash, or the one a block carries
+// for a shard (for a missing chunk, the older chunk it repeats).
+func (c *chain) chunkFor(req near.ChunkRequest) (*chunk, error) {
 	hash := req.ChunkID
 	if req.BlockID != nil {
 		b, err := c.blockFor(near.BlockReference{BlockID: req.BlockID})
@@ -124,7 +133,7 @@ func (n *Node) Chunk(_ context.Context, req near.ChunkRequest) (json.RawMessage,
 	if ch == nil || c.gcd(ch.height) {
 		return nil, near.UnknownChunk(hash)
 	}
-	return ch.json, nil
+	return ch, nil
 }
 
 // BlockEffects answers `block_effects` / `EXPERIMENTAL_changes_in_block`.

@@ -279,6 +279,7 @@ type appliedChunk struct {
 	outcomeRoot string
 	gasUsed     uint64
 	burnt       near.U128
+	congestion  near.CongestionInfo
 }
 
 // shardWork is what one shard did at one height.
@@ -310,7 +311,7 @@ func (c *chain) makeChunk(h uint64, s int, prevHash string, w *shardWork, propos
 	if len(w.outcomes) > 0 {
 		outcomeRoot = hashJSON("outcomes", w.outcomes)
 	}
-	c.applied[s] = appliedChunk{outcomeRoot: outcomeRoot, gasUsed: w.gasUsed, burnt: w.burnt}
+	c.applied[s] = appliedChunk{outcomeRoot: outcomeRoot, gasUsed: w.gasUsed, burnt: w.burnt, congestion: c.congestionInfo(s)}
 	outcomeRoot = prevApplied.outcomeRoot
 	if outcomeRoot == "" {
 		outcomeRoot = zeroHash
@@ -339,7 +340,7 @@ func (c *chain) makeChunk(h uint64, s int, prevHash string, w *shardWork, propos
 		OutgoingReceiptsRoot: receiptsRoot,
 		TxRoot:               txRoot,
 		ValidatorProposals:   rawProposals(proposals),
-		CongestionInfo:       &near.CongestionInfo{AllowedShard: uint16((s + 1) % c.cfg.Shards)},
+		CongestionInfo:       &prevApplied.congestion,
 		BandwidthRequests:    json.RawMessage("null"),
 	}
 	hdr.ChunkHash = hashJSON("chunk", hdr)

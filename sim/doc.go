@@ -62,7 +62,9 @@
 //     block execute in parallel (each touches only its own accounts and
 //     receipt queues), with the same result as one after the other.
 //   - Chunk headers report the previous application of their shard
-//     (outcome_root, gas_used, balance_burnt), as nearcore's do. Every block
+//     (outcome_root, gas_used, balance_burnt, congestion_info), as
+//     nearcore's do; congestion_info is counted from the shard's real
+//     receipt queues (waiting, outgoing, postponed). Every block
 //     is final at once (final, near-final and optimistic select the head)
 //     unless Config.FinalityLag makes `final` trail the head while blocks are
 //     produced.
