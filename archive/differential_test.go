@@ -47,7 +47,6 @@ func TestArchiveMatchesSimulator(t *testing.T) {
 // congestion levels above zero.
 const congestedOutcome = "congestion level above 0"
 
-
 // compareWithSimulator indexes the chain cfg describes (up to
 // cfg.MaxHeight) into a fresh archive and asks both the same questions
 // (differentialRequests, then more's) through the same protocol layer:
