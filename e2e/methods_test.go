@@ -149,13 +149,15 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	dbURL := freshDatabase(t)
 	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
 
+	// Protocol 77: global contracts are deployed, distributed and used.
 	simAddr := start(t, "sim", "--listen", anyPort, "--seed", "5", "--shards", "4", "--block-time", "0",
-		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath).listenAddr(t, "simulator listening")
+		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77").listenAddr(t, "simulator listening")
 	sim := newClient(simAddr)
 	sim.waitReady(t, 30*time.Second)
 	shape := readShape(t, sim, maxHeight-20)
 	genesis := readGenesis(t, genesisPath)
 	views := contractViews(t)
+	global := newGlobalContracts()
 
 	if out, err := runToEnd(t, 5*time.Minute, "index", "--database-url", dbURL, "--genesis", genesisPath,
 		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.head, 10)); err != nil {
@@ -190,6 +192,10 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 			}
 		}
 		reqs = append(reqs, txRequests(t, sim, h)...)
+		global.see(t, sim, h)
+		if (h-shape.genesisHeight)%3 == 0 || h > shape.head {
+			reqs = append(reqs, global.requests(h)...)
+		}
 		if (h-shape.genesisHeight)%5 == 0 || h > shape.head {
 			more, nonzero := congestionRequests(t, sim, h)
 			reqs, congested = append(reqs, more...), congested+nonzero
@@ -224,7 +230,8 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 		"query/view_account", "query/view_access_key_list", "query/view_access_key", "query/view_code",
 		"query/view_state", "query/call_function", "EXPERIMENTAL_receipt", "EXPERIMENTAL_receipt_to_tx", "changes/account_changes", "changes/data_changes",
 		"changes/contract_code_changes", "changes/single_access_key_changes",
-		"EXPERIMENTAL_changes/all_access_key_changes", "EXPERIMENTAL_congestion_level")
+		"EXPERIMENTAL_changes/all_access_key_changes", "EXPERIMENTAL_congestion_level",
+		"query/view_global_contract_code", "query/view_global_contract_code_by_account_id")
 	if congested == 0 {
 		t.Errorf("every congestion level the simulator answered is zero")
 	}

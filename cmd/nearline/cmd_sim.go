@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"time"
@@ -32,6 +33,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	deployRate := float64Flag(fs, env, "deploy-rate", "NEARLINE_DEPLOY_RATE", def.DeployRate, "fraction of transactions that deploy a contract (0 keeps the default mix, about 2%; mainnet is about 0.001)")
 	genesisHeight := uint64Flag(fs, env, "genesis-height", "NEARLINE_GENESIS_HEIGHT", 0, "height of the genesis block")
 	epochLength := uint64Flag(fs, env, "epoch-length", "NEARLINE_EPOCH_LENGTH", def.EpochLength, "epoch length in heights")
+	protocolVersion := uint64Flag(fs, env, "protocol-version", "NEARLINE_PROTOCOL_VERSION", uint64(def.ProtocolVersion), "protocol version the chain runs; 77 or above adds global contracts (deployments, distribution receipts, accounts that use them)")
 	viewStateLimit := intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", sim.DefaultViewStateLimit, "view_state limit in bytes of contract state (-1 = no limit)")
 	latency := durationFlag(fs, env, "latency", "NEARLINE_LATENCY", 0, "latency added to every response")
 	jitter := durationFlag(fs, env, "latency-jitter", "NEARLINE_LATENCY_JITTER", 0, "random extra latency, up to this much")
@@ -55,11 +57,15 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 		fmt.Fprintln(fs.Output(), "nearline sim: --block-time 0 needs --max-height")
 		return errUsage
 	}
+	if *protocolVersion > math.MaxUint32 {
+		fmt.Fprintln(fs.Output(), "nearline sim: --protocol-version must fit in 32 bits")
+		return errUsage
+	}
 	if !*archival && *gcWindow == 0 {
 		*gcWindow = 5 * *epochLength // nearcore's gc_num_epochs_to_keep
 	}
 	cfg := sim.Config{
-		Seed: *seed, Shards: *shards, EpochLength: *epochLength, GenesisHeight: *genesisHeight,
+		Seed: *seed, Shards: *shards, EpochLength: *epochLength, GenesisHeight: *genesisHeight, ProtocolVersion: uint32(*protocolVersion),
 		SkipRate: *skipRate, MissingChunkRate: *missingChunkRate, TxsPerBlock: *txsPerBlock, DeployRate: *deployRate,
 		ForkAt: *forkAt, FinalityLag: *finalityLag, BlockTime: *blockTime, MaxHeight: *maxHeight, GCWindow: *gcWindow,
 		ViewStateLimit: *viewStateLimit, RPCAddr: *listen,
