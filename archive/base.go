@@ -99,6 +99,15 @@ func (a *Backend) partialQuery(ctx context.Context, req near.QueryRequest, at ne
 	if req.RequestType == near.QueryViewAccount {
 		return near.AccountView{Account: acc, BlockStamp: at}, nil
 	}
+	if _, global := acc.GlobalContract(); global {
+		// Global code does not depend on the account's history: it is
+		// exact when the archive saw it distributed, else forwarded.
+		code, hash, _, err := a.code(ctx, req.AccountID, acc, at)
+		if err != nil {
+			return nil, err
+		}
+		return near.ContractCodeView{CodeBase64: code, Hash: hash, BlockStamp: at}, nil
+	}
 	if acc.CodeHash == noCodeHash {
 		return nil, near.NoContractCode(req.AccountID, at)
 	}

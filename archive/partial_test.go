@@ -37,7 +37,8 @@ const partialHead = 40
 
 func newPartialChain(t *testing.T, ctx context.Context) *partialChain {
 	t.Helper()
-	node, err := sim.New(ctx, sim.Config{Seed: 23, Shards: 3, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: partialHead})
+	node, err := sim.New(ctx, sim.Config{Seed: 23, Shards: 3, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: partialHead,
+		ProtocolVersion: 77}) // global contracts too: their code is exact whatever the account's coverage
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, partialHead))
@@ -143,13 +144,21 @@ func (c *partialChain) stateRequests(t *testing.T) []stateRequest {
 }
 
 // refusal reports whether resp is the archive's "no complete state of
-// this account" error.
+// this account" error, or its "global contract code ... is not in the
+// archive" error (code distributed before the archive's first block).
 func refusal(resp []byte, account string) bool {
 	var env near.Response
-	if json.Unmarshal(resp, &env) != nil || env.Error == nil || env.Error.CauseName() != "UNKNOWN_BLOCK" {
+	if json.Unmarshal(resp, &env) != nil || env.Error == nil {
 		return false
 	}
-	return bytes.Contains(env.Error.Data, []byte("no complete state of account "+account+" "))
+	switch env.Error.CauseName() {
+	case "UNKNOWN_BLOCK":
+		return bytes.Contains(env.Error.Data, []byte("no complete state of account "+account+" "))
+	case "INTERNAL_ERROR":
+		return bytes.Contains(env.Error.Data, []byte("The global contract code "+account+" uses ")) &&
+			bytes.Contains(env.Error.Data, []byte(" is not in the archive"))
+	}
+	return false
 }
 
 // TestPartialArchiveNeverAnswersWrongly: an archive indexed from a height

@@ -218,9 +218,9 @@ func (g *generator) deployGlobal(h uint64) (txPlan, bool) {
 	return p, true
 }
 
-// useGlobal creates an account that runs global code deployed before (it
-// fails, as in nearcore, when the code has not reached the account's shard
-// yet) and sets a status on it, so the account has state of its own.
+// useGlobal has an account run global code deployed before: a new account,
+// or an existing sub-account that switches (it fails, as in nearcore, when
+// the code has not reached the account's shard yet).
 func (g *generator) useGlobal(h uint64) (txPlan, bool) {
 	if len(g.globalHashes)+len(g.globalOwners) == 0 {
 		return txPlan{}, false
@@ -230,6 +230,16 @@ func (g *generator) useGlobal(h uint64) (txPlan, bool) {
 		use = near.ActionView{UseGlobalContract: &near.UseGlobalContractAction{CodeHash: g.globalHashes[i]}}
 	} else {
 		use = near.ActionView{UseGlobalContractByAccountID: &near.UseGlobalContractByAccountIDAction{AccountID: g.globalOwners[i-len(g.globalHashes)]}}
+	}
+	// A third of the time an existing sub-account switches to the global
+	// code (dropping its own contract, if it has one).
+	if len(g.subs) > 0 && g.r.IntN(3) == 0 {
+		id := g.subs[g.r.IntN(len(g.subs))]
+		p, ok := g.plan(id, id, use)
+		if ok && !slices.Contains(g.globalUsers, id) {
+			g.globalUsers = append(g.globalUsers, id)
+		}
+		return p, ok
 	}
 	parent := g.pickUser()
 	g.counter++
