@@ -155,7 +155,6 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	sim.waitReady(t, 30*time.Second)
 	shape := readShape(t, sim, maxHeight-20)
 	genesis := readGenesis(t, genesisPath)
-	views := contractViews(t)
 
 	if out, err := runToEnd(t, 5*time.Minute, "index", "--database-url", dbURL, "--genesis", genesisPath,
 		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.head, 10)); err != nil {
@@ -165,6 +164,20 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	serve := newClient(serveAddr)
 	serve.waitReady(t, 30*time.Second)
 
+	tally := compare(t, sim, serve, everyMethodRequests(t, sim, shape, genesis))
+	logTally(t, tally)
+	t.Logf("compared %d requests over heights %d..%d", total(tally), shape.genesisHeight, shape.head+2)
+	requireEveryMethod(t, tally)
+}
+
+// everyMethodRequests are the differential test's requests over the chain
+// sim serves: per height block effects, gas price and protocol config, the
+// account reads of the accounts the height touched (every genesis account
+// every 40 heights), contract views, transactions and receipts; then the
+// methods without a height and the malformed requests.
+func everyMethodRequests(t *testing.T, sim *client, shape chainShape, genesis genesisState) []request {
+	t.Helper()
+	views := contractViews(t)
 	var reqs []request
 	for h := shape.genesisHeight; h <= shape.head+2; h++ {
 		at := map[string]any{"block_id": h}
@@ -203,17 +216,26 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 		request{"query", map[string]any{"request_type": "view_account", "account_id": someAccount, "finality": "final"}},
 		request{"EXPERIMENTAL_protocol_config", map[string]any{"finality": "final"}},
 	)
-	reqs = append(reqs, malformedRequests(someAccount, shape.head)...)
-	tally := compare(t, sim, serve, reqs)
+	return append(reqs, malformedRequests(someAccount, shape.head)...)
+}
+
+// logTally logs how many results and errors each kind of request got.
+func logTally(t *testing.T, tally map[string]*outcome) {
+	t.Helper()
 	kinds := make([]string, 0, len(tally))
 	for k := range tally {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		t.Logf("%-45s results %5d  errors %5d", k, tally[k].results, tally[k].errors)
+		t.Logf("%-45s results %5d  errors %5d  mismatches %5d", k, tally[k].results, tally[k].errors, tally[k].mismatches)
 	}
-	t.Logf("compared %d requests over heights %d..%d", total(tally), shape.genesisHeight, shape.head+2)
+}
+
+// requireEveryMethod fails unless every kind everyMethodRequests sends got
+// at least one result.
+func requireEveryMethod(t *testing.T, tally map[string]*outcome) {
+	t.Helper()
 	requireResults(t, tally, "block_effects", "EXPERIMENTAL_changes_in_block", "gas_price",
 		"EXPERIMENTAL_protocol_config", "genesis_config", "validators", "tx", "EXPERIMENTAL_tx_status",
 		"query/view_account", "query/view_access_key_list", "query/view_access_key", "query/view_code",
