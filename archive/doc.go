@@ -27,7 +27,9 @@
 //     before the error is returned (and answered as INTERNAL_ERROR).
 //   - `block`, `chunk`, tx statuses and configs are the upstream's JSON as
 //     stored; query results are rebuilt from the state history tables with
-//     the same near types the simulator encodes with.
+//     the same near types the simulator encodes with, the account and access
+//     key members Nearline does not model written back from the tables'
+//     extra columns in their place.
 //   - call_function runs the contract on the one long-lived nearvm.Runtime
 //     given to New (compiled modules cached by code hash) over the
 //     contract's state at the height; a contract failure is a

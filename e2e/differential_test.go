@@ -119,13 +119,23 @@ func blockRequests(t *testing.T, sim *client, height uint64) []request {
 	return reqs
 }
 
-// outcome counts answers of one kind of request.
-type outcome struct{ results, errors int }
+// outcome counts answers of one kind of request, and those that differed.
+type outcome struct{ results, errors, mismatches int }
 
 // compare sends every request to both nodes and reports each difference in
-// result or error. It returns, per method (and query request_type /
-// changes_type), how many answers were results and how many errors.
+// result or error (as JSON documents: member order aside). It returns, per
+// method (and query request_type / changes_type), how many answers were
+// results and how many errors.
 func compare(t *testing.T, sim, serve *client, reqs []request) map[string]*outcome {
+	t.Helper()
+	return compareWith(t, sim, serve, reqs, func(want, got json.RawMessage) bool {
+		return canonical(want) == canonical(got)
+	})
+}
+
+// compareWith is compare with same deciding whether two results (or two
+// errors) are equal.
+func compareWith(t *testing.T, sim, serve *client, reqs []request, same func(want, got json.RawMessage) bool) map[string]*outcome {
 	t.Helper()
 	tally := map[string]*outcome{}
 	mismatches := 0
@@ -154,10 +164,11 @@ func compare(t *testing.T, sim, serve *client, reqs []request) map[string]*outco
 		} else {
 			tally[kind].errors++
 		}
-		if canonical(want.Result) == canonical(got.Result) && canonical(want.Error) == canonical(got.Error) {
+		if same(want.Result, got.Result) && same(want.Error, got.Error) {
 			continue
 		}
 		mismatches++
+		tally[kind].mismatches++
 		if mismatches <= 15 {
 			t.Errorf("%s:\n sim:   result=%.600s error=%.600s\n serve: result=%.600s error=%.600s",
 				r, want.Result, want.Error, got.Result, got.Error)

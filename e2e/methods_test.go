@@ -156,8 +156,6 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	sim.waitReady(t, 30*time.Second)
 	shape := readShape(t, sim, maxHeight-20)
 	genesis := readGenesis(t, genesisPath)
-	views := contractViews(t)
-	global := newGlobalContracts()
 
 	if out, err := runToEnd(t, 5*time.Minute, "index", "--database-url", dbURL, "--genesis", genesisPath,
 		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.head, 10)); err != nil {
@@ -167,6 +165,24 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	serve := newClient(serveAddr)
 	serve.waitReady(t, 30*time.Second)
 
+	reqs, congested := everyMethodRequests(t, sim, shape, genesis)
+	tally := compare(t, sim, serve, reqs)
+	logTally(t, tally)
+	t.Logf("compared %d requests over heights %d..%d", total(tally), shape.genesisHeight, shape.head+2)
+	requireEveryMethod(t, tally, congested)
+	requireResults(t, tally, "query/view_global_contract_code", "query/view_global_contract_code_by_account_id")
+}
+
+// everyMethodRequests are the differential test's requests over the chain
+// sim serves: per height block effects, gas price and protocol config, the
+// account reads of the accounts the height touched (every genesis account
+// every 40 heights), contract views, transactions and receipts; then the
+// methods without a height and the malformed requests. It also returns how
+// many of the congestion levels asked the simulator answers above zero.
+func everyMethodRequests(t *testing.T, sim *client, shape chainShape, genesis genesisState) ([]request, int) {
+	t.Helper()
+	views := contractViews(t)
+	global := newGlobalContracts()
 	var reqs []request
 	congested := 0
 	for h := shape.genesisHeight; h <= shape.head+2; h++ {
@@ -214,24 +230,33 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 		request{"query", map[string]any{"request_type": "view_account", "account_id": someAccount, "finality": "final"}},
 		request{"EXPERIMENTAL_protocol_config", map[string]any{"finality": "final"}},
 	)
-	reqs = append(reqs, malformedRequests(someAccount, shape.head)...)
-	tally := compare(t, sim, serve, reqs)
+	return append(reqs, malformedRequests(someAccount, shape.head)...), congested
+}
+
+// logTally logs how many results and errors each kind of request got.
+func logTally(t *testing.T, tally map[string]*outcome) {
+	t.Helper()
 	kinds := make([]string, 0, len(tally))
 	for k := range tally {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		t.Logf("%-45s results %5d  errors %5d", k, tally[k].results, tally[k].errors)
+		t.Logf("%-45s results %5d  errors %5d  mismatches %5d", k, tally[k].results, tally[k].errors, tally[k].mismatches)
 	}
-	t.Logf("compared %d requests over heights %d..%d", total(tally), shape.genesisHeight, shape.head+2)
+}
+
+// requireEveryMethod fails unless every kind everyMethodRequests sends got
+// at least one result, and some congestion level (congested of those
+// asked) above zero.
+func requireEveryMethod(t *testing.T, tally map[string]*outcome, congested int) {
+	t.Helper()
 	requireResults(t, tally, "block_effects", "EXPERIMENTAL_changes_in_block", "gas_price",
 		"EXPERIMENTAL_protocol_config", "genesis_config", "validators", "tx", "EXPERIMENTAL_tx_status",
 		"query/view_account", "query/view_access_key_list", "query/view_access_key", "query/view_code",
 		"query/view_state", "query/call_function", "EXPERIMENTAL_receipt", "EXPERIMENTAL_receipt_to_tx", "changes/account_changes", "changes/data_changes",
 		"changes/contract_code_changes", "changes/single_access_key_changes",
-		"EXPERIMENTAL_changes/all_access_key_changes", "EXPERIMENTAL_congestion_level",
-		"query/view_global_contract_code", "query/view_global_contract_code_by_account_id")
+		"EXPERIMENTAL_changes/all_access_key_changes", "EXPERIMENTAL_congestion_level")
 	if congested == 0 {
 		t.Errorf("every congestion level the simulator answered is zero")
 	}

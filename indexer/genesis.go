@@ -143,7 +143,8 @@ func expectDelim(dec *json.Decoder, want json.Delim) error {
 }
 
 // recordChange turns a genesis record into the state change that would
-// have created it.
+// have created it. Members of an account or access key that Nearline does
+// not model travel in their Extra.
 func recordChange(rec near.StateRecord) (store.StateChange, bool) {
 	cause := near.StateChangeCauseView{Type: "initial_state"}
 	var v near.StateChangeWithCauseView
@@ -152,7 +153,8 @@ func recordChange(rec near.StateRecord) (store.StateChange, bool) {
 		a := rec.Account.Account
 		v = near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeAccountUpdate, Change: near.StateChangeValue{
 			AccountID: rec.Account.AccountID,
-			Account:   &near.Account{Amount: a.Amount, Locked: a.Locked, CodeHash: a.CodeHash, StorageUsage: a.StorageUsage}}}
+			Account: &near.Account{Amount: a.Amount, Locked: a.Locked, CodeHash: a.CodeHash, StorageUsage: a.StorageUsage,
+				Extra: a.Extra}}}
 	case rec.AccessKey != nil:
 		pk, key := rec.AccessKey.PublicKey, rec.AccessKey.AccessKey
 		v = near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeAccessKeyUpdate, Change: near.StateChangeValue{

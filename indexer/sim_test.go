@@ -444,3 +444,37 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) - count(DISTINCT chunk_hash) FROM chunks`).Scan(&dups))
 	require.Zero(t, dups)
 }
+
+// TestSnapshotOfANewerNearcoreKeepsItsMembers snapshots accounts from an
+// upstream answering like a newer nearcore (sim.Config.NearcoreNext): the
+// stored accounts and keys encode back to exactly what it served.
+func TestSnapshotOfANewerNearcoreKeepsItsMembers(t *testing.T) {
+	t.Parallel()
+	cfg := sim.Config{Seed: 2, Shards: 2, TxsPerBlock: 4, ViewStateLimit: -1, NearcoreNext: true}
+	node, srv := newSim(t, cfg, 40)
+	s := storetest.NewStore(t)
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
+	require.NoError(t, err)
+	_, accounts := genesisFile(t, node)
+	ctx := context.Background()
+	const height = 30
+	require.NoError(t, indexer.Snapshot(ctx, client, s, height, accounts, nil))
+	for _, id := range accounts {
+		served := func(requestType string) (json.RawMessage, near.BlockStamp) {
+			raw, err := client.CallRaw(ctx, "query", map[string]any{"request_type": requestType, "block_id": height, "account_id": id})
+			require.NoError(t, err)
+			var stamp near.BlockStamp
+			require.NoError(t, json.Unmarshal(raw, &stamp))
+			return raw, stamp
+		}
+		want, stamp := served(near.QueryViewAccount)
+		acc, err := s.AccountAt(ctx, id, height)
+		require.NoError(t, err)
+		require.Contains(t, string(want), `"global_contract_account_id"`)
+		require.Equal(t, string(want), jsonOf(t, near.AccountView{Account: acc, BlockStamp: stamp}), "account %s", id)
+		want, stamp = served(near.QueryViewAccessKeyList)
+		keys, err := s.AccessKeysAt(ctx, id, height)
+		require.NoError(t, err)
+		require.Equal(t, string(want), jsonOf(t, near.AccessKeyListView{Keys: keys, BlockStamp: stamp}), "keys of %s", id)
+	}
+}

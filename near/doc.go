@@ -11,4 +11,8 @@
 //     and values are standard base64.
 //   - Field order in the structs follows nearcore's, so encoding a view gives
 //     the same object nearcore would serve.
+//   - What a newer nearcore adds is kept, never dropped: the members of an
+//     account, access key or genesis account beyond the modelled fields are
+//     decoded into Extra and encoded back after them, in their order
+//     (extra.go); unknown permissions, actions and receipts keep their JSON.
 package near

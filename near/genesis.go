@@ -148,6 +148,10 @@ type GenesisAccount struct {
 	CodeHash     string `json:"code_hash"`
 	StorageUsage uint64 `json:"storage_usage"`
 	Version      string `json:"version,omitempty"`
+	// Extra holds the members the record carried beyond these (a newer
+	// nearcore's global contract fields, say) as a JSON object, in their
+	// order; decoding fills it and encoding writes it after version.
+	Extra json.RawMessage `json:"-"`
 }
 
 // AccountRecord is {"Account": {"account_id", "account"}}.

@@ -1,7 +1,6 @@
 package near
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -69,21 +68,7 @@ func (v StateChangeValue) MarshalJSON() ([]byte, error) {
 	if err != nil || v.Account == nil {
 		return out, err
 	}
-	return appendMembers(out, v.Account.Extra), nil
-}
-
-// appendMembers adds the members of the JSON object extra (if any) at the
-// end of the JSON object obj.
-func appendMembers(obj, extra json.RawMessage) []byte {
-	extra = bytes.TrimSpace(extra)
-	if len(extra) <= 2 {
-		return obj
-	}
-	out := make([]byte, 0, len(obj)+len(extra))
-	out = append(out, obj[:len(obj)-1]...)
-	out = append(out, ',')
-	out = append(out, extra[1:len(extra)-1]...)
-	return append(out, '}')
+	return joinObjects(out, v.Account.Extra), nil
 }
 
 // Account is an account's state: the `change` of an account_update and the
@@ -142,6 +127,10 @@ type ChangesView struct {
 type AccessKeyView struct {
 	Nonce      uint64              `json:"nonce"`
 	Permission AccessKeyPermission `json:"permission"`
+	// Extra holds the members the upstream's key carried beyond these (a
+	// newer nearcore's gas key info, say) as a JSON object, in their order;
+	// decoding fills it and encoding writes it after permission.
+	Extra json.RawMessage `json:"-"`
 }
 
 // AccessKeyPermission is "FullAccess" or {"FunctionCall": {...}}, or a
@@ -224,22 +213,7 @@ type AccountView struct {
 // MarshalJSON encodes the account's fields, its Extra members, then the
 // block stamp: nearcore's order, with what Nearline does not model kept.
 func (v AccountView) MarshalJSON() ([]byte, error) {
-	account, err := json.Marshal(v.Account)
-	if err != nil {
-		return nil, err
-	}
-	stamp, err := json.Marshal(v.BlockStamp)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(account)+len(v.Extra)+len(stamp))
-	out = append(out, account[:len(account)-1]...)
-	if extra := bytes.TrimSpace(v.Extra); len(extra) > 2 {
-		out = append(out, ',')
-		out = append(out, extra[1:len(extra)-1]...)
-	}
-	out = append(out, ',')
-	return append(out, stamp[1:]...), nil
+	return encodeJoined(v.Account, v.Extra, v.BlockStamp)
 }
 
 // AccessKeyResult is the result of `query` view_access_key.

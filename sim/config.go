@@ -71,6 +71,14 @@ type Config struct {
 	// limit.
 	ViewStateLimit int
 
+	// NearcoreNext serves every answer, and writes genesis.json, as a
+	// newer nearcore would: members and variants Nearline does not model
+	// are added to accounts, access keys, chunk headers, transactions,
+	// execution outcomes, action receipts and Transfer actions (see
+	// nearcoreNext). It changes how the chain is served, not the chain.
+	// Default false.
+	NearcoreNext bool
+
 	// Faults configures fault injection in Handler. Default: no faults.
 	Faults FaultConfig
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -186,13 +187,23 @@ func (c *chain) genesisRecords() []near.StateRecord {
 	return out
 }
 
-// WriteGenesis writes the chain's genesis as a nearcore genesis.json.
+// WriteGenesis writes the chain's genesis as a nearcore genesis.json (as a
+// newer nearcore's with Config.NearcoreNext).
 func (n *Node) WriteGenesis(path string) error {
-	b, err := json.MarshalIndent(n.Genesis(), "", "  ")
+	b, err := json.Marshal(n.Genesis())
 	if err != nil {
 		return fmt.Errorf("encode genesis: %w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if n.cfg.NearcoreNext {
+		if b, err = nearcoreNext(b); err != nil {
+			return fmt.Errorf("encode genesis: %w", err)
+		}
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, b, "", "  "); err != nil {
+		return fmt.Errorf("encode genesis: %w", err)
+	}
+	if err := os.WriteFile(path, append(indented.Bytes(), '\n'), 0o644); err != nil {
 		return fmt.Errorf("write genesis %s: %w", path, err)
 	}
 	return nil

@@ -50,7 +50,7 @@ func (n *Node) Close(ctx context.Context) error {
 // Handler returns the node's JSON-RPC handler (rpcserve's protocol layer)
 // wrapped in the fault-injection middleware.
 func (n *Node) Handler() http.Handler {
-	return newFaults(n.cfg.Faults, rpcserve.NewHandler(n, rpcserve.Config{}, n.log))
+	return newFaults(n.cfg.Faults, n.rpcHandler())
 }
 
 // HandlerWithFaults is Handler with faults in place of Config.Faults, so
@@ -59,7 +59,17 @@ func (n *Node) HandlerWithFaults(faults FaultConfig) http.Handler {
 	if faults.StallDuration == 0 {
 		faults.StallDuration = 30 * time.Second
 	}
-	return newFaults(faults, rpcserve.NewHandler(n, rpcserve.Config{}, n.log))
+	return newFaults(faults, n.rpcHandler())
+}
+
+// rpcHandler is the protocol layer over the node, its answers rewritten
+// as a newer nearcore's when Config.NearcoreNext is set.
+func (n *Node) rpcHandler() http.Handler {
+	h := rpcserve.NewHandler(n, rpcserve.Config{}, n.log)
+	if n.cfg.NearcoreNext {
+		return nearcoreNextHandler(h)
+	}
+	return h
 }
 
 // Head returns the height and hash of the last produced block; ok is false

@@ -23,8 +23,9 @@
 //   - Every "not there" answer satisfies errors.Is(err, ErrNotFound).
 //   - `view` columns hold the JSON exactly as the upstream node served it and
 //     are returned as-is; StateChanges hands each change's stored JSON back
-//     in its Raw, and account_history.extra keeps the account members
-//     Nearline does not model.
+//     in its Raw, and account_history.extra and access_key_history.extra
+//     keep the account and access key members Nearline does not model (from
+//     changes, genesis records and snapshots alike), NULL when there are none.
 //   - What Nearline does not model never fails a commit: a state change type
 //     it does not know is stored in state_changes without history rows; a
 //     receipt kind, action or access-key permission it does not know is

@@ -83,8 +83,13 @@ func (s *Store) AccountAt(ctx context.Context, accountID string, height uint64) 
 	return acc, nil
 }
 
-func decodeAccessKey(nonce pgtype.Numeric, permission string) (near.AccessKeyView, error) {
+// decodeAccessKey builds a key from its access_key_history columns; extra
+// (NULL when the key had no other members) is kept as stored.
+func decodeAccessKey(nonce pgtype.Numeric, permission string, extra *string) (near.AccessKeyView, error) {
 	var key near.AccessKeyView
+	if extra != nil {
+		key.Extra = json.RawMessage(*extra)
+	}
 	n, err := uint64Of(nonce)
 	if err != nil {
 		return key, err
@@ -97,26 +102,26 @@ func decodeAccessKey(nonce pgtype.Numeric, permission string) (near.AccessKeyVie
 }
 
 const accessKeyAtSQL = `
-SELECT deleted, nonce, permission::text
+SELECT deleted, nonce, permission::text, extra::text
 FROM access_key_history WHERE account_id = $1 AND public_key = $2 AND block_height <= $3
 ORDER BY block_height DESC LIMIT 1`
 
 // AccessKeyAt returns an access key after the block at height.
 func (s *Store) AccessKeyAt(ctx context.Context, accountID, publicKey string, height uint64) (near.AccessKeyView, error) {
 	var (
-		deleted    bool
-		nonce      pgtype.Numeric
-		permission *string
+		deleted           bool
+		nonce             pgtype.Numeric
+		permission, extra *string
 	)
 	what := fmt.Sprintf("access key %s of %s at %d", publicKey, accountID, height)
-	err := s.pool.QueryRow(ctx, accessKeyAtSQL, accountID, publicKey, int64(height)).Scan(&deleted, &nonce, &permission)
+	err := s.pool.QueryRow(ctx, accessKeyAtSQL, accountID, publicKey, int64(height)).Scan(&deleted, &nonce, &permission, &extra)
 	if err != nil {
 		return near.AccessKeyView{}, notFound(err, what)
 	}
 	if deleted || permission == nil {
 		return near.AccessKeyView{}, fmt.Errorf("%s: %w: %w", what, ErrDeleted, ErrNotFound)
 	}
-	key, err := decodeAccessKey(nonce, *permission)
+	key, err := decodeAccessKey(nonce, *permission, extra)
 	if err != nil {
 		return near.AccessKeyView{}, fmt.Errorf("decode %s: %w", what, err)
 	}
@@ -125,7 +130,7 @@ func (s *Store) AccessKeyAt(ctx context.Context, accountID, publicKey string, he
 
 // accessKeysAtSQL scans the account's keys once, newest row per key first.
 const accessKeysAtSQL = `
-SELECT DISTINCT ON (public_key) public_key, deleted, nonce, permission::text
+SELECT DISTINCT ON (public_key) public_key, deleted, nonce, permission::text, extra::text
 FROM access_key_history WHERE account_id = $1 AND block_height <= $2
 ORDER BY public_key, block_height DESC`
 
@@ -134,17 +139,17 @@ ORDER BY public_key, block_height DESC`
 func (s *Store) AccessKeysAt(ctx context.Context, accountID string, height uint64) ([]near.AccessKeyInfoView, error) {
 	rows, _ := s.pool.Query(ctx, accessKeysAtSQL, accountID, int64(height))
 	var (
-		publicKey  string
-		deleted    bool
-		nonce      pgtype.Numeric
-		permission *string
-		keys       = []near.AccessKeyInfoView{}
+		publicKey         string
+		deleted           bool
+		nonce             pgtype.Numeric
+		permission, extra *string
+		keys              = []near.AccessKeyInfoView{}
 	)
-	_, err := pgx.ForEachRow(rows, []any{&publicKey, &deleted, &nonce, &permission}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&publicKey, &deleted, &nonce, &permission, &extra}, func() error {
 		if deleted || permission == nil {
 			return nil
 		}
-		key, err := decodeAccessKey(nonce, *permission)
+		key, err := decodeAccessKey(nonce, *permission, extra)
 		if err != nil {
 			return fmt.Errorf("decode access key %s: %w", publicKey, err)
 		}

@@ -117,11 +117,14 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error 
 			if ch.Account == nil {
 				return fmt.Errorf("account_update of %s at %d without account", key.accountID, height)
 			}
-			extra, err := accountExtra(c.JSON)
-			if err != nil {
-				return fmt.Errorf("account_update of %s at %d: %w", key.accountID, height, err)
-			}
 			a := ch.Account
+			extra := jsonOrNull(a.Extra) // a genesis record's or a snapshot's
+			if len(c.JSON) > 0 {
+				var err error
+				if extra, err = accountExtra(c.JSON); err != nil {
+					return fmt.Errorf("account_update of %s at %d: %w", key.accountID, height, err)
+				}
+			}
 			var globalHash, globalAccount *string
 			if extra != nil {
 				if id, ok := (near.Account{Extra: json.RawMessage(*extra)}).GlobalContract(); ok && id.ByAccount() {
@@ -135,7 +138,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error 
 		}
 		r.accounts = append(r.accounts, row)
 	case "access_key":
-		row := []any{key.accountID, key.sub, height, deleted, nil, nil}
+		row := []any{key.accountID, key.sub, height, deleted, nil, nil, nil}
 		if !deleted {
 			if ch.AccessKey == nil {
 				return fmt.Errorf("access_key_update of %s at %d without access_key", key.accountID, height)
@@ -147,7 +150,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error 
 			if err != nil {
 				return fmt.Errorf("encode permission of %s at %d: %w", key.accountID, height, err)
 			}
-			row[4], row[5] = numeric64(ch.AccessKey.Nonce), string(perm)
+			row[4], row[5], row[6] = numeric64(ch.AccessKey.Nonce), string(perm), jsonOrNull(ch.AccessKey.Extra)
 		}
 		r.accessKeys = append(r.accessKeys, row)
 	case "data":
@@ -188,14 +191,20 @@ func (r *rowSet) addCode(hash string, code []byte) {
 	r.codes = append(r.codes, []any{hash, code})
 }
 
+// jsonOrNull is the text of a JSON object of extra members for a json
+// column, or nil (NULL) when there are none.
+func jsonOrNull(extra json.RawMessage) *string {
+	if len(extra) <= 2 {
+		return nil
+	}
+	text := string(extra)
+	return &text
+}
+
 // accountExtra returns the members of an account_update's `change` beyond
 // account_id and the modelled account fields, as a JSON object in their
-// order (for account_history.extra), or nil when there are none or the
-// change came without its upstream JSON.
+// order (for account_history.extra), or nil when there are none.
 func accountExtra(raw json.RawMessage) (*string, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
 	var c struct {
 		Change json.RawMessage `json:"change"`
 	}
@@ -208,9 +217,5 @@ func accountExtra(raw json.RawMessage) (*string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read account members: %w", err)
 	}
-	if len(extra) <= 2 {
-		return nil, nil
-	}
-	text := string(extra)
-	return &text, nil
+	return jsonOrNull(extra), nil
 }

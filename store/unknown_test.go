@@ -14,10 +14,11 @@ import (
 
 // newerChanges are state changes as a newer nearcore serves them: an
 // account with fields Nearline does not model, an access key with a gas-key
-// permission, and a change type Nearline does not know.
+// permission and a member beyond nonce and permission, and a change type
+// Nearline does not know.
 var newerChanges = []string{
 	`{"cause":{"type":"transaction_processing","tx_hash":"AA2wfmoibstL4ALMHsyEdkf9mSxBtX3xkC2fn28d3WEP","future_cause_field":1},"type":"account_update","change":{"account_id":"alice.near","amount":"100","locked":"0","code_hash":"11111111111111111111111111111111","storage_usage":182,"storage_paid_at":0,"global_contract_hash":null,"global_contract_account_id":"code.near"}}`,
-	`{"cause":{"type":"transaction_processing","tx_hash":"AA2wfmoibstL4ALMHsyEdkf9mSxBtX3xkC2fn28d3WEP"},"type":"access_key_update","change":{"account_id":"alice.near","public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","access_key":{"nonce":7,"permission":{"GasKeyFunctionCall":[{"balance":"5","num_nonces":4},{"allowance":null,"receiver_id":"app.near","method_names":[]}]}}}}`,
+	`{"cause":{"type":"transaction_processing","tx_hash":"AA2wfmoibstL4ALMHsyEdkf9mSxBtX3xkC2fn28d3WEP"},"type":"access_key_update","change":{"account_id":"alice.near","public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","access_key":{"nonce":7,"permission":{"GasKeyFunctionCall":[{"balance":"5","num_nonces":4},{"allowance":null,"receiver_id":"app.near","method_names":[]}]},"gas_key_info":{"balance":"5","num_nonces":4}}}}`,
 	`{"cause":{"type":"transaction_processing","tx_hash":"AA2wfmoibstL4ALMHsyEdkf9mSxBtX3xkC2fn28d3WEP"},"type":"gas_key_nonce_update","change":{"account_id":"alice.near","public_key":"ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847","index":2,"nonce":11}}`,
 }
 
@@ -84,4 +85,21 @@ func TestUnknownFieldsAndVariantsAreStoredAndServedVerbatim(t *testing.T) {
 	perm, err := json.Marshal(key.Permission)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"GasKeyFunctionCall":[{"balance":"5","num_nonces":4},{"allowance":null,"receiver_id":"app.near","method_names":[]}]}`, string(perm))
+	const wantKey = `{"nonce":7,"permission":{"GasKeyFunctionCall":[{"balance":"5","num_nonces":4},{"allowance":null,"receiver_id":"app.near","method_names":[]}]},"gas_key_info":{"balance":"5","num_nonces":4}}`
+	result, err := json.Marshal(near.AccessKeyResult{AccessKeyView: key, BlockStamp: near.BlockStamp{BlockHeight: 8, BlockHash: "h"}})
+	require.NoError(t, err)
+	require.Equal(t, wantKey[:len(wantKey)-1]+`,"block_height":8,"block_hash":"h"}`, string(result),
+		"view_access_key keeps the members Nearline does not model, in their place")
+	keys, err := s.AccessKeysAt(ctx, "alice.near", 8)
+	require.NoError(t, err)
+	var listed []string
+	for _, k := range keys {
+		out, err := json.Marshal(k.AccessKey)
+		require.NoError(t, err)
+		listed = append(listed, string(out))
+	}
+	require.Contains(t, listed, wantKey, "view_access_key_list too")
+	var extras int
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM access_key_history WHERE extra IS NOT NULL`).Scan(&extras))
+	require.Equal(t, 1, extras, "a key with nothing beyond nonce and permission stores NULL")
 }

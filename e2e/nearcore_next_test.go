@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nearline/nearline/internal/wait"
+)
+
+// TestNewerNearcoreIsServedAsItCame indexes a chain from an upstream that
+// answers like a newer nearcore (`nearline sim --nearcore-next`: members
+// Nearline does not model in accounts, access keys, chunk headers,
+// transactions, outcomes and action receipts, in every answer and in
+// genesis.json, and an action kind it does not model), then sends every
+// request of the differential tests to the simulator and to serve: each
+// result and error must be the same bytes. The indexer counts the unknown
+// action kind in /metrics.
+func TestNewerNearcoreIsServedAsItCame(t *testing.T) {
+	const maxHeight = 160
+	dbURL := freshDatabase(t)
+	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
+
+	simAddr := start(t, "sim", "--nearcore-next", "--listen", anyPort, "--seed", "5", "--shards", "4", "--block-time", "0",
+		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath).listenAddr(t, "simulator listening")
+	sim := newClient(simAddr)
+	sim.waitReady(t, 30*time.Second)
+	shape := readShape(t, sim, maxHeight-20)
+	genesis := readGenesis(t, genesisPath)
+	raw, err := os.ReadFile(genesisPath)
+	if err != nil {
+		t.Fatalf("read genesis: %v", err)
+	}
+	for _, member := range []string{`"next_account_field"`, `"gas_key_info"`} {
+		if !bytes.Contains(raw, []byte(member)) {
+			t.Fatalf("genesis.json of --nearcore-next has no %s", member)
+		}
+	}
+
+	index := start(t, "index", "--database-url", dbURL, "--genesis", genesisPath, "--upstream", "http://"+simAddr,
+		"--metrics-listen", anyPort, "--progress-interval", "1h")
+	metricsAddr := index.listenAddr(t, "serving metrics")
+	var metrics map[string]float64
+	wait.For(t, 5*time.Minute, "the indexer to commit the head", func() bool {
+		m, err := scrapeMetrics(metricsAddr)
+		if err != nil {
+			return false
+		}
+		metrics = m
+		return m["nearline_indexed_height"] >= float64(shape.head)
+	})
+	const unknownAction = `nearline_unknown_variants_total{kind="action:TransferToGasKey"}`
+	if metrics[unknownAction] == 0 {
+		t.Errorf("the indexer counted no TransferToGasKey action: %s missing from /metrics", unknownAction)
+	}
+	t.Logf("%s %.0f", unknownAction, metrics[unknownAction])
+
+	serveAddr := start(t, "serve", "--database-url", dbURL, "--listen", anyPort, "--upstream", "http://"+simAddr).listenAddr(t, "serving JSON-RPC")
+	serve := newClient(serveAddr)
+	serve.waitReady(t, 30*time.Second)
+
+	var reqs []request
+	for h := shape.genesisHeight; h <= shape.head+2; h++ {
+		reqs = append(reqs, blockRequests(t, sim, h)...)
+	}
+	more, congested := everyMethodRequests(t, sim, shape, genesis)
+	reqs = append(reqs, more...)
+	// What --nearcore-next adds, one per kind of object: answers carrying
+	// each are counted, so a comparison of nothing new cannot pass.
+	nextMembers := []string{`"next_account_field"`, `"gas_key_info"`, `"proposed_split"`, `"nonce_index"`,
+		`"compute_usage"`, `"refund_to"`, `"TransferToGasKey"`}
+	carrying := map[string]int{}
+	tally := compareWith(t, sim, serve, reqs, func(want, got json.RawMessage) bool {
+		for _, member := range nextMembers {
+			if bytes.Contains(want, []byte(member)) {
+				carrying[member]++
+			}
+		}
+		return bytes.Equal(want, got)
+	})
+	logTally(t, tally)
+	for _, member := range nextMembers {
+		t.Logf("answers carrying %-22s %5d", member, carrying[member])
+		if carrying[member] == 0 {
+			t.Errorf("no answer of the simulator carried %s", member)
+		}
+	}
+	t.Logf("compared %d requests byte for byte over heights %d..%d", total(tally), shape.genesisHeight, shape.head+2)
+	requireEveryMethod(t, tally, congested)
+	requireResults(t, tally, "block", "chunk")
+}
