@@ -470,7 +470,7 @@ func TestSnapshotOfANewerNearcoreKeepsItsMembers(t *testing.T) {
 		want, stamp := served(near.QueryViewAccount)
 		acc, err := s.AccountAt(ctx, id, height)
 		require.NoError(t, err)
-		require.Contains(t, string(want), `"global_contract_account_id"`)
+		require.Contains(t, string(want), `"next_account_field"`)
 		require.Equal(t, string(want), jsonOf(t, near.AccountView{Account: acc, BlockStamp: stamp}), "account %s", id)
 		want, stamp = served(near.QueryViewAccessKeyList)
 		keys, err := s.AccessKeysAt(ctx, id, height)
