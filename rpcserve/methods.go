@@ -90,6 +90,18 @@ func raw(v json.RawMessage, err error) (any, error) {
 	return v, nil
 }
 
+// found is raw for a Backend method that returns a pointer: a nil one
+// with no error is errNoResult.
+func found[T any](v *T, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, errNoResult
+	}
+	return v, nil
+}
+
 func blockMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
 	ref, perr := near.ParseBlockReference(blockParams(params))
 	if perr != nil {
@@ -113,14 +125,7 @@ func congestionLevelMethod(ctx context.Context, b Backend, params json.RawMessag
 	if perr != nil {
 		return nil, perr
 	}
-	view, err := b.CongestionLevel(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if view == nil {
-		return nil, errNoResult
-	}
-	return view, nil
+	return found(b.CongestionLevel(ctx, req))
 }
 
 // blockEffectsResult carries the effects under both names: `changes`
@@ -217,14 +222,7 @@ func receiptToTxMethod(ctx context.Context, b Backend, params json.RawMessage) (
 	if perr != nil {
 		return nil, perr
 	}
-	view, err := b.ReceiptToTx(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if view == nil {
-		return nil, errNoResult
-	}
-	return view, nil
+	return found(b.ReceiptToTx(ctx, id))
 }
 
 func gasPriceMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
@@ -232,14 +230,7 @@ func gasPriceMethod(ctx context.Context, b Backend, params json.RawMessage) (any
 	if perr != nil {
 		return nil, perr
 	}
-	view, err := b.GasPrice(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if view == nil {
-		return nil, errNoResult
-	}
-	return view, nil
+	return found(b.GasPrice(ctx, id))
 }
 
 func genesisConfigMethod(ctx context.Context, b Backend, _ json.RawMessage) (any, error) {
