@@ -45,25 +45,14 @@ func (s *state) putGlobal(shard int, id near.GlobalContractID, height uint64, co
 		s.global[shard] = m
 	}
 	key := globalKey(id)
-	v := codeVersion{height, code, near.HashOf(code).String()}
-	vs := m[key]
-	if n := len(vs); n > 0 && vs[n-1].height == height {
-		vs[n-1] = v
-		return
-	}
-	m[key] = append(vs, v)
+	m[key] = putCodeVersion(m[key], codeVersion{height, code, near.HashOf(code).String()})
 }
 
 // globalAt returns the global code id names on shard at height, or nil.
 func (s *state) globalAt(shard int, id near.GlobalContractID, height uint64) ([]byte, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	vs := s.global[shard][globalKey(id)]
-	i := at(len(vs), func(i int) uint64 { return vs[i].height }, height)
-	if i < 0 {
-		return nil, ""
-	}
-	return vs[i].code, vs[i].hash
+	return codeVersionAt(s.global[shard][globalKey(id)], height)
 }
 
 // contractAt returns the code an account runs at height: its own, or the

@@ -119,7 +119,12 @@ func (s *state) codeAt(id string, height uint64) ([]byte, string) {
 }
 
 func (s *state) codeAtNoLock(id string, height uint64) ([]byte, string) {
-	vs := s.code[id]
+	return codeVersionAt(s.code[id], height)
+}
+
+// codeVersionAt returns the code of the last version of vs at or below
+// height and its hash; nil when there is none or it was deleted.
+func codeVersionAt(vs []codeVersion, height uint64) ([]byte, string) {
 	i := at(len(vs), func(i int) uint64 { return vs[i].height }, height)
 	if i < 0 || vs[i].code == nil {
 		return nil, ""
@@ -194,12 +199,17 @@ func (s *state) putKey(id, pk string, height uint64, k *near.AccessKeyView) {
 func (s *state) putCode(id string, height uint64, code []byte, hash string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	vs := s.code[id]
-	if n := len(vs); n > 0 && vs[n-1].height == height {
-		vs[n-1] = codeVersion{height, code, hash}
-		return
+	s.code[id] = putCodeVersion(s.code[id], codeVersion{height, code, hash})
+}
+
+// putCodeVersion makes v the version of vs at its height: it replaces a
+// version written earlier at the same height, else it is appended.
+func putCodeVersion(vs []codeVersion, v codeVersion) []codeVersion {
+	if n := len(vs); n > 0 && vs[n-1].height == v.height {
+		vs[n-1] = v
+		return vs
 	}
-	s.code[id] = append(vs, codeVersion{height, code, hash})
+	return append(vs, v)
 }
 
 func (s *state) putData(id string, key []byte, height uint64, value []byte) {
