@@ -207,8 +207,11 @@ func everyMethodRequests(t *testing.T, sim *client, shape chainShape, genesis ge
 				}
 			}
 		}
-		reqs = append(reqs, txRequests(t, sim, h)...)
-		global.see(t, sim, h)
+		chunks := newChunks(t, sim, h)
+		reqs = append(reqs, txRequests(chunks)...)
+		if err := global.see(chunks); err != nil {
+			t.Fatalf("height %d: %v", h, err)
+		}
 		if (h-shape.genesisHeight)%3 == 0 || h > shape.head {
 			reqs = append(reqs, global.requests(h)...)
 		}
@@ -301,10 +304,9 @@ func congestionRequests(t *testing.T, sim *client, height uint64) ([]request, in
 	return reqs, nonzero
 }
 
-// txRequests asks tx and EXPERIMENTAL_tx_status for every transaction in
-// the chunks of a height, and EXPERIMENTAL_receipt for every receipt in
-// them.
-func txRequests(t *testing.T, sim *client, height uint64) []request {
+// newChunks returns the chunks new at a height (none for a height without
+// a block), as the simulator serves them.
+func newChunks(t *testing.T, sim *client, height uint64) []near.ChunkView {
 	t.Helper()
 	env, err := sim.call("block", map[string]any{"block_id": height})
 	if err != nil || env.Result == nil {
@@ -314,19 +316,29 @@ func txRequests(t *testing.T, sim *client, height uint64) []request {
 	if err := json.Unmarshal(env.Result, &block); err != nil {
 		t.Fatalf("decode block %d: %v", height, err)
 	}
-	var reqs []request
+	var chunks []near.ChunkView
 	for _, c := range block.Chunks {
 		if c.HeightIncluded != height {
 			continue
 		}
 		env, err := sim.call("chunk", map[string]any{"chunk_id": c.ChunkHash})
 		if err != nil || env.Result == nil {
-			continue
+			t.Fatalf("chunk %s from sim: %v %s", c.ChunkHash, err, env.Error)
 		}
 		var chunk near.ChunkView
 		if err := json.Unmarshal(env.Result, &chunk); err != nil {
 			t.Fatalf("decode chunk %s: %v", c.ChunkHash, err)
 		}
+		chunks = append(chunks, chunk)
+	}
+	return chunks
+}
+
+// txRequests asks tx and EXPERIMENTAL_tx_status for every transaction in
+// chunks, and EXPERIMENTAL_receipt for every receipt in them.
+func txRequests(chunks []near.ChunkView) []request {
+	var reqs []request
+	for _, chunk := range chunks {
 		for _, tx := range chunk.Transactions {
 			reqs = append(reqs,
 				request{"tx", map[string]any{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID}},
