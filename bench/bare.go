@@ -5,16 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/nearline/nearline/internal/packed"
 )
 
 // bareHandler answers the benchmark's requests with the one SQL statement
 // each needs and a minimal envelope: no validation, no block selection, no
 // error mapping, no contract runtime. It is the ceiling a server over this
 // schema can reach on this machine, not a NEAR RPC.
-type bareHandler struct{ pool *pgxpool.Pool }
+type bareHandler struct {
+	pool  *pgxpool.Pool
+	codec *packed.Codec // reads the block's changes document
+}
 
 type bareRequest struct {
 	Method string `json:"method"`
@@ -36,7 +42,10 @@ const (
 	bareStateSQL = `SELECT json_build_object('values', coalesce(json_agg(json_build_object('key', encode(data_key, 'base64'),
 		'value', encode(value, 'base64'))), '[]'))::text FROM (SELECT DISTINCT ON (data_key) data_key, deleted, value
 		FROM contract_data_history WHERE account_id = $1 AND block_height <= $2 ORDER BY data_key, block_height DESC) s WHERE NOT deleted`
-	bareChangesSQL = `SELECT json_build_object('changes', coalesce(json_agg(view ORDER BY index_in_block), '[]'))::text
+	// The positions of the matching changes and the block's document,
+	// unpacked in Go (SQL has no zstd).
+	bareChangesSQL = `SELECT (SELECT changes FROM block_changes WHERE block_height = $1),
+		coalesce(array_agg(index_in_block ORDER BY index_in_block), '{}')
 		FROM state_changes WHERE block_height = $1 AND account_id = ANY($2)
 		AND change_type IN ('account_update', 'account_deletion')`
 	// A view call reads the account's code hash first; the bare handler
@@ -75,7 +84,7 @@ func (h bareHandler) answer(ctx context.Context, req bareRequest) (string, error
 	case req.Method == "chunk":
 		sql, args = bareChunkSQL, []any{height, p.ShardID}
 	case req.Method == "changes":
-		sql, args = bareChangesSQL, []any{height, p.AccountIDs}
+		return h.changes(ctx, height, p.AccountIDs)
 	case p.RequestType == "view_account":
 		sql, args = bareAccountSQL, []any{p.AccountID, height}
 	case p.RequestType == "view_state":
@@ -93,4 +102,31 @@ func (h bareHandler) answer(ctx context.Context, req bareRequest) (string, error
 		return "", err
 	}
 	return out, nil
+}
+
+func (h bareHandler) changes(ctx context.Context, height int64, accounts []string) (string, error) {
+	var (
+		doc     []byte
+		indexes []int
+	)
+	if err := h.pool.QueryRow(ctx, bareChangesSQL, height, accounts).Scan(&doc, &indexes); err != nil {
+		return "", err
+	}
+	changes := []json.RawMessage{}
+	if len(indexes) > 0 {
+		var err error
+		if changes, err = h.codec.Pick(doc, indexes); err != nil {
+			return "", err
+		}
+	}
+	var b strings.Builder
+	b.WriteString(`{"changes":[`)
+	for i, c := range changes {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(c)
+	}
+	b.WriteString(`]}`)
+	return b.String(), nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/internal/packed"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store"
@@ -96,7 +97,11 @@ func (e *benchEnv) serve(ctx context.Context) error {
 		return fmt.Errorf("open bare pool: %w", err)
 	}
 	defer pool.Close()
-	bare := httptest.NewServer(bareHandler{pool: pool})
+	codec, err := packed.NewCodec()
+	if err != nil {
+		return err
+	}
+	bare := httptest.NewServer(bareHandler{pool: pool, codec: codec})
 	defer bare.Close()
 
 	var heights []uint64

@@ -49,12 +49,12 @@ SELECT DISTINCT ON (account_id) account_id, block_height, source FROM (
     WHERE sc.block_height BETWEEN $1 AND $2
       AND sc.change_type = 'account_update' AND sc.cause_type = 'receipt_processing'
       AND (EXISTS (SELECT 1 FROM actions a
-                   WHERE a.chunk_hash = r.chunk_hash AND a.parent_kind = 'receipt'
+                   WHERE a.block_height = r.block_height AND a.shard_id = r.shard_id AND a.parent_kind = 'receipt'
                      AND a.parent_index = r.index_in_chunk AND a.kind = 'CreateAccount')
            OR (r.predecessor_id <> 'system'
                AND (sc.account_id ~ '^[0-9a-f]{64}$' OR sc.account_id ~ '^0x[0-9a-f]{40}$')
                AND NOT EXISTS (SELECT 1 FROM actions a
-                           WHERE a.chunk_hash = r.chunk_hash AND a.parent_kind = 'receipt'
+                           WHERE a.block_height = r.block_height AND a.shard_id = r.shard_id AND a.parent_kind = 'receipt'
                              AND a.parent_index = r.index_in_chunk AND a.kind <> 'Transfer')
                AND EXISTS (SELECT 1 FROM state_changes k
                            WHERE k.block_height = sc.block_height AND k.account_id = sc.account_id
@@ -81,8 +81,8 @@ func recordBases(ctx context.Context, tx pgx.Tx, lo, hi int64) error {
 // as for PutBaseState; none when the account did not exist there) and
 // records height as its base, in one transaction.
 func (s *Store) PutAccountSnapshot(ctx context.Context, height uint64, accountID string, changes []StateChange) error {
-	rows := newRowSet()
-	if err := rows.addChanges(int64(height), changes); err != nil {
+	rows := newRowSet(s.codec)
+	if _, err := rows.addChanges(int64(height), changes); err != nil {
 		return fmt.Errorf("put snapshot of %s at %d: %w", accountID, height, err)
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -35,6 +36,11 @@ func MigrateLogged(ctx context.Context, url string, logger *slog.Logger) error {
 
 // MigratePool applies the embedded migrations through pool.
 func MigratePool(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	return migrateTo(ctx, pool, logger, math.MaxInt64)
+}
+
+// migrateTo applies the embedded migrations up to version.
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, version int64) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -53,7 +59,7 @@ func MigratePool(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) e
 	if err != nil {
 		return fmt.Errorf("create migration provider: %w", err)
 	}
-	results, err := provider.Up(ctx)
+	results, err := provider.UpTo(ctx, version)
 	if err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}

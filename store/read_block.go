@@ -147,29 +147,59 @@ func (s *Store) StateChanges(ctx context.Context, height uint64, changeTypes []s
 }
 
 // StateChangesJSON is StateChanges returning each change exactly as the
-// upstream served it (fields the near types do not model included).
+// upstream served it (fields the near types do not model included): the
+// typed rows say which changes of the block's document match.
 func (s *Store) StateChangesJSON(ctx context.Context, height uint64, changeTypes []string, accountIDs []string) ([]json.RawMessage, error) {
-	if err := s.blockExists(ctx, height); err != nil {
-		return nil, err
-	}
-	rows, _ := s.pool.Query(ctx, `SELECT account_id, view::text FROM state_changes
-		WHERE block_height = $1 AND change_type = ANY($2) AND account_id = ANY($3)
-		ORDER BY index_in_block`, int64(height), changeTypes, accountIDs)
-	byAccount := map[string][]json.RawMessage{}
-	var account, view string
-	_, err := pgx.ForEachRow(rows, []any{&account, &view}, func() error {
-		byAccount[account] = append(byAccount[account], json.RawMessage(view))
-		return nil
-	})
+	var (
+		exists   bool
+		doc      []byte
+		indexes  []int32
+		accounts []string
+	)
+	err := s.pool.QueryRow(ctx, stateChangesSQL, int64(height), changeTypes, accountIDs).Scan(&exists, &doc, &indexes, &accounts)
 	if err != nil {
 		return nil, fmt.Errorf("read state changes at %d: %w", height, err)
 	}
+	if !exists {
+		return nil, fmt.Errorf("block %d: %w", height, ErrNotFound)
+	}
 	out := []json.RawMessage{}
+	if len(indexes) == 0 {
+		return out, nil
+	}
+	if doc == nil {
+		return nil, fmt.Errorf("state changes at %d: rows without the block's document", height)
+	}
+	at := make([]int, len(indexes))
+	for i, x := range indexes {
+		at[i] = int(x)
+	}
+	changes, err := s.codec.Pick(doc, at)
+	if err != nil {
+		return nil, fmt.Errorf("state changes at %d: %w", height, err)
+	}
+	byAccount := map[string][]json.RawMessage{}
+	for i, c := range changes {
+		byAccount[accounts[i]] = append(byAccount[accounts[i]], c)
+	}
 	for _, id := range accountIDs {
 		out = append(out, byAccount[id]...)
 	}
 	return out, nil
 }
+
+// stateChangesSQL answers, in one round trip, whether the block exists, its
+// changes document and the positions (and accounts) of the changes asked
+// for, in upstream order. The document is read only when something matches.
+const stateChangesSQL = `
+SELECT EXISTS (SELECT 1 FROM blocks WHERE height = $1),
+       CASE WHEN m.indexes IS NULL THEN NULL
+            ELSE (SELECT changes FROM block_changes WHERE block_height = $1) END,
+       coalesce(m.indexes, '{}'), coalesce(m.accounts, '{}')
+FROM (SELECT array_agg(index_in_block ORDER BY index_in_block) AS indexes,
+             array_agg(account_id ORDER BY index_in_block) AS accounts
+      FROM state_changes
+      WHERE block_height = $1 AND change_type = ANY($2) AND account_id = ANY($3)) m`
 
 const receiptSQL = `
 SELECT c.view->'receipts'->r.index_in_chunk
@@ -207,13 +237,21 @@ func (s *Store) ReceiptTx(ctx context.Context, receiptID string) (txHash, signer
 
 // TxStatus returns the stored EXPERIMENTAL_tx_status result.
 func (s *Store) TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error) {
-	var view string
-	err := s.pool.QueryRow(ctx, `SELECT view::text FROM transaction_statuses WHERE tx_hash = $1 AND signer_id = $2`,
-		txHash, signerID).Scan(&view)
+	var (
+		index int32
+		doc   []byte
+	)
+	err := s.pool.QueryRow(ctx, `SELECT s.index_in_block, d.statuses
+		FROM transaction_statuses s JOIN block_tx_statuses d ON d.block_height = s.block_height
+		WHERE s.tx_hash = $1 AND s.signer_id = $2`, txHash, signerID).Scan(&index, &doc)
 	if err != nil {
 		return nil, notFound(err, "transaction "+txHash)
 	}
-	return json.RawMessage(view), nil
+	status, err := s.codec.Pick(doc, []int{int(index)})
+	if err != nil {
+		return nil, fmt.Errorf("status of transaction %s: %w", txHash, err)
+	}
+	return status[0], nil
 }
 
 // GenesisConfig returns the stored genesis_config result.

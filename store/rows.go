@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/nearline/nearline/internal/packed"
 	"github.com/nearline/nearline/near"
 )
 
@@ -16,7 +17,8 @@ type rowSet struct {
 	blocks, skipped, blockChunks, chunks, transactions, receipts, actions [][]any
 	outcomes, txStatuses, stateChanges, blockEffects                      [][]any
 	accounts, accessKeys, data, codeHistory, codes, protocols, epochs     [][]any
-	olderChunks, globalDistributions                                      [][]any
+	olderChunks, globalDistributions, changeDocs, statusDocs              [][]any
+	codec                                                                 *packed.Codec
 	seenCodes, seenProtocols, seenOlder                                   map[string]bool
 	// epochFirst is the lowest height of each epoch in the batch: the
 	// height a protocol config is recorded at, whichever of the epoch's
@@ -26,8 +28,8 @@ type rowSet struct {
 	unknown map[string]int
 }
 
-func newRowSet() *rowSet {
-	return &rowSet{seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{},
+func newRowSet(codec *packed.Codec) *rowSet {
+	return &rowSet{codec: codec, seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{},
 		epochFirst: map[string]int64{}, unknown: map[string]int{}}
 }
 
@@ -88,13 +90,22 @@ func (r *rowSet) addBundle(b *Bundle) error {
 	for i, e := range b.Effects {
 		r.blockEffects = append(r.blockEffects, []any{height, int32(i), e.AccountID, e.Type})
 	}
-	if err := r.addChanges(height, b.Changes); err != nil {
+	changes, err := r.addChanges(height, b.Changes)
+	if err != nil {
 		return err
 	}
-	for i := range b.TxStatuses {
-		if err := r.addTxStatus(height, &b.TxStatuses[i]); err != nil {
-			return err
+	if len(changes) > 0 {
+		r.changeDocs = append(r.changeDocs, []any{height, r.codec.Pack(changes)})
+	}
+	if len(b.TxStatuses) > 0 {
+		docs := make([]json.RawMessage, len(b.TxStatuses))
+		for i := range b.TxStatuses {
+			if err := r.addTxStatus(height, i, &b.TxStatuses[i]); err != nil {
+				return err
+			}
+			docs[i] = b.TxStatuses[i].JSON
 		}
+		r.statusDocs = append(r.statusDocs, []any{height, r.codec.Pack(docs)})
 	}
 	if pc := b.ProtocolConfig; pc != nil {
 		r.epochs = append(r.epochs, []any{pc.EpochID, int32(pc.ProtocolVersion)})
@@ -143,7 +154,7 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 		r.transactions = append(r.transactions, []any{hdr.ChunkHash, int32(i), tx.Hash, height, shard, tx.SignerID,
 			tx.PublicKey, numeric64(tx.Nonce), tx.ReceiverID, numeric64(tx.PriorityFee), int32(len(tx.Actions))})
 		for j, a := range tx.Actions {
-			row, err := r.actionRow(hdr.ChunkHash, "transaction", i, j, height, &tx.Hash, nil, a)
+			row, err := r.actionRow(hdr.ChunkHash, shard, "transaction", i, j, height, &tx.Hash, nil, a)
 			if err != nil {
 				return err
 			}
@@ -167,7 +178,7 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 			signer = &s
 			for j, a := range act.Actions {
 				id := rc.ReceiptID
-				row, err := r.actionRow(hdr.ChunkHash, "receipt", i, j, height, nil, &id, a)
+				row, err := r.actionRow(hdr.ChunkHash, shard, "receipt", i, j, height, nil, &id, a)
 				if err != nil {
 					return err
 				}
@@ -194,7 +205,7 @@ func (r *rowSet) addGlobalDistribution(height int64, shard int32, index int, rc 
 		int32(d.TargetShard), d.ID.Kind(), d.ID.Value(), hash, rc.PredecessorID, nonce})
 }
 
-func (r *rowSet) actionRow(chunkHash, parentKind string, parent, index int, height int64, txHash, receiptID *string, a near.ActionView) ([]any, error) {
+func (r *rowSet) actionRow(chunkHash string, shard int32, parentKind string, parent, index int, height int64, txHash, receiptID *string, a near.ActionView) ([]any, error) {
 	if a.Other != nil {
 		r.unknown["action:"+a.Kind()]++ // stored as it came, in detail
 	}
@@ -230,7 +241,7 @@ func (r *rowSet) actionRow(chunkHash, parentKind string, parent, index int, heig
 	case a.DeleteAccount != nil:
 		beneficiary = &a.DeleteAccount.BeneficiaryID
 	}
-	return []any{chunkHash, parentKind, int32(parent), int32(index), height, txHash, receiptID, a.Kind(),
+	return []any{chunkHash, shard, parentKind, int32(parent), int32(index), height, txHash, receiptID, a.Kind(),
 		method, gas, deposit, publicKey, beneficiary, args, string(detail)}, nil
 }
 
@@ -242,12 +253,14 @@ type txStatusBody struct {
 	ReceiptsOutcome      []json.RawMessage `json:"receipts_outcome"`
 }
 
-func (r *rowSet) addTxStatus(height int64, st *TxStatus) error {
+// addTxStatus writes the transaction_statuses row of the status at index
+// of its block's document and the typed rows of its outcomes.
+func (r *rowSet) addTxStatus(height int64, index int, st *TxStatus) error {
 	var body txStatusBody
 	if err := json.Unmarshal(st.JSON, &body); err != nil {
 		return fmt.Errorf("decode tx status %s: %w", st.TxHash, err)
 	}
-	r.txStatuses = append(r.txStatuses, []any{st.TxHash, st.SignerID, height, body.FinalExecutionStatus, string(st.JSON)})
+	r.txStatuses = append(r.txStatuses, []any{st.TxHash, st.SignerID, height, body.FinalExecutionStatus, int32(index)})
 	all := append([]json.RawMessage{body.TransactionOutcome}, body.ReceiptsOutcome...)
 	for _, raw := range all {
 		if len(raw) == 0 || string(raw) == "null" {
@@ -266,7 +279,7 @@ func (r *rowSet) addTxStatus(height int64, st *TxStatus) error {
 			status = "null"
 		}
 		r.outcomes = append(r.outcomes, []any{o.ID, o.BlockHash, at, o.Outcome.ExecutorID, int64(o.Outcome.GasBurnt),
-			numeric(o.Outcome.TokensBurnt), status, st.TxHash, height, string(raw)})
+			numeric(o.Outcome.TokensBurnt), status, st.TxHash, height})
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/nearline/nearline/internal/packed"
 	"github.com/nearline/nearline/near"
 )
 
@@ -11,7 +12,11 @@ import (
 // blocks concurrently, so any block of an epoch may carry its protocol
 // config; the recorded first height must not depend on which one did.
 func TestProtocolConfigFirstHeightIsTheEpochsLowestBlock(t *testing.T) {
-	r := newRowSet()
+	codec, err := packed.NewCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRowSet(codec)
 	for h := uint64(10); h <= 13; h++ {
 		b := &Bundle{}
 		b.Block.Header = near.BlockHeaderView{Height: h, EpochID: "E", Hash: "h"}

@@ -44,22 +44,25 @@ func changeKind(changeType string) (kind string, deleted bool, err error) {
 }
 
 // addChanges writes the state_changes rows of a block and, per changed key,
-// one history row holding the value after the block.
-func (r *rowSet) addChanges(height int64, changes []StateChange) error {
+// one history row holding the value after the block. It returns each change
+// as served, for the block's document.
+func (r *rowSet) addChanges(height int64, changes []StateChange) ([]json.RawMessage, error) {
 	last := map[historyKey]int{}
 	var order []historyKey
+	texts := make([]json.RawMessage, len(changes))
 	for i := range changes {
 		c := &changes[i]
 		v := c.View
 		text, err := jsonText(c.JSON, v)
 		if err != nil {
-			return fmt.Errorf("encode state change %d at %d: %w", i, height, err)
+			return nil, fmt.Errorf("encode state change %d at %d: %w", i, height, err)
 		}
+		texts[i] = json.RawMessage(text)
 		kind, _, err := changeKind(v.Type)
 		if errors.Is(err, errUnknownChangeType) {
 			r.unknown["state_change:"+v.Type]++
 		} else if err != nil {
-			return fmt.Errorf("state change %d at %d: %w", i, height, err)
+			return nil, fmt.Errorf("state change %d at %d: %w", i, height, err)
 		}
 		var causeTx, causeReceipt *string
 		if v.Cause.TxHash != "" {
@@ -76,7 +79,7 @@ func (r *rowSet) addChanges(height int64, changes []StateChange) error {
 			}
 		}
 		r.stateChanges = append(r.stateChanges, []any{height, int32(i), v.Change.AccountID, v.Type, v.Cause.Type,
-			causeTx, causeReceipt, v.Change.PublicKey, dataKey, text})
+			causeTx, causeReceipt, v.Change.PublicKey, dataKey})
 		if kind == "" {
 			continue // stored above; no history Nearline knows how to keep
 		}
@@ -84,12 +87,12 @@ func (r *rowSet) addChanges(height int64, changes []StateChange) error {
 		switch kind {
 		case "access_key":
 			if v.Change.PublicKey == nil {
-				return fmt.Errorf("state change %d at %d: %s without public_key", i, height, v.Type)
+				return nil, fmt.Errorf("state change %d at %d: %s without public_key", i, height, v.Type)
 			}
 			key.sub = *v.Change.PublicKey
 		case "data":
 			if v.Change.KeyBase64 == nil {
-				return fmt.Errorf("state change %d at %d: %s without key_base64", i, height, v.Type)
+				return nil, fmt.Errorf("state change %d at %d: %s without key_base64", i, height, v.Type)
 			}
 			key.sub = string(dataKey)
 		}
@@ -100,10 +103,10 @@ func (r *rowSet) addChanges(height int64, changes []StateChange) error {
 	}
 	for _, key := range order {
 		if err := r.addHistory(height, key, &changes[last[key]]); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return texts, nil
 }
 
 func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/nearline/nearline/internal/packed"
 )
 
 // ErrNotFound is returned (wrapped) by every read that finds nothing.
@@ -70,6 +72,7 @@ func (c Config) validate() error {
 type Store struct {
 	pool   *pgxpool.Pool
 	logger *slog.Logger
+	codec  *packed.Codec
 }
 
 // Open connects to the database at url. It does not migrate; call Migrate
@@ -92,6 +95,10 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	if cfg.StatementTimeout > 0 {
 		rt["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
 	}
+	codec, err := packed.NewCodec()
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
@@ -100,7 +107,7 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &Store{pool: pool, logger: cfg.Logger}, nil
+	return &Store{pool: pool, logger: cfg.Logger, codec: codec}, nil
 }
 
 // Close closes the pool, waiting for connections in use.

@@ -33,24 +33,47 @@ func (s *Store) PendingTxStatuses(ctx context.Context, maxHeight uint64, limit i
 	return refs, nil
 }
 
-// UpdateTxStatus replaces a stored status and its execution outcomes with a
-// newer answer, in one transaction.
+// UpdateTxStatus replaces a stored status (in its block's document) and its
+// execution outcomes with a newer answer, in one transaction.
 func (s *Store) UpdateTxStatus(ctx context.Context, ref TxRef, st TxStatus) error {
-	rows := newRowSet()
-	if err := rows.addTxStatus(int64(ref.Height), &st); err != nil {
-		return fmt.Errorf("update tx status: %w", err)
-	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var (
+			height int64
+			index  int32
+			doc    []byte
+		)
+		err := tx.QueryRow(ctx, `SELECT s.block_height, s.index_in_block, d.statuses
+			FROM transaction_statuses s JOIN block_tx_statuses d ON d.block_height = s.block_height
+			WHERE s.tx_hash = $1 AND s.signer_id = $2 FOR UPDATE OF d`, ref.TxHash, ref.SignerID).Scan(&height, &index, &doc)
+		if err != nil {
+			return notFound(err, "status of "+ref.TxHash)
+		}
+		statuses, err := s.codec.Unpack(doc)
+		if err != nil {
+			return fmt.Errorf("statuses of block %d: %w", height, err)
+		}
+		if int(index) >= len(statuses) {
+			return fmt.Errorf("status %d of block %d: the block has %d", index, height, len(statuses))
+		}
+		statuses[index] = st.JSON
+		rows := newRowSet(s.codec)
+		if err := rows.addTxStatus(height, int(index), &st); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM execution_outcomes WHERE tx_hash = $1 AND tx_block_height = $2`,
-			ref.TxHash, int64(ref.Height)); err != nil {
+			ref.TxHash, height); err != nil {
 			return fmt.Errorf("clear outcomes of %s: %w", ref.TxHash, err)
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM transaction_statuses WHERE tx_hash = $1 AND signer_id = $2`,
-			ref.TxHash, ref.SignerID); err != nil {
-			return fmt.Errorf("clear status of %s: %w", ref.TxHash, err)
+		if _, err := tx.Exec(ctx, `UPDATE transaction_statuses SET final_execution_status = $3
+			WHERE tx_hash = $1 AND signer_id = $2`, ref.TxHash, ref.SignerID, rows.txStatuses[0][3]); err != nil {
+			return fmt.Errorf("update status row of %s: %w", ref.TxHash, err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE block_tx_statuses SET statuses = $2 WHERE block_height = $1`,
+			height, s.codec.Pack(statuses)); err != nil {
+			return fmt.Errorf("update statuses of block %d: %w", height, err)
 		}
 		for _, t := range tables {
-			if t.name == "transaction_statuses" || t.name == "execution_outcomes" {
+			if t.name == "execution_outcomes" {
 				if _, err := copyRows(ctx, tx, t, t.rows(rows)); err != nil {
 					return err
 				}

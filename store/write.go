@@ -44,21 +44,25 @@ var tables = []table{
 		columns: []string{"chunk_hash", "index_in_chunk", "receipt_id", "block_height", "shard_id",
 			"predecessor_id", "receiver_id", "kind", "signer_id"}},
 	{name: "actions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.actions },
-		columns: []string{"chunk_hash", "parent_kind", "parent_index", "action_index", "block_height", "tx_hash",
+		columns: []string{"chunk_hash", "shard_id", "parent_kind", "parent_index", "action_index", "block_height", "tx_hash",
 			"receipt_id", "kind", "method_name", "gas", "deposit", "public_key", "beneficiary_id", "args", "detail"}},
 	{name: "execution_outcomes", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
 		rows: func(r *rowSet) [][]any { return r.outcomes },
 		columns: []string{"id", "block_hash", "block_height", "executor_id", "gas_burnt", "tokens_burnt", "status",
-			"tx_hash", "tx_block_height", "view"}},
+			"tx_hash", "tx_block_height"}},
 	{name: "transaction_statuses", heightColumn: "block_height", conflict: "ON CONFLICT DO NOTHING",
 		rows:    func(r *rowSet) [][]any { return r.txStatuses },
-		columns: []string{"tx_hash", "signer_id", "block_height", "final_execution_status", "view"}},
+		columns: []string{"tx_hash", "signer_id", "block_height", "final_execution_status", "index_in_block"}},
+	{name: "block_tx_statuses", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.statusDocs },
+		columns: []string{"block_height", "statuses"}},
 	{name: "global_contract_distributions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.globalDistributions },
 		columns: []string{"receipt_id", "block_height", "shard_id", "index_in_chunk", "target_shard", "identifier_kind",
 			"identifier", "code_hash", "deployer_id", "nonce"}},
 	{name: "state_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.stateChanges },
 		columns: []string{"block_height", "index_in_block", "account_id", "change_type", "cause_type",
-			"cause_tx_hash", "cause_receipt_hash", "public_key", "data_key", "view"}},
+			"cause_tx_hash", "cause_receipt_hash", "public_key", "data_key"}},
+	{name: "block_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.changeDocs },
+		columns: []string{"block_height", "changes"}},
 	{name: "block_effects", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.blockEffects },
 		columns: []string{"block_height", "index_in_block", "account_id", "effect_type"}},
 	{name: "account_history", rows: func(r *rowSet) [][]any { return r.accounts },
@@ -109,7 +113,7 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 	if len(bundles) == 0 {
 		return CommitStats{}, nil
 	}
-	rows := newRowSet()
+	rows := newRowSet(s.codec)
 	for i := range bundles {
 		if i > 0 && bundles[i].Height() <= bundles[i-1].Height() {
 			return CommitStats{}, fmt.Errorf("commit: heights not ascending: %d after %d", bundles[i].Height(), bundles[i-1].Height())

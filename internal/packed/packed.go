@@ -1,0 +1,140 @@
+// Package packed keeps a list of JSON values, each exactly as served, in one
+// compressed document: the archive stores a block's state changes and its
+// transaction statuses this way instead of one uncompressed value per row.
+//
+// A document is one format byte and a body:
+//
+//   - FormatJSON (0): the body is a JSON array of the values. Migrations
+//     write this from SQL (which has no zstd); PostgreSQL's TOAST compresses
+//     it.
+//   - FormatZstd (1): the body is a zstd frame of uvarint(n), n uvarint
+//     lengths, then the n values back to back. Value i is found without
+//     scanning the others.
+package packed
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Document formats (the first byte of a document).
+const (
+	FormatJSON byte = 0
+	FormatZstd byte = 1
+)
+
+// maxDecoded bounds what one document may decompress to.
+const maxDecoded = 1 << 30
+
+// ErrCorrupt is returned (wrapped) for a document that cannot be read.
+var ErrCorrupt = errors.New("corrupt packed document")
+
+// Codec packs and unpacks documents. It is safe for concurrent use.
+type Codec struct {
+	enc *zstd.Encoder
+	dec *zstd.Decoder
+}
+
+// NewCodec returns a Codec compressing at zstd's fastest level, which
+// compresses JSON of blocks about as well as gzip's default at a fraction of
+// the CPU.
+func NewCodec() (*Codec, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithZeroFrames(true))
+	if err != nil {
+		return nil, fmt.Errorf("new zstd encoder: %w", err)
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxDecoded))
+	if err != nil {
+		return nil, fmt.Errorf("new zstd decoder: %w", err)
+	}
+	return &Codec{enc: enc, dec: dec}, nil
+}
+
+// Pack returns the FormatZstd document of values.
+func (c *Codec) Pack(values []json.RawMessage) []byte {
+	size := binary.MaxVarintLen64 * (len(values) + 1)
+	for _, v := range values {
+		size += len(v)
+	}
+	body := make([]byte, 0, size)
+	body = binary.AppendUvarint(body, uint64(len(values)))
+	for _, v := range values {
+		body = binary.AppendUvarint(body, uint64(len(v)))
+	}
+	for _, v := range values {
+		body = append(body, v...)
+	}
+	return c.enc.EncodeAll(body, []byte{FormatZstd})
+}
+
+// Unpack returns every value of doc, in order.
+func (c *Codec) Unpack(doc []byte) ([]json.RawMessage, error) {
+	if len(doc) == 0 {
+		return nil, fmt.Errorf("empty document: %w", ErrCorrupt)
+	}
+	switch doc[0] {
+	case FormatJSON:
+		var values []json.RawMessage
+		if err := json.Unmarshal(doc[1:], &values); err != nil {
+			return nil, fmt.Errorf("decode JSON document: %w: %w", ErrCorrupt, err)
+		}
+		return values, nil
+	case FormatZstd:
+		body, err := c.dec.DecodeAll(doc[1:], nil)
+		if err != nil {
+			return nil, fmt.Errorf("decompress document: %w: %w", ErrCorrupt, err)
+		}
+		return split(body)
+	default:
+		return nil, fmt.Errorf("format %d: %w", doc[0], ErrCorrupt)
+	}
+}
+
+// Pick returns the values of doc at the given indexes, in the order asked.
+func (c *Codec) Pick(doc []byte, indexes []int) ([]json.RawMessage, error) {
+	all, err := c.Unpack(doc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]json.RawMessage, len(indexes))
+	for i, at := range indexes {
+		if at < 0 || at >= len(all) {
+			return nil, fmt.Errorf("value %d of %d: %w", at, len(all), ErrCorrupt)
+		}
+		out[i] = all[at]
+	}
+	return out, nil
+}
+
+// split reads the framing of a FormatZstd body.
+func split(body []byte) ([]json.RawMessage, error) {
+	n, k := binary.Uvarint(body)
+	if k <= 0 || n > uint64(len(body)) {
+		return nil, fmt.Errorf("value count: %w", ErrCorrupt)
+	}
+	body = body[k:]
+	lens := make([]uint64, n)
+	for i := range lens {
+		l, k := binary.Uvarint(body)
+		if k <= 0 {
+			return nil, fmt.Errorf("length of value %d: %w", i, ErrCorrupt)
+		}
+		lens[i], body = l, body[k:]
+	}
+	values := make([]json.RawMessage, n)
+	for i, l := range lens {
+		if l > uint64(len(body)) {
+			return nil, fmt.Errorf("value %d overruns the document: %w", i, ErrCorrupt)
+		}
+		values[i], body = json.RawMessage(body[:l:l]), body[l:]
+	}
+	if len(body) != 0 {
+		return nil, fmt.Errorf("%d bytes after the last value: %w", len(body), ErrCorrupt)
+	}
+	return values, nil
+}

@@ -1,0 +1,99 @@
+package packed
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func values(n int) []json.RawMessage {
+	out := make([]json.RawMessage, n)
+	for i := range out {
+		out[i] = json.RawMessage(fmt.Sprintf(`{"i":%d,"s":"%s"}`, i, strings.Repeat("ab", i)))
+	}
+	return out
+}
+
+func TestPackUnpackRoundTrip(t *testing.T) {
+	c, err := NewCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 2, 300} {
+		in := values(n)
+		doc := c.Pack(in)
+		if doc[0] != FormatZstd {
+			t.Fatalf("format %d", doc[0])
+		}
+		got, err := c.Unpack(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, in, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+			t.Fatalf("%d values: round trip differs", n)
+		}
+	}
+	in := values(10)
+	got, err := c.Pick(c.Pack(in), []int{7, 0, 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got[0]) != string(in[7]) || string(got[1]) != string(in[0]) || string(got[2]) != string(in[7]) {
+		t.Fatalf("pick: %s", got)
+	}
+	if _, err := c.Pick(c.Pack(in), []int{10}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("pick past the end: %v", err)
+	}
+}
+
+func TestJSONFormatIsRead(t *testing.T) {
+	c, err := NewCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := append([]byte{FormatJSON}, `[{"a":1}, {"b" : [2]}]`...)
+	got, err := c.Unpack(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[0]) != `{"a":1}` || string(got[1]) != `{"b" : [2]}` {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestCorruptDocumentsAreErrors(t *testing.T) {
+	c, err := NewCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := c.Pack(values(3))
+	for name, doc := range map[string][]byte{
+		"empty":      nil,
+		"format":     {7, 1, 2},
+		"json":       append([]byte{FormatJSON}, "[1,"...),
+		"truncated":  good[:len(good)-3],
+		"not zstd":   {FormatZstd, 1, 2, 3},
+		"overrun":    c.enc.EncodeAll([]byte{1, 50, 'x'}, []byte{FormatZstd}),
+		"trailing":   c.enc.EncodeAll([]byte{1, 1, 'x', 'y'}, []byte{FormatZstd}),
+		"huge count": c.enc.EncodeAll([]byte{0xff, 0xff, 0x03}, []byte{FormatZstd}),
+	} {
+		if _, err := c.Unpack(doc); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+func FuzzUnpack(f *testing.F) {
+	c, err := NewCodec()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(c.Pack(values(3)))
+	f.Add([]byte{FormatJSON, '[', ']'})
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		_, _ = c.Unpack(doc) // never panics
+	})
+}
