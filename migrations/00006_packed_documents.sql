@@ -41,17 +41,31 @@ INSERT INTO block_tx_statuses (block_height, statuses)
 SELECT block_height, '\x00'::bytea || convert_to('[' || string_agg(view::text, ',' ORDER BY index_in_block) || ']', 'UTF8')
 FROM transaction_statuses GROUP BY block_height;
 ALTER TABLE transaction_statuses DROP COLUMN view, ALTER COLUMN index_in_block SET NOT NULL;
-ALTER TABLE execution_outcomes DROP COLUMN view;
+-- block_height names the outcome's block (its hash was a second copy), and
+-- the primary key with it (dropped with block_hash).
+ALTER TABLE execution_outcomes DROP COLUMN view, DROP COLUMN block_hash;
+ALTER TABLE execution_outcomes ADD PRIMARY KEY (id, block_height);
 
--- Chunk-keyed rows by (block_height, shard_id) instead of the chunk hash.
-ALTER TABLE actions ADD COLUMN shard_id integer;
-UPDATE actions a SET shard_id = c.shard_id FROM chunks c WHERE c.chunk_hash = a.chunk_hash;
+-- An action's detail only when its typed columns do not hold all of it
+-- (AddKey's permission, UseGlobalContractByAccountId, kinds Nearline does
+-- not model); a deployed contract's code by its hash (the code is in
+-- contract_codes). Deploy actions indexed before layout 2 keep their detail
+-- and have no code_hash. Chunk-keyed rows are keyed by (block_height,
+-- shard_id) instead of the chunk hash. One pass over actions does both.
+ALTER TABLE actions ADD COLUMN code_hash text, ADD COLUMN shard_id integer, ALTER COLUMN detail DROP NOT NULL;
+UPDATE actions a SET
+    shard_id = c.shard_id,
+    code_hash = CASE WHEN a.kind = 'UseGlobalContract' THEN a.detail->'UseGlobalContract'->>'code_hash' END,
+    args = CASE WHEN a.kind = 'FunctionCall' THEN coalesce(a.args, '') ELSE a.args END,
+    detail = CASE WHEN a.kind IN ('CreateAccount', 'FunctionCall', 'Transfer', 'Stake', 'DeleteKey',
+                                  'DeleteAccount', 'UseGlobalContract') THEN NULL ELSE a.detail END
+FROM chunks c WHERE c.chunk_hash = a.chunk_hash;
+
 ALTER TABLE actions ALTER COLUMN shard_id SET NOT NULL;
 ALTER TABLE actions DROP CONSTRAINT actions_pkey,
     ADD PRIMARY KEY (block_height, shard_id, parent_kind, parent_index, action_index);
 ALTER TABLE receipts DROP CONSTRAINT receipts_pkey, ADD PRIMARY KEY (block_height, shard_id, index_in_chunk);
 ALTER TABLE transactions DROP CONSTRAINT transactions_pkey, ADD PRIMARY KEY (block_height, shard_id, index_in_chunk);
-ALTER TABLE execution_outcomes DROP CONSTRAINT execution_outcomes_pkey, ADD PRIMARY KEY (id, block_height);
 
 -- The height columns only serve range deletes (re-committed heights) and
 -- range scans: BRIN, a few pages, instead of a B-tree entry per row. The

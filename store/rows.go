@@ -209,17 +209,22 @@ func (r *rowSet) actionRow(chunkHash string, shard int32, parentKind string, par
 	if a.Other != nil {
 		r.unknown["action:"+a.Kind()]++ // stored as it came, in detail
 	}
-	detail, err := json.Marshal(a)
-	if err != nil {
-		return nil, fmt.Errorf("encode action %d of %s %d in chunk %s: %w", index, parentKind, parent, chunkHash, err)
-	}
 	var (
-		method, publicKey, beneficiary *string
-		gas                            *int64
-		deposit                        *pgtype.Numeric
-		args                           []byte
+		method, publicKey, beneficiary, codeHash *string
+		gas                                      *int64
+		deposit                                  *pgtype.Numeric
+		args                                     []byte
+		// typed: every member of the action is in a typed column (or,
+		// for code, in contract_codes), so detail stays NULL.
+		typed = true
 	)
+	deploy := func(d *near.DeployContractAction) {
+		h := near.HashOf(d.Code).String()
+		r.addCode(h, d.Code)
+		codeHash = &h
+	}
 	switch {
+	case a.CreateAccount:
 	case a.FunctionCall != nil:
 		method = &a.FunctionCall.MethodName
 		g := int64(a.FunctionCall.Gas)
@@ -227,6 +232,9 @@ func (r *rowSet) actionRow(chunkHash string, shard int32, parentKind string, par
 		d := numeric(a.FunctionCall.Deposit)
 		deposit = &d
 		args = a.FunctionCall.Args
+		if args == nil {
+			args = []byte{}
+		}
 	case a.Transfer != nil:
 		d := numeric(a.Transfer.Deposit)
 		deposit = &d
@@ -236,13 +244,33 @@ func (r *rowSet) actionRow(chunkHash string, shard int32, parentKind string, par
 		publicKey = &a.Stake.PublicKey
 	case a.AddKey != nil:
 		publicKey = &a.AddKey.PublicKey
+		typed = false // the key's permission
 	case a.DeleteKey != nil:
 		publicKey = &a.DeleteKey.PublicKey
 	case a.DeleteAccount != nil:
 		beneficiary = &a.DeleteAccount.BeneficiaryID
+	case a.DeployContract != nil:
+		deploy(a.DeployContract)
+	case a.DeployGlobalContract != nil:
+		deploy(a.DeployGlobalContract)
+	case a.DeployGlobalContractByAccountID != nil:
+		deploy(a.DeployGlobalContractByAccountID)
+	case a.UseGlobalContract != nil:
+		codeHash = &a.UseGlobalContract.CodeHash
+	default:
+		typed = false
+	}
+	var detail *string
+	if !typed {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("encode action %d of %s %d in chunk %s: %w", index, parentKind, parent, chunkHash, err)
+		}
+		text := string(b)
+		detail = &text
 	}
 	return []any{chunkHash, shard, parentKind, int32(parent), int32(index), height, txHash, receiptID, a.Kind(),
-		method, gas, deposit, publicKey, beneficiary, args, string(detail)}, nil
+		method, gas, deposit, publicKey, beneficiary, args, codeHash, detail}, nil
 }
 
 // txStatusBody is the part of a tx status the store reads, keeping each
@@ -278,7 +306,7 @@ func (r *rowSet) addTxStatus(height int64, index int, st *TxStatus) error {
 		if status == "" {
 			status = "null"
 		}
-		r.outcomes = append(r.outcomes, []any{o.ID, o.BlockHash, at, o.Outcome.ExecutorID, int64(o.Outcome.GasBurnt),
+		r.outcomes = append(r.outcomes, []any{o.ID, at, o.Outcome.ExecutorID, int64(o.Outcome.GasBurnt),
 			numeric(o.Outcome.TokensBurnt), status, st.TxHash, height})
 	}
 	return nil
