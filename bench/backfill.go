@@ -161,7 +161,7 @@ func (e *benchEnv) backfill(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		c, err := loadTables(ctx, dbURL, dump)
+		c, err := loadTables(ctx, dbURL, dump, e.o.blocks)
 		if err != nil {
 			return err
 		}

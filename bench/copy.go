@@ -28,10 +28,11 @@ type copyRun struct {
 	rows, bytes int64
 }
 
-// userTables lists the archive's tables (goose's own excluded).
+// userTables lists the archive's tables (goose's own excluded), a
+// partitioned table once, not its partitions.
 func userTables(ctx context.Context, conn *pgx.Conn) ([]string, error) {
-	rows, err := conn.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'
-		AND tablename NOT LIKE 'goose%' ORDER BY tablename`)
+	rows, err := conn.Query(ctx, `SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace
+		AND relkind IN ('r', 'p') AND NOT relispartition AND relname NOT LIKE 'goose%' ORDER BY relname`)
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
 	}
@@ -58,7 +59,9 @@ func dumpTables(ctx context.Context, dbURL, dir string) ([]tableDump, error) {
 			return nil, fmt.Errorf("create dump: %w", err)
 		}
 		w := bufio.NewWriterSize(f, 1<<20)
-		tag, err := conn.PgConn().CopyTo(ctx, w, "COPY "+name+" TO STDOUT (FORMAT binary)")
+		// A partitioned table is copied out through a query (COPY TO
+		// reads plain tables only); COPY FROM routes rows to partitions.
+		tag, err := conn.PgConn().CopyTo(ctx, w, "COPY (SELECT * FROM "+name+") TO STDOUT (FORMAT binary)")
 		if err == nil {
 			err = w.Flush()
 		}
@@ -79,8 +82,18 @@ func dumpTables(ctx context.Context, dbURL, dir string) ([]tableDump, error) {
 
 // loadTables copies the dump into the (migrated, empty) database at dbURL in
 // one transaction: the write limit of this server for these rows, tables
-// and indexes.
-func loadTables(ctx context.Context, dbURL string, dump []tableDump) (copyRun, error) {
+// and indexes. The partitions of heights 0 to maxHeight are created first,
+// as the indexer creates them ahead of its writes.
+func loadTables(ctx context.Context, dbURL string, dump []tableDump, maxHeight uint64) (copyRun, error) {
+	st, err := store.Open(ctx, dbURL, store.Config{})
+	if err != nil {
+		return copyRun{}, err
+	}
+	err = st.EnsurePartitions(ctx, 0, maxHeight)
+	st.Close()
+	if err != nil {
+		return copyRun{}, err
+	}
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return copyRun{}, fmt.Errorf("connect: %w", err)
@@ -129,11 +142,13 @@ func databaseBytes(ctx context.Context, st *store.Store) (int64, error) {
 
 // tableSizes lists table, index and total bytes per table, largest first.
 func tableSizes(ctx context.Context, st *store.Store) ([]tableSize, error) {
-	rows, err := st.Pool().Query(ctx, `SELECT tablename,
-		pg_table_size(format('%I.%I', schemaname, tablename)::regclass),
-		pg_indexes_size(format('%I.%I', schemaname, tablename)::regclass)
-		FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'goose%'
-		ORDER BY pg_total_relation_size(format('%I.%I', schemaname, tablename)::regclass) DESC`)
+	rows, err := st.Pool().Query(ctx, `SELECT relname, tbl, idx FROM (
+		SELECT c.relname,
+		       (SELECT coalesce(sum(pg_table_size(p.relid)), 0) FROM pg_partition_tree(c.oid) p)::bigint AS tbl,
+		       (SELECT coalesce(sum(pg_indexes_size(p.relid)), 0) FROM pg_partition_tree(c.oid) p WHERE p.isleaf)::bigint AS idx
+		FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+		  AND NOT c.relispartition AND c.relname NOT LIKE 'goose%') t
+		ORDER BY tbl + idx DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("measure tables: %w", err)
 	}

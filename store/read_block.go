@@ -243,7 +243,8 @@ func (s *Store) TxStatus(ctx context.Context, txHash, signerID string) (json.Raw
 	)
 	err := s.pool.QueryRow(ctx, `SELECT s.index_in_block, d.statuses
 		FROM transaction_statuses s JOIN block_tx_statuses d ON d.block_height = s.block_height
-		WHERE s.tx_hash = $1 AND s.signer_id = $2`, txHash, signerID).Scan(&index, &doc)
+		WHERE s.tx_hash = $1 AND s.signer_id = $2
+		ORDER BY s.block_height LIMIT 1`, txHash, signerID).Scan(&index, &doc)
 	if err != nil {
 		return nil, notFound(err, "transaction "+txHash)
 	}

@@ -73,6 +73,8 @@ type Store struct {
 	pool   *pgxpool.Pool
 	logger *slog.Logger
 	codec  *packed.Codec
+	// partitions are the height ranges whose partitions exist.
+	partitions partitions
 }
 
 // Open connects to the database at url. It does not migrate; call Migrate

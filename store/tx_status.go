@@ -44,7 +44,8 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref TxRef, st TxStatus) erro
 		)
 		err := tx.QueryRow(ctx, `SELECT s.block_height, s.index_in_block, d.statuses
 			FROM transaction_statuses s JOIN block_tx_statuses d ON d.block_height = s.block_height
-			WHERE s.tx_hash = $1 AND s.signer_id = $2 FOR UPDATE OF d`, ref.TxHash, ref.SignerID).Scan(&height, &index, &doc)
+			WHERE s.tx_hash = $1 AND s.signer_id = $2 AND s.block_height = $3
+			FOR UPDATE OF d`, ref.TxHash, ref.SignerID, int64(ref.Height)).Scan(&height, &index, &doc)
 		if err != nil {
 			return notFound(err, "status of "+ref.TxHash)
 		}
@@ -65,7 +66,8 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref TxRef, st TxStatus) erro
 			return fmt.Errorf("clear outcomes of %s: %w", ref.TxHash, err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE transaction_statuses SET final_execution_status = $3
-			WHERE tx_hash = $1 AND signer_id = $2`, ref.TxHash, ref.SignerID, rows.txStatuses[0][3]); err != nil {
+			WHERE tx_hash = $1 AND signer_id = $2 AND block_height = $4`, ref.TxHash, ref.SignerID, rows.txStatuses[0][3],
+			height); err != nil {
 			return fmt.Errorf("update status row of %s: %w", ref.TxHash, err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE block_tx_statuses SET statuses = $2 WHERE block_height = $1`,

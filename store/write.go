@@ -34,7 +34,7 @@ var tables = []table{
 	{name: "chunks", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.chunks },
 		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
 			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "view"}},
-	{name: "chunks", rows: func(r *rowSet) [][]any { return r.olderChunks }, conflict: "ON CONFLICT (chunk_hash) DO NOTHING",
+	{name: "chunks", rows: func(r *rowSet) [][]any { return r.olderChunks }, conflict: "ON CONFLICT (block_height, chunk_hash) DO NOTHING",
 		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
 			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "view"}},
 	{name: "transactions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.transactions },
@@ -123,6 +123,9 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 		}
 	}
 	lo, hi := int64(bundles[0].Height()), int64(bundles[len(bundles)-1].Height())
+	if err := s.EnsurePartitions(ctx, lowestHeight(bundles), uint64(hi)); err != nil {
+		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
+	}
 	last := bundles[len(bundles)-1].Block.Header
 	stats := CommitStats{Blocks: len(bundles), Unknown: rows.unknown}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -152,6 +155,21 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
 	return stats, nil
+}
+
+// lowestHeight is the lowest height a batch writes rows at: its first
+// block, a skipped height below it, or an older chunk it repeats.
+func lowestHeight(bundles []Bundle) uint64 {
+	low := bundles[0].Height()
+	for i := range bundles {
+		for _, h := range bundles[i].Skipped {
+			low = min(low, h)
+		}
+		for _, c := range bundles[i].OlderChunks {
+			low = min(low, c.View.Header.HeightIncluded)
+		}
+	}
+	return low
 }
 
 // needsRewrite reports whether heights from lo on may already be stored:

@@ -83,10 +83,16 @@ func withDatabase(base, name string) (string, error) {
 	return u.String(), nil
 }
 
-// templateName is derived from the migrations' content, so a schema change
-// gets a new template.
+// PartitionSize is the heights per partition of every test database, far
+// below the production default so that tests write across several
+// partitions of every block-keyed table.
+const PartitionSize = 100
+
+// templateName is derived from the migrations' content and the partition
+// size, so a schema change gets a new template.
 func templateName() (string, error) {
 	h := sha256.New()
+	fmt.Fprintf(h, "partition size %d\n", PartitionSize)
 	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -132,6 +138,9 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn, base, name string) err
 	}
 	if err := store.Migrate(ctx, buildURL); err != nil {
 		return fmt.Errorf("migrate template: %w", err)
+	}
+	if err := setPartitionSize(ctx, buildURL); err != nil {
+		return err
 	}
 	if _, err := admin.Exec(ctx, `ALTER DATABASE `+building+` RENAME TO `+name); err != nil {
 		return fmt.Errorf("publish template: %w", err)
@@ -238,4 +247,16 @@ func NewStore(t testing.TB) *store.Store {
 	}
 	t.Cleanup(s.Close)
 	return s
+}
+
+func setPartitionSize(ctx context.Context, url string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("connect to template: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE height_partitioning SET size = $1`, PartitionSize); err != nil {
+		return fmt.Errorf("set template partition size: %w", err)
+	}
+	return nil
 }
