@@ -74,6 +74,7 @@ type indexRun struct {
 	commitSeconds  float64 // time spent in Commit
 	callSeconds    float64 // sum of upstream call durations
 	dbBytes        int64   // tables and indexes written (pg_total_relation_size, genesis excluded)
+	cpu            cpuSample
 }
 
 // backfillOnce indexes heights 1..to of upstream into a fresh database.
@@ -115,15 +116,17 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, upstream string, to
 	if err != nil {
 		return indexRun{}, "", err
 	}
-	began := time.Now()
+	began, cpu0 := time.Now(), sampleCPU(e.chain.pid)
 	if err := ix.Run(ctx); err != nil {
 		return indexRun{}, "", err
 	}
+	cpu := sampleCPU(e.chain.pid).sub(cpu0)
 	r := indexRun{
 		seconds: since(began), blocks: sink.blocks.Load(), rows: sink.rows.Load(),
 		requests: counts.requests.Load(), resp: counts.bytes.Load(), maxInFlight: counts.maxIn.Load(),
 		commitSeconds: time.Duration(sink.commitNanos.Load()).Seconds(),
 		callSeconds:   time.Duration(counts.nanos.Load()).Seconds(),
+		cpu:           cpu,
 	}
 	after, err := databaseBytes(ctx, st)
 	if err != nil {
@@ -143,6 +146,10 @@ func (e *benchEnv) backfill(ctx context.Context) error {
 		}
 		fmt.Fprintf(os.Stderr, "index run %d: %d blocks, %d rows in %.1fs (%.1fs in Commit): %.1f blocks/s, %.0f rows/s, %d requests\n",
 			i+1, r.blocks, r.rows, r.seconds, r.commitSeconds, float64(r.blocks)/r.seconds, float64(r.rows)/r.seconds, r.requests)
+		perBlock := func(s float64) float64 { return s / float64(r.blocks) * 1000 }
+		fmt.Fprintf(os.Stderr, "index run %d CPU: machine %.0f%% busy; ms per block: indexer %.1f, PostgreSQL %.1f, simulator %.1f, other %.1f\n",
+			i+1, 100*r.cpu.busy/r.cpu.total, perBlock(r.cpu.self), perBlock(r.cpu.postgres), perBlock(r.cpu.sim),
+			perBlock(r.cpu.busy-r.cpu.self-r.cpu.postgres-r.cpu.sim))
 		idx = append(idx, r)
 		e.indexed = dbURL
 	}

@@ -26,6 +26,7 @@ type chain struct {
 	distantURL string // --latency
 	genesis    []byte // genesis.json
 	close      func()
+	pid        int // the simulator child's, 0 in process
 }
 
 func simConfig(o options) sim.Config {

@@ -54,6 +54,16 @@ func (r *report) print(w io.Writer, o options) {
 		fmt.Fprintf(w, "| backfill, %d blocks (%d rows, %s written) | %.1f blocks/s, %.0f rows/s, %s/s | plain COPY of the same rows: %.0f rows/s (%s/s) | %.0f%% | ≥ 70%% |\n",
 			ix.blocks, ix.rows, mib(float64(ix.dbBytes)), float64(ix.blocks)/ix.seconds, ixRows, mib(float64(ix.dbBytes)/ix.seconds),
 			cpRows, mib(float64(cp.bytes)/cp.seconds), 100*ixRows/cpRows)
+		// Where the machine's CPU went, per block, and what the indexer and
+		// PostgreSQL alone would reach on its cores with a free upstream.
+		per := func(sec float64) float64 { return 1000 * sec / float64(ix.blocks) }
+		own := per(ix.cpu.self) + per(ix.cpu.postgres)
+		if own > 0 {
+			cores := ix.cpu.total / ix.seconds
+			fmt.Fprintf(w, "| backfill CPU per block (machine %.0f%% busy) | indexer %.1f ms, PostgreSQL %.1f ms | simulator (the upstream) %.1f ms, other %.1f ms | without the upstream's share: %.0f blocks/s on %.0f cores | ≥ 80 blocks/s |\n",
+				100*ix.cpu.busy/ix.cpu.total, per(ix.cpu.self), per(ix.cpu.postgres), per(ix.cpu.sim),
+				per(ix.cpu.busy-ix.cpu.self-ix.cpu.postgres-ix.cpu.sim), 1000*cores/own, cores)
+		}
 	}
 	if len(r.latency) > 0 {
 		l := medianBy(r.latency, func(x indexRun) float64 { return float64(x.blocks) / x.seconds })
@@ -78,12 +88,19 @@ func (r *report) print(w io.Writer, o options) {
 	}
 	if s := r.storage; s != nil {
 		per := float64(s.dbBytes) / float64(s.blocks)
-		fmt.Fprintf(w, "| storage per block (tables + indexes + TOAST) | %s | JSON-RPC responses %s raw, %s gzip'd | %.0f%% of gzip'd | < 100%% |\n",
+		fmt.Fprintf(w, "| storage per block (tables + indexes + TOAST) | %s | the answers served about the block, each gzip'd: %s | %.0f%% | ≤ 50%% |\n",
+			kib(per), kib(s.servedGzip), 100*per/s.servedGzip)
+		fmt.Fprintf(w, "| verbatim JSON of a block in one zstd frame (block, chunks, changes, statuses; no typed column, no index) | %s | the answers served, each gzip'd: %s | %.0f%% | |\n",
+			kib(s.floorZstd), kib(s.servedGzip), 100*s.floorZstd/s.servedGzip)
+		fmt.Fprintf(w, "| storage per block, against what the indexer fetched | %s | JSON-RPC responses %s raw, %s gzip'd | %.0f%% of gzip'd | |\n",
 			kib(per), kib(s.jsonRaw), kib(s.jsonGzip), 100*per/s.jsonGzip)
 		var parts []string
-		for _, t := range s.tables[:min(len(s.tables), 8)] {
-			parts = append(parts, fmt.Sprintf("%s %s+%s", t.name, mib(float64(t.table)), mib(float64(t.indexes))))
+		for _, t := range s.tables {
+			if perBlock := float64(t.table+t.indexes) / float64(s.blocks); perBlock >= 512 {
+				parts = append(parts, fmt.Sprintf("%s %s+%s", t.name, kib(float64(t.table)/float64(s.blocks)),
+					kib(float64(t.indexes)/float64(s.blocks))))
+			}
 		}
-		fmt.Fprintf(w, "\nLargest tables (table+indexes): %s.\n", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "\nPer block, by table (table with TOAST + indexes; tables under 0.5 KiB per block left out): %s.\n", strings.Join(parts, ", "))
 	}
 }

@@ -70,7 +70,7 @@ func startSimProcess(ctx context.Context, o options) (*chain, error) {
 		stop()
 		return nil, fmt.Errorf("encode genesis: %w", err)
 	}
-	return &chain{plainURL: fields[1], distantURL: fields[2], genesis: genesis, close: stop}, nil
+	return &chain{plainURL: fields[1], distantURL: fields[2], genesis: genesis, close: stop, pid: cmd.Process.Pid}, nil
 }
 
 // runSimChild produces the chain, serves it without and with latency on
