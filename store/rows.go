@@ -273,12 +273,26 @@ func (r *rowSet) actionRow(chunkHash string, shard int32, parentKind string, par
 		method, gas, deposit, publicKey, beneficiary, args, codeHash, detail}, nil
 }
 
-// txStatusBody is the part of a tx status the store reads, keeping each
-// outcome as served.
+// txStatusBody is the part of a tx status the store reads: its outcomes'
+// typed columns, decoded in one pass (the outcomes as served stay in the
+// block's document).
 type txStatusBody struct {
-	FinalExecutionStatus string            `json:"final_execution_status"`
-	TransactionOutcome   json.RawMessage   `json:"transaction_outcome"`
-	ReceiptsOutcome      []json.RawMessage `json:"receipts_outcome"`
+	FinalExecutionStatus string           `json:"final_execution_status"`
+	TransactionOutcome   *outcomeFields   `json:"transaction_outcome"`
+	ReceiptsOutcome      []*outcomeFields `json:"receipts_outcome"`
+}
+
+// outcomeFields are the members of an ExecutionOutcomeWithIdView that
+// execution_outcomes types.
+type outcomeFields struct {
+	BlockHash string `json:"block_hash"`
+	ID        string `json:"id"`
+	Outcome   struct {
+		GasBurnt    uint64          `json:"gas_burnt"`
+		TokensBurnt near.U128       `json:"tokens_burnt"`
+		ExecutorID  string          `json:"executor_id"`
+		Status      json.RawMessage `json:"status"`
+	} `json:"outcome"`
 }
 
 // addTxStatus writes the transaction_statuses row of the status at index
@@ -289,14 +303,9 @@ func (r *rowSet) addTxStatus(height int64, index int, st *TxStatus) error {
 		return fmt.Errorf("decode tx status %s: %w", st.TxHash, err)
 	}
 	r.txStatuses = append(r.txStatuses, []any{st.TxHash, st.SignerID, height, body.FinalExecutionStatus, int32(index)})
-	all := append([]json.RawMessage{body.TransactionOutcome}, body.ReceiptsOutcome...)
-	for _, raw := range all {
-		if len(raw) == 0 || string(raw) == "null" {
+	for _, o := range append([]*outcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
+		if o == nil { // absent or null
 			continue
-		}
-		var o near.ExecutionOutcomeWithIDView
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return fmt.Errorf("decode outcome in tx status %s: %w", st.TxHash, err)
 		}
 		at := height
 		if h, ok := st.BlockHeights[o.BlockHash]; ok {
