@@ -28,7 +28,7 @@ type Store interface {
 	ChunkHashAt(ctx context.Context, blockHeight uint64, shardID uint64) (string, error)
 	ChunkCongestion(ctx context.Context, chunkHash string) (*near.CongestionInfo, uint64, error)
 	BlockEffects(ctx context.Context, height uint64) ([]near.StateChangeKindView, error)
-	StateChanges(ctx context.Context, height uint64, changeTypes []string, accountIDs []string) ([]near.StateChangeWithCauseView, error)
+	StateChangesJSON(ctx context.Context, height uint64, changeTypes []string, accountIDs []string) ([]json.RawMessage, error)
 	AccountAt(ctx context.Context, accountID string, height uint64) (near.Account, error)
 	AccessKeyAt(ctx context.Context, accountID, publicKey string, height uint64) (near.AccessKeyView, error)
 	AccessKeysAt(ctx context.Context, accountID string, height uint64) ([]near.AccessKeyInfoView, error)

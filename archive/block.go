@@ -107,18 +107,28 @@ func (a *Backend) changes(ctx context.Context, req near.ChangesRequest) (*near.C
 	if req.ChangesType == near.ChangesSingleAccessKey {
 		accounts = keyAccounts(req.Keys)
 	}
-	changes, err := a.store.StateChanges(ctx, stamp.BlockHeight, types, accounts)
+	raws, err := a.store.StateChangesJSON(ctx, stamp.BlockHeight, types, accounts)
 	if err != nil {
 		return nil, fmt.Errorf("read %s at %d: %w", req.ChangesType, stamp.BlockHeight, err)
+	}
+	// Each change is served as stored; only the two kinds filtered here
+	// read the members they filter on.
+	changes := make([]near.StateChangeWithCauseView, len(raws))
+	filtered := req.ChangesType == near.ChangesSingleAccessKey || req.ChangesType == near.ChangesData
+	for i, raw := range raws {
+		changes[i].Raw = raw
+		if filtered {
+			if err := json.Unmarshal(raw, &changes[i]); err != nil {
+				return nil, fmt.Errorf("decode %s at %d: %w", req.ChangesType, stamp.BlockHeight, err)
+			}
+			changes[i].Raw = raw
+		}
 	}
 	switch req.ChangesType {
 	case near.ChangesSingleAccessKey:
 		changes = filterKeys(changes, req.Keys)
 	case near.ChangesData:
 		changes = filterPrefix(changes, req.KeyPrefix)
-	}
-	if changes == nil {
-		changes = []near.StateChangeWithCauseView{}
 	}
 	return &near.ChangesView{BlockHash: stamp.BlockHash, Changes: changes}, nil
 }
