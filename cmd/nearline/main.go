@@ -37,6 +37,7 @@ func commands() []command {
 		{"migrate", "apply the embedded database migrations", runMigrate},
 		{"sim", "serve a simulated NEAR node (deterministic chain) over JSON-RPC", runSim},
 		{"status", "print the archive's indexed range and cursor", runStatus},
+		{"verify", "compare the archive's answers with a node's", runVerify},
 	}
 }
 
@@ -77,6 +78,9 @@ func run(ctx context.Context, env *environment, args []string) int {
 			return 0
 		case errors.Is(err, errUsage):
 			return 2
+		case errors.Is(err, errUnreachable):
+			env.logger.Error("nearline "+c.name+" failed", "err", err)
+			return 2
 		case ctx.Err() != nil && errors.Is(err, context.Canceled):
 			// SIGINT/SIGTERM arrived before the command could finish (a
 			// migration, say): its transaction was rolled back, and
@@ -95,6 +99,13 @@ func run(ctx context.Context, env *environment, args []string) int {
 // errUsage marks a command line that could not be parsed; the FlagSet has
 // already said why.
 var errUsage = errors.New("usage error")
+
+// errUnreachable marks a database or node a command could not reach: exit
+// status 2, like a usage error, for commands that promise it (verify).
+var errUnreachable = errors.New("unreachable")
+
+// unreachable marks err with errUnreachable.
+func unreachable(err error) error { return fmt.Errorf("%w: %w", errUnreachable, err) }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: nearline <command> [flags]\n\nCommands:")
