@@ -110,7 +110,7 @@ func (p *planner) contractMethods(ctx context.Context, h uint64, account string)
 
 // viewPrefixes mark exported functions that look like view methods.
 var viewPrefixes = []string{"get", "view", "is_", "has_", "total", "ft_balance_of", "ft_total_supply", "ft_metadata",
-	"nft_token", "nft_total_supply", "nft_supply", "nft_metadata", "storage_balance", "version", "owner"}
+	"nft_token", "nft_total_supply", "nft_supply", "nft_metadata", "storage_balance", "version", "owner", "metadata"}
 
 // chooseCalls returns up to n of an contract's exported functions to call:
 // those that look like view methods, in export order; with none of those,
