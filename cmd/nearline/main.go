@@ -78,9 +78,6 @@ func run(ctx context.Context, env *environment, args []string) int {
 			return 0
 		case errors.Is(err, errUsage):
 			return 2
-		case errors.Is(err, errUnreachable):
-			env.logger.Error("nearline "+c.name+" failed", "err", err)
-			return 2
 		case ctx.Err() != nil && errors.Is(err, context.Canceled):
 			// SIGINT/SIGTERM arrived before the command could finish (a
 			// migration, say): its transaction was rolled back, and
@@ -89,6 +86,10 @@ func run(ctx context.Context, env *environment, args []string) int {
 			return 0
 		}
 		env.logger.Error("nearline "+c.name+" failed", "err", err)
+		var status *exitStatusError
+		if errors.As(err, &status) {
+			return status.status
+		}
 		return 1
 	}
 	fmt.Fprintf(env.stderr, "nearline: unknown command %q\n\n", args[0])
@@ -100,12 +101,18 @@ func run(ctx context.Context, env *environment, args []string) int {
 // already said why.
 var errUsage = errors.New("usage error")
 
-// errUnreachable marks a database or node a command could not reach: exit
-// status 2, like a usage error, for commands that promise it (verify).
-var errUnreachable = errors.New("unreachable")
+// exitStatusError gives a command's failure an exit status other than 1.
+type exitStatusError struct {
+	status int
+	err    error
+}
 
-// unreachable marks err with errUnreachable.
-func unreachable(err error) error { return fmt.Errorf("%w: %w", errUnreachable, err) }
+func (e *exitStatusError) Error() string { return e.err.Error() }
+func (e *exitStatusError) Unwrap() error { return e.err }
+
+// unreachable marks a database or node a command could not reach: exit
+// status 2, like a usage error, for the commands that promise it (verify).
+func unreachable(err error) error { return &exitStatusError{status: 2, err: err} }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: nearline <command> [flags]\n\nCommands:")
