@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/nearline/nearline/nearvm"
 )
 
 // noCode is the code hash of an account without a contract of its own.
@@ -97,7 +99,7 @@ func (p *planner) contractMethods(ctx context.Context, h uint64, account string)
 	}
 	wasm, err := base64.StdEncoding.DecodeString(code.Code)
 	if err == nil {
-		methods, err = wasmExports(wasm)
+		methods, err = nearvm.ExportedFunctions(wasm)
 	}
 	if err != nil {
 		p.cfg.Logger.Warn("contract code has no readable exports; no call_function asked", "account_id", account, "code_hash", code.Hash, "err", err)

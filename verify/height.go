@@ -4,42 +4,26 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/nearline/nearline/near"
 )
 
 // heightSeen is what the archive answered about one height: its block,
 // the chunks new in it, and the accounts it names.
 type heightSeen struct {
 	height   uint64
-	block    *blockSeen // nil for a height without a block
-	touched  []string   // accounts with a state change, in the archive's order
-	txs      []txSeen
+	block    *near.BlockView // nil for a height without a block
+	touched  []string        // accounts with a state change, in the archive's order
+	txs      []near.SignedTransactionView
 	receipts []string
 	accounts []string // every account the height names, for the pool
-}
-
-type blockSeen struct {
-	Author string `json:"author"`
-	Header struct {
-		Hash string `json:"hash"`
-	} `json:"header"`
-	Chunks []struct {
-		ChunkHash      string `json:"chunk_hash"`
-		ShardID        uint64 `json:"shard_id"`
-		HeightIncluded uint64 `json:"height_included"`
-	} `json:"chunks"`
-}
-
-type txSeen struct {
-	Hash       string `json:"hash"`
-	SignerID   string `json:"signer_id"`
-	ReceiverID string `json:"receiver_id"`
 }
 
 // see reads a height's block, its new chunks and its state changes from
 // the archive.
 func (p *planner) see(ctx context.Context, h uint64) (heightSeen, error) {
 	s := heightSeen{height: h}
-	var block blockSeen
+	var block near.BlockView
 	ok, err := p.ask(ctx, "block", map[string]any{"block_id": h}, &block)
 	if err != nil || !ok {
 		return s, err
@@ -57,15 +41,7 @@ func (p *planner) see(ctx context.Context, h uint64) (heightSeen, error) {
 		if c.HeightIncluded != h {
 			continue // a missing chunk: the shard's previous one repeated
 		}
-		var chunk struct {
-			Author       string   `json:"author"`
-			Transactions []txSeen `json:"transactions"`
-			Receipts     []struct {
-				ReceiptID     string `json:"receipt_id"`
-				PredecessorID string `json:"predecessor_id"`
-				ReceiverID    string `json:"receiver_id"`
-			} `json:"receipts"`
-		}
+		var chunk near.ChunkView
 		ok, err := p.ask(ctx, "chunk", map[string]any{"chunk_id": c.ChunkHash}, &chunk)
 		if err != nil {
 			return s, err
@@ -85,11 +61,7 @@ func (p *planner) see(ctx context.Context, h uint64) (heightSeen, error) {
 			name(r.ReceiverID)
 		}
 	}
-	var effects struct {
-		Changes []struct {
-			AccountID string `json:"account_id"`
-		} `json:"changes"`
-	}
+	var effects near.BlockEffectsView
 	if _, err := p.ask(ctx, "EXPERIMENTAL_changes_in_block", map[string]any{"block_id": h}, &effects); err != nil {
 		return s, err
 	}
