@@ -60,7 +60,11 @@ func (r *Report) Write(w io.Writer) error {
 	if len(r.Differences) > 0 {
 		fmt.Fprintf(&b, "\nfirst %d of %d differences:\n", len(r.Differences), r.Total.Different)
 		for _, m := range r.Differences {
-			fmt.Fprintf(&b, "  %s %s\n    %s\n", m.Request.Kind, shorten(string(m.Request.Params), 300), m.Difference.String())
+			params := ""
+			if string(m.Request.Params) != "null" {
+				params = " " + shorten(string(m.Request.Params), 300)
+			}
+			fmt.Fprintf(&b, "  %s%s\n    %s\n", m.Request.Kind, params, m.Difference.String())
 		}
 	}
 	_, err := io.WriteString(w, b.String())
