@@ -223,12 +223,37 @@ func (p *planner) ask(ctx context.Context, method string, params any, out any) (
 		return false, fmt.Errorf("ask archive %s: %w", method, err)
 	}
 	if a.Error != nil {
+		// The archive's own failure (a database error, a timeout) would
+		// silently thin the plan: it stops it instead.
+		if name := failureName(a.Error); name != "" {
+			return false, fmt.Errorf("ask archive %s: it answered %s", method, name)
+		}
 		return false, nil
 	}
 	if err := json.Unmarshal(a.Result, out); err != nil {
 		return false, fmt.Errorf("decode archive %s result: %w", method, err)
 	}
 	return true, nil
+}
+
+// failureName names an error that is the server's failure rather than an
+// answer about the chain (INTERNAL_ERROR, TIMEOUT_ERROR), or returns "".
+func failureName(raw json.RawMessage) string {
+	var e struct {
+		Name  string `json:"name"`
+		Cause struct {
+			Name string `json:"name"`
+		} `json:"cause"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return ""
+	}
+	for _, n := range []string{e.Name, e.Cause.Name} {
+		if n == "INTERNAL_ERROR" || n == "TIMEOUT_ERROR" {
+			return n
+		}
+	}
+	return ""
 }
 
 // indexedRange is the archive's first and latest block, from its status.

@@ -127,3 +127,30 @@ func TestPlanNamesTheMethodThatDiffers(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// TestPlanStopsOnTheArchivesOwnFailure: an archive that answers
+// INTERNAL_ERROR while the plan is drawn (its database away) fails the
+// plan instead of thinning it.
+func TestPlanStopsOnTheArchivesOwnFailure(t *testing.T) {
+	t.Parallel()
+	archive := targetFunc(func(r struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}) (string, error) {
+		if r.Method == "status" {
+			return `{"result":{"sync_info":{"earliest_block_height":1,"latest_block_height":9}}}`, nil
+		}
+		return `{"error":{"name":"INTERNAL_ERROR","cause":{"name":"INTERNAL_ERROR","info":{}}}}`, nil
+	})
+	_, err := NewPlan(context.Background(), archive, PlanConfig{Sample: 3})
+	require.ErrorContains(t, err, "ask archive block: it answered INTERNAL_ERROR")
+
+	empty := targetFunc(func(struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}) (string, error) {
+		return `{"error":{"name":"HANDLER_ERROR","cause":{"name":"NOT_SYNCED_YET","info":{}}}}`, nil
+	})
+	_, err = NewPlan(context.Background(), empty, PlanConfig{})
+	require.ErrorIs(t, err, ErrRange, "an archive without blocks has no range to sample")
+}

@@ -21,8 +21,16 @@ var errDifferent = errors.New("the archive and the node answered differently")
 // runVerify asks the archive (in-process, read-only) and a node the same
 // requests and prints how their answers compare. Exit status: 0 when all
 // were identical, 1 on any difference, 2 when the command line is wrong or
-// the database or the node cannot be reached.
-func runVerify(ctx context.Context, env *environment, args []string) error {
+// the database or the node cannot be reached, or the run is interrupted.
+func runVerify(ctx context.Context, env *environment, args []string) (err error) {
+	defer func() {
+		// Interrupted (SIGINT/SIGTERM): not every request was compared, so
+		// this is no pass, whatever the other commands make of a signal.
+		var status *exitStatusError
+		if err != nil && ctx.Err() != nil && !errors.As(err, &status) && !errors.Is(err, errUsage) {
+			err = &exitStatusError{status: 2, err: fmt.Errorf("interrupted before every request was compared: %w", err)}
+		}
+	}()
 	fs := newFlagSet(env, "verify", "--database-url URL --against URL [--from H] [--to H] [--sample N] [flags]")
 	databaseURL := stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required; opened read-only)")
 	against := stringFlag(fs, env, "against", "NEARLINE_AGAINST", "", "NEAR JSON-RPC URL of the node to compare the archive with (required)")
@@ -113,10 +121,10 @@ func runVerify(ctx context.Context, env *environment, args []string) error {
 	report, err := verify.Run(ctx, local, node, plan.Requests, verify.RunConfig{
 		Concurrency: *concurrency, MaxShown: *show, ProgressInterval: *progress, Logger: env.logger,
 	})
-	if errors.Is(err, verify.ErrUnreachable) {
+	switch {
+	case errors.Is(err, verify.ErrUnreachable):
 		return unreachable(err)
-	}
-	if err != nil {
+	case err != nil:
 		return err
 	}
 	if err := report.Write(env.stdout); err != nil {

@@ -71,7 +71,11 @@ func run(ctx context.Context, env *environment, args []string) int {
 			continue
 		}
 		err := c.run(ctx, env, args[1:])
+		var status *exitStatusError
 		switch {
+		case errors.As(err, &status):
+			env.logger.Error("nearline "+c.name+" failed", "err", err)
+			return status.status
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):
@@ -86,10 +90,6 @@ func run(ctx context.Context, env *environment, args []string) int {
 			return 0
 		}
 		env.logger.Error("nearline "+c.name+" failed", "err", err)
-		var status *exitStatusError
-		if errors.As(err, &status) {
-			return status.status
-		}
 		return 1
 	}
 	fmt.Fprintf(env.stderr, "nearline: unknown command %q\n\n", args[0])
@@ -101,7 +101,8 @@ func run(ctx context.Context, env *environment, args []string) int {
 // already said why.
 var errUsage = errors.New("usage error")
 
-// exitStatusError gives a command's failure an exit status other than 1.
+// exitStatusError gives a command's failure an exit status other than 1
+// (an interrupted command whose error carries one exits with it too).
 type exitStatusError struct {
 	status int
 	err    error
