@@ -112,7 +112,10 @@ func (p *planner) requests(ctx context.Context, s heightSeen, pool []string) ([]
 			NewRequest("EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": c.ChunkHash}),
 		)
 	}
-	reqs = append(reqs, NewRequest("chunk", map[string]any{"block_id": h, "shard_id": maxShard + 1}))
+	reqs = append(reqs,
+		NewRequest("chunk", map[string]any{"block_id": h, "shard_id": maxShard + 1}),
+		NewRequest("EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": maxShard + 1}),
+	)
 	for _, tx := range pick(rng, s.txs, p.cfg.TxsPerHeight) {
 		reqs = append(reqs,
 			NewRequest("tx", map[string]any{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID}),

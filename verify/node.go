@@ -67,7 +67,11 @@ func (c NodeConfig) validate() error {
 	return nil
 }
 
-// Node asks a NEAR node over JSON-RPC.
+// Node asks a NEAR node over JSON-RPC and returns its response as served.
+// It is not near.Client: that client is the indexer's, and reads some
+// answers as failures to retry or fail over from (INTERNAL_ERROR, a block a
+// regular node garbage-collected); here every envelope is an answer to
+// compare, and only a transport failure is retried.
 type Node struct {
 	cfg    NodeConfig
 	client *http.Client
