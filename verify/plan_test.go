@@ -154,3 +154,19 @@ func TestPlanStopsOnTheArchivesOwnFailure(t *testing.T) {
 	_, err = NewPlan(context.Background(), empty, PlanConfig{})
 	require.ErrorIs(t, err, ErrRange, "an archive without blocks has no range to sample")
 }
+
+// TestArchiveMarksWhatItWouldForward: a request the handler would send
+// upstream comes back as the forwarded marker, not as an answer.
+func TestArchiveMarksWhatItWouldForward(t *testing.T) {
+	t.Parallel()
+	archive, _ := simulated(t, nil)
+	ctx := context.Background()
+	out, err := archive.Answer(ctx, NewRequest("send_tx", map[string]any{"signed_tx_base64": "AA=="}).Body())
+	require.NoError(t, err)
+	require.True(t, IsForwarded(out), "%s", out)
+	out, err = archive.Answer(ctx, NewRequest("block", map[string]any{"block_id": 1}).Body())
+	require.NoError(t, err)
+	require.False(t, IsForwarded(out))
+	_, err = ParseAnswer(out)
+	require.NoError(t, err)
+}
