@@ -86,33 +86,18 @@ const tickImport = "__nearline_gas_tick"
 //     ref.func, exports, the start function and element segments are
 //     renumbered; the debug "name" section is dropped.
 func prepareModule(code []byte, maxPages uint32, opCost uint64) (*prepared, error) {
-	if len(code) < 8 || !bytes.Equal(code[:4], []byte("\x00asm")) || !bytes.Equal(code[4:8], []byte{1, 0, 0, 0}) {
-		return nil, errors.New("not a wasm binary (bad magic or version)")
+	all, err := readSections(code)
+	if err != nil {
+		return nil, err
 	}
-	r := &reader{buf: code, pos: 8}
 	var sections []section
-	for !r.eof() {
-		id, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		payload, err := r.bytes(int(size))
-		if err != nil {
-			return nil, err
-		}
-		if id > 12 {
-			return nil, fmt.Errorf("unknown section id %d", id)
-		}
-		if id == 0 {
-			if name, err := (&reader{buf: payload}).name(); err == nil && name == "name" {
+	for _, s := range all {
+		if s.id == 0 {
+			if name, err := (&reader{buf: s.payload}).name(); err == nil && name == "name" {
 				continue
 			}
 		}
-		sections = append(sections, section{id: id, payload: payload})
+		sections = append(sections, s)
 	}
 
 	p := &prepared{exports: map[string]funcType{}}

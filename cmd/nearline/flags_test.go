@@ -57,6 +57,14 @@ func TestExitStatus(t *testing.T) {
 			[]string{"NEARLINE_SKIP_RATE", `"a tenth"`, "a number"}},
 		{"malformed uint64 env", map[string]string{"NEARLINE_SEED": "-1"}, []string{"sim"}, 2,
 			[]string{"NEARLINE_SEED", `"-1"`, "non-negative integer"}},
+		{"verify without a node", nil, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x"}, 2, []string{"--against"}},
+		{"verify with a bad height", nil, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x", "--against", "http://127.0.0.1:1", "--from", "ten"},
+			2, []string{`--from "ten": want a block height`}},
+		{"verify with a bad seed", map[string]string{"NEARLINE_VERIFY_SEED": "x"}, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x", "--against", "http://127.0.0.1:1"},
+			2, []string{`--seed "x"`}},
+		{"verify with a node that is not a URL", nil, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x", "--against", "127.0.0.1:3030"},
+			2, []string{"not an absolute http(s) url"}},
+		{"verify with no database", nil, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x?connect_timeout=2", "--against", "http://127.0.0.1:1"}, 2, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -37,6 +37,7 @@ func commands() []command {
 		{"migrate", "apply the embedded database migrations", runMigrate},
 		{"sim", "serve a simulated NEAR node (deterministic chain) over JSON-RPC", runSim},
 		{"status", "print the archive's indexed range and cursor", runStatus},
+		{"verify", "compare the archive's answers with a node's", runVerify},
 	}
 }
 
@@ -70,7 +71,11 @@ func run(ctx context.Context, env *environment, args []string) int {
 			continue
 		}
 		err := c.run(ctx, env, args[1:])
+		var status *exitStatusError
 		switch {
+		case errors.As(err, &status):
+			env.logger.Error("nearline "+c.name+" failed", "err", err)
+			return status.status
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):
@@ -95,6 +100,20 @@ func run(ctx context.Context, env *environment, args []string) int {
 // errUsage marks a command line that could not be parsed; the FlagSet has
 // already said why.
 var errUsage = errors.New("usage error")
+
+// exitStatusError gives a command's failure an exit status other than 1
+// (an interrupted command whose error carries one exits with it too).
+type exitStatusError struct {
+	status int
+	err    error
+}
+
+func (e *exitStatusError) Error() string { return e.err.Error() }
+func (e *exitStatusError) Unwrap() error { return e.err }
+
+// unreachable marks a database or node a command could not reach: exit
+// status 2, like a usage error, for the commands that promise it (verify).
+func unreachable(err error) error { return &exitStatusError{status: 2, err: err} }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: nearline <command> [flags]\n\nCommands:")
