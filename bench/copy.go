@@ -144,8 +144,12 @@ func databaseBytes(ctx context.Context, st *store.Store) (int64, error) {
 func tableSizes(ctx context.Context, st *store.Store) ([]tableSize, error) {
 	rows, err := st.Pool().Query(ctx, `SELECT relname, tbl, idx FROM (
 		SELECT c.relname,
-		       (SELECT coalesce(sum(pg_table_size(p.relid)), 0) FROM pg_partition_tree(c.oid) p)::bigint AS tbl,
-		       (SELECT coalesce(sum(pg_indexes_size(p.relid)), 0) FROM pg_partition_tree(c.oid) p WHERE p.isleaf)::bigint AS idx
+		       CASE WHEN c.relkind = 'p'
+		            THEN (SELECT coalesce(sum(pg_table_size(p.relid)), 0) FROM pg_partition_tree(c.oid) p)::bigint
+		            ELSE pg_table_size(c.oid) END AS tbl,
+		       CASE WHEN c.relkind = 'p'
+		            THEN (SELECT coalesce(sum(pg_indexes_size(p.relid)), 0) FROM pg_partition_tree(c.oid) p WHERE p.isleaf)::bigint
+		            ELSE pg_indexes_size(c.oid) END AS idx
 		FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
 		  AND NOT c.relispartition AND c.relname NOT LIKE 'goose%') t
 		ORDER BY tbl + idx DESC`)

@@ -60,8 +60,9 @@ SELECT nearline_partition_by_height('block_changes', 'block_height');
 SELECT nearline_partition_by_height('block_tx_statuses', 'block_height');
 DROP FUNCTION nearline_partition_by_height(text, text);
 
--- Keys and indexes, built once over the moved rows. Hashes are looked up in
--- every partition's index (no height to prune by): a few index probes per
+-- Keys and indexes, built once over the moved rows. A key that starts with a
+-- hash finds it without a second index; a hash is looked up in every
+-- partition's index (no height to prune by): a few index probes per
 -- partition.
 ALTER TABLE blocks ADD PRIMARY KEY (height);
 CREATE INDEX blocks_hash_idx ON blocks (hash);
@@ -69,8 +70,7 @@ CREATE INDEX blocks_time_idx ON blocks (block_time);
 ALTER TABLE skipped_heights ADD PRIMARY KEY (height);
 CREATE INDEX skipped_heights_next_height_idx ON skipped_heights (next_height);
 ALTER TABLE block_chunks ADD PRIMARY KEY (block_height, shard_id);
-ALTER TABLE chunks ADD PRIMARY KEY (block_height, chunk_hash);
-CREATE INDEX chunks_chunk_hash_idx ON chunks (chunk_hash);
+ALTER TABLE chunks ADD PRIMARY KEY (chunk_hash, block_height);
 CREATE INDEX chunks_block_height_idx ON chunks (block_height, shard_id);
 ALTER TABLE transactions ADD PRIMARY KEY (block_height, shard_id, index_in_chunk);
 CREATE INDEX transactions_hash_idx ON transactions (hash);
@@ -82,16 +82,15 @@ CREATE INDEX receipts_receiver_idx ON receipts (receiver_id, block_height);
 CREATE INDEX receipts_predecessor_idx ON receipts (predecessor_id, block_height);
 ALTER TABLE actions ADD PRIMARY KEY (block_height, shard_id, parent_kind, parent_index, action_index);
 CREATE INDEX actions_method_idx ON actions (method_name) WHERE method_name IS NOT NULL;
--- One outcome per receipt (or transaction) per status listing it.
-ALTER TABLE execution_outcomes ADD PRIMARY KEY (tx_block_height, id, block_height);
-CREATE INDEX execution_outcomes_id_idx ON execution_outcomes (id);
+-- One outcome per receipt (or transaction) per status listing it; the key
+-- finds an outcome by its id.
+ALTER TABLE execution_outcomes ADD PRIMARY KEY (id, block_height, tx_block_height);
 CREATE INDEX execution_outcomes_tx_hash_idx ON execution_outcomes (tx_hash);
 CREATE INDEX execution_outcomes_executor_idx ON execution_outcomes (executor_id, block_height);
 CREATE INDEX execution_outcomes_block_height_idx ON execution_outcomes USING brin (block_height);
 -- A transaction hash included twice (it happens on mainnet) has a status
 -- per inclusion; reads take the first.
-ALTER TABLE transaction_statuses ADD PRIMARY KEY (block_height, tx_hash, signer_id);
-CREATE INDEX transaction_statuses_tx_idx ON transaction_statuses (tx_hash, signer_id);
+ALTER TABLE transaction_statuses ADD PRIMARY KEY (tx_hash, signer_id, block_height);
 CREATE INDEX transaction_statuses_pending_idx ON transaction_statuses (block_height, tx_hash)
     WHERE final_execution_status <> 'FINAL';
 ALTER TABLE state_changes ADD PRIMARY KEY (block_height, index_in_block);

@@ -34,7 +34,7 @@ var tables = []table{
 	{name: "chunks", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.chunks },
 		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
 			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "view"}},
-	{name: "chunks", rows: func(r *rowSet) [][]any { return r.olderChunks }, conflict: "ON CONFLICT (block_height, chunk_hash) DO NOTHING",
+	{name: "chunks", rows: func(r *rowSet) [][]any { return r.olderChunks }, conflict: "ON CONFLICT (chunk_hash, block_height) DO NOTHING",
 		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
 			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "view"}},
 	{name: "transactions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.transactions },
