@@ -454,25 +454,16 @@ func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *store.Bundle) error
 	return g.Wait()
 }
 
-// txStatusBody is the part of a tx status the source reads.
-type txStatusBody struct {
-	FinalExecutionStatus string `json:"final_execution_status"`
-	TransactionOutcome   struct {
-		BlockHash string `json:"block_hash"`
-	} `json:"transaction_outcome"`
-	ReceiptsOutcome []struct {
-		BlockHash string `json:"block_hash"`
-	} `json:"receipts_outcome"`
-}
-
 // fetchTxStatus fetches a transaction's EXPERIMENTAL_tx_status once.
-func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, txStatusBody, error) {
-	var body txStatusBody
+// fetchTxStatus fetches a status and decodes what the source and the store
+// read of it, once.
+func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, *store.TxStatusBody, error) {
+	body := new(store.TxStatusBody)
 	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_tx_status", map[string]string{"tx_hash": txHash, "sender_account_id": signerID})
 	if err != nil {
 		return nil, body, fmt.Errorf("fetch status of tx %s: %w", txHash, err)
 	}
-	if err := json.Unmarshal(raw, &body); err != nil {
+	if err := json.Unmarshal(raw, body); err != nil {
 		return nil, body, fmt.Errorf("decode status of tx %s: %w", txHash, err)
 	}
 	return raw, body, nil
@@ -480,11 +471,13 @@ func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string)
 
 // withHeights builds the stored status, resolving its outcomes' block
 // heights.
-func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, raw json.RawMessage, body txStatusBody) (store.TxStatus, error) {
-	st := store.TxStatus{TxHash: txHash, SignerID: signerID, JSON: raw, BlockHeights: map[string]uint64{}}
-	hashes := []string{body.TransactionOutcome.BlockHash}
-	for _, r := range body.ReceiptsOutcome {
-		hashes = append(hashes, r.BlockHash)
+func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, raw json.RawMessage, body *store.TxStatusBody) (store.TxStatus, error) {
+	st := store.TxStatus{TxHash: txHash, SignerID: signerID, JSON: raw, BlockHeights: map[string]uint64{}, Body: body}
+	var hashes []string
+	for _, o := range append([]*store.OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
+		if o != nil {
+			hashes = append(hashes, o.BlockHash)
+		}
 	}
 	for _, h := range hashes {
 		if _, ok := st.BlockHeights[h]; ok || h == "" {

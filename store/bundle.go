@@ -65,6 +65,9 @@ type TxStatus struct {
 	SignerID     string
 	JSON         json.RawMessage
 	BlockHeights map[string]uint64
+	// Body, when set, is JSON decoded (the store decodes JSON itself
+	// otherwise).
+	Body *TxStatusBody
 }
 
 // ProtocolConfig is an EXPERIMENTAL_protocol_config result for an epoch.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -31,10 +32,16 @@ func PartitionName(table string, height, size int64) string {
 	return fmt.Sprintf("%s_h%012d", table, height-height%size)
 }
 
+// partitionTimeout bounds the creation of one range's partitions.
+const partitionTimeout = 2 * time.Minute
+
 // EnsurePartitions creates, for every block-keyed table, the partitions
 // holding heights lo to hi and the one after (so a writer is a range
-// ahead). Each runs in its own short transaction, never inside a commit:
-// creating a partition locks its parent table.
+// ahead). Each range is created in its own short transaction, never inside
+// a commit: creating a partition locks its parent table. A range once
+// started is finished even if ctx is cancelled (within partitionTimeout):
+// under load it can take longer than a caller that is often stopped waits,
+// and abandoning it would only make the next start redo it.
 func (s *Store) EnsurePartitions(ctx context.Context, lo, hi uint64) error {
 	p := &s.partitions
 	p.mu.Lock()
@@ -50,19 +57,24 @@ func (s *Store) EnsurePartitions(ctx context.Context, lo, hi uint64) error {
 		if p.ready[start] {
 			continue
 		}
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, partitionLockID); err != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), partitionTimeout)
+		err := pgx.BeginFunc(pctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(pctx, `SELECT pg_advisory_xact_lock($1)`, partitionLockID); err != nil {
 				return fmt.Errorf("lock partitions: %w", err)
 			}
 			for _, t := range partitionedTables {
 				q := fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s PARTITION OF %s FOR VALUES FROM (%d) TO (%d)`,
 					pgx.Identifier{PartitionName(t, start, p.size)}.Sanitize(), t, start, start+p.size)
-				if _, err := tx.Exec(ctx, q); err != nil {
+				if _, err := tx.Exec(pctx, q); err != nil {
 					return fmt.Errorf("create partition of %s from %d: %w", t, start, err)
 				}
 			}
 			return nil
 		})
+		cancel()
 		if err != nil {
 			return err
 		}

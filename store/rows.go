@@ -273,18 +273,19 @@ func (r *rowSet) actionRow(chunkHash string, shard int32, parentKind string, par
 		method, gas, deposit, publicKey, beneficiary, args, codeHash, detail}, nil
 }
 
-// txStatusBody is the part of a tx status the store reads: its outcomes'
-// typed columns, decoded in one pass (the outcomes as served stay in the
-// block's document).
-type txStatusBody struct {
+// TxStatusBody is the part of an EXPERIMENTAL_tx_status result the store
+// types: its final status and its outcomes' typed columns (the status as
+// served is kept in the block's document). A Source that decodes it anyway
+// hands it over in TxStatus.Body, so the status is not decoded twice.
+type TxStatusBody struct {
 	FinalExecutionStatus string           `json:"final_execution_status"`
-	TransactionOutcome   *outcomeFields   `json:"transaction_outcome"`
-	ReceiptsOutcome      []*outcomeFields `json:"receipts_outcome"`
+	TransactionOutcome   *OutcomeFields   `json:"transaction_outcome"`
+	ReceiptsOutcome      []*OutcomeFields `json:"receipts_outcome"`
 }
 
-// outcomeFields are the members of an ExecutionOutcomeWithIdView that
+// OutcomeFields are the members of an ExecutionOutcomeWithIdView that
 // execution_outcomes types.
-type outcomeFields struct {
+type OutcomeFields struct {
 	BlockHash string `json:"block_hash"`
 	ID        string `json:"id"`
 	Outcome   struct {
@@ -298,12 +299,15 @@ type outcomeFields struct {
 // addTxStatus writes the transaction_statuses row of the status at index
 // of its block's document and the typed rows of its outcomes.
 func (r *rowSet) addTxStatus(height int64, index int, st *TxStatus) error {
-	var body txStatusBody
-	if err := json.Unmarshal(st.JSON, &body); err != nil {
-		return fmt.Errorf("decode tx status %s: %w", st.TxHash, err)
+	body := st.Body
+	if body == nil {
+		body = new(TxStatusBody)
+		if err := json.Unmarshal(st.JSON, body); err != nil {
+			return fmt.Errorf("decode tx status %s: %w", st.TxHash, err)
+		}
 	}
 	r.txStatuses = append(r.txStatuses, []any{st.TxHash, st.SignerID, height, body.FinalExecutionStatus, int32(index)})
-	for _, o := range append([]*outcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
+	for _, o := range append([]*OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
 		if o == nil { // absent or null
 			continue
 		}
