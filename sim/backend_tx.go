@@ -86,11 +86,15 @@ func (n *Node) Tx(_ context.Context, req near.TxRequest, withReceipts bool) (jso
 	if withReceipts {
 		view.Receipts = []near.ReceiptView{}
 	}
+	// Outcomes in nearcore's order: depth first from the transaction's
+	// receipt, each outcome before the receipts it created, in the order
+	// of its receipt_ids (chain.rs get_recursive_transaction_results). An
+	// unexecuted receipt ends its branch and leaves the status not final.
 	done := true
-	queue := []string{t.receiptID}
-	for len(queue) > 0 {
-		id := queue[0]
-		queue = queue[1:]
+	stack := []string{t.receiptID}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
 		r := c.receipts[id]
 		if r == nil || !r.executed {
 			done = false
@@ -100,7 +104,9 @@ func (n *Node) Tx(_ context.Context, req near.TxRequest, withReceipts bool) (jso
 		if withReceipts { // refunds included, as nearcore lists them
 			view.Receipts = append(view.Receipts, r.view)
 		}
-		queue = append(queue, r.outcome.Outcome.ReceiptIDs...)
+		for i := len(r.outcome.Outcome.ReceiptIDs) - 1; i >= 0; i-- {
+			stack = append(stack, r.outcome.Outcome.ReceiptIDs[i])
+		}
 	}
 	// Every block is final here: FINAL once every receipt ran, EXECUTED
 	// once the outcome is known but refunds are still on their way, and

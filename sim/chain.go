@@ -57,12 +57,14 @@ type chain struct {
 
 // block is one produced block with its encoded views.
 type block struct {
-	height     uint64
-	hash       string
-	view       near.BlockView
-	json       json.RawMessage
-	changes    []change // sorted by trie key
-	effects    []near.StateChangeKindView
+	height  uint64
+	hash    string
+	view    near.BlockView
+	json    json.RawMessage
+	changes []change // sorted by trie key
+	effects []near.StateChangeKindView
+	// executed are, per shard, the receipts executed at this height.
+	executed   [][]*receiptRecord
 	epochID    string
 	epochIndex uint64
 	epochStart uint64
@@ -195,6 +197,7 @@ func (c *chain) produce() error {
 		Chunks: headers,
 	}
 	b.hash = b.view.Header.Hash
+	b.executed = ex.byShard
 	b.changes = ex.sortedChanges()
 	b.effects = effectsOf(b.changes)
 	// Outcomes name the block they executed in.
@@ -241,7 +244,7 @@ func (c *chain) prune() {
 		if b == nil {
 			continue
 		}
-		b.json, b.changes, b.effects = nil, nil, nil
+		b.json, b.changes, b.effects, b.executed = nil, nil, nil, nil
 		for _, hdr := range b.view.Chunks {
 			if ch := c.chunks[hdr.ChunkHash]; ch != nil && ch.height < c.earliest() {
 				delete(c.chunks, hdr.ChunkHash)

@@ -23,6 +23,9 @@ type executor struct {
 	proposals        map[int][]near.ValidatorStakeView // stake proposals per shard
 	executedReceipts []*receiptRecord
 	newTxs           []*txRecord
+	// byShard holds, per shard, the receipts executed in its chunk, in
+	// execution order (block documents list them so).
+	byShard [][]*receiptRecord
 }
 
 // Metadata of execution outcomes, as nearcore 2.x serves them.
@@ -79,10 +82,12 @@ func (e *executor) run(produced []bool) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	e.byShard = make([][]*receiptRecord, len(subs))
 	for s, se := range subs {
 		if se == nil {
 			continue
 		}
+		e.byShard[s] = se.executedReceipts
 		e.changes = append(e.changes, se.changes...)
 		e.executedReceipts = append(e.executedReceipts, se.executedReceipts...)
 		e.newTxs = append(e.newTxs, se.newTxs...)
