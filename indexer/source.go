@@ -161,19 +161,7 @@ func (s *NodeSource) Prepare(chunkFloor uint64) {
 
 // FinalHead returns the height of the upstream's latest final block.
 func (s *NodeSource) FinalHead(ctx context.Context) (uint64, error) {
-	var b struct {
-		Header struct {
-			Height uint64 `json:"height"`
-		} `json:"header"`
-	}
-	raw, err := s.rpc.CallRaw(ctx, "block", map[string]string{"finality": near.FinalityFinal})
-	if err != nil {
-		return 0, err
-	}
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return 0, fmt.Errorf("decode final block: %w", err)
-	}
-	return b.Header.Height, nil
+	return rpcFinalHead(ctx, s.rpc)
 }
 
 // GenesisConfig returns the upstream's genesis_config result.
@@ -382,21 +370,31 @@ func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *store.Bundle) e
 	if done {
 		return nil
 	}
-	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_protocol_config", map[string]string{"block_id": b.Block.Header.Hash})
+	cfg, err := fetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
 	if err != nil {
-		return fmt.Errorf("fetch protocol config: %w", err)
+		return err
+	}
+	b.ProtocolConfig = cfg
+	s.mu.Lock()
+	s.epochs[epoch] = true
+	s.mu.Unlock()
+	return nil
+}
+
+// fetchProtocolConfig fetches EXPERIMENTAL_protocol_config at the block
+// with hash, of epoch.
+func fetchProtocolConfig(ctx context.Context, rpc RPC, epoch, hash string) (*store.ProtocolConfig, error) {
+	raw, err := rpc.CallRaw(ctx, "EXPERIMENTAL_protocol_config", map[string]string{"block_id": hash})
+	if err != nil {
+		return nil, fmt.Errorf("fetch protocol config: %w", err)
 	}
 	var cfg struct {
 		ProtocolVersion uint32 `json:"protocol_version"`
 	}
 	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return fmt.Errorf("decode protocol config: %w", err)
+		return nil, fmt.Errorf("decode protocol config: %w", err)
 	}
-	b.ProtocolConfig = &store.ProtocolConfig{EpochID: epoch, ProtocolVersion: cfg.ProtocolVersion, JSON: raw}
-	s.mu.Lock()
-	s.epochs[epoch] = true
-	s.mu.Unlock()
-	return nil
+	return &store.ProtocolConfig{EpochID: epoch, ProtocolVersion: cfg.ProtocolVersion, JSON: raw}, nil
 }
 
 func (s *NodeSource) rememberHeight(hash string, height uint64) {

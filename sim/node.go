@@ -48,9 +48,10 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 // Handler returns the node's JSON-RPC handler (rpcserve's protocol layer)
-// wrapped in the fault-injection middleware.
+// and its block documents (neardata's /v0/ and NEAR Lake's /lake/, see
+// document.go), wrapped in the fault-injection middleware.
 func (n *Node) Handler() http.Handler {
-	return newFaults(n.cfg.Faults, n.rpcHandler())
+	return newFaults(n.cfg.Faults, n.routes())
 }
 
 // HandlerWithFaults is Handler with faults in place of Config.Faults, so
@@ -59,7 +60,16 @@ func (n *Node) HandlerWithFaults(faults FaultConfig) http.Handler {
 	if faults.StallDuration == 0 {
 		faults.StallDuration = 30 * time.Second
 	}
-	return newFaults(faults, n.rpcHandler())
+	return newFaults(faults, n.routes())
+}
+
+// routes serves block documents beside JSON-RPC, which has every other
+// path.
+func (n *Node) routes() http.Handler {
+	mux := http.NewServeMux()
+	n.documentRoutes(mux)
+	mux.Handle("/", n.rpcHandler())
+	return mux
 }
 
 // rpcHandler is the protocol layer over the node, its answers rewritten

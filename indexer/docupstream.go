@@ -1,0 +1,350 @@
+package indexer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nearline/nearline/near"
+)
+
+// ErrNoDocument is returned (wrapped) by a DocFetcher for a height it has no
+// document for (yet): NEAR Lake's missing objects, neardata's
+// BLOCK_DOES_NOT_EXIST for a height too far past its head. Whether the chain
+// skipped the height is decided by DocSource (a later block linking over
+// it), never by the absence alone.
+var ErrNoDocument = errors.New("no block document")
+
+// DocFetcher fetches block documents, one per height: what DocSource
+// reads. NeardataFetcher and LakeFetcher implement it.
+type DocFetcher interface {
+	// Document returns the document at height. It returns ErrNoBlock when
+	// the upstream says the chain skipped the height, ErrNoDocument when it
+	// has no document there (yet).
+	Document(ctx context.Context, height uint64) (*BlockDocument, error)
+	// FinalHead returns the height of the latest final block.
+	FinalHead(ctx context.Context) (uint64, error)
+}
+
+// BlockDocument is nearcore's StreamerMessage as neardata serves it and
+// NEAR Lake splits it: the block view and, per shard of the layout, the
+// chunk included in this block with its transactions and their outcomes,
+// the receipts executed in the shard with their outcomes, and the shard's
+// state changes. Parts are kept as served.
+type BlockDocument struct {
+	Block  json.RawMessage `json:"block"`
+	Shards []DocumentShard `json:"shards"`
+}
+
+// DocumentShard is one shard's part of a block document (IndexerShard).
+type DocumentShard struct {
+	ShardID uint64 `json:"shard_id"`
+	// Chunk is the chunk included in this block ({author, header,
+	// transactions: [{transaction, outcome}], receipts[, local_receipts]}),
+	// null when the shard's chunk is missing.
+	Chunk                    json.RawMessage          `json:"chunk"`
+	ReceiptExecutionOutcomes []DocumentReceiptOutcome `json:"receipt_execution_outcomes"`
+	StateChanges             []json.RawMessage        `json:"state_changes"`
+}
+
+// DocumentReceiptOutcome is a receipt executed in the shard at this block.
+type DocumentReceiptOutcome struct {
+	ExecutionOutcome json.RawMessage `json:"execution_outcome"`
+	Receipt          json.RawMessage `json:"receipt"`
+	TxHash           *string         `json:"tx_hash"`
+}
+
+// decodeDocument decodes a document, compacted; a body without a block is
+// malformed.
+func decodeDocument(body []byte) (*BlockDocument, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, body); err != nil {
+		return nil, fmt.Errorf("decode block document: %w", err)
+	}
+	var doc BlockDocument
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		return nil, fmt.Errorf("decode block document: %w", err)
+	}
+	if len(doc.Block) == 0 || string(doc.Block) == "null" {
+		return nil, errors.New("block document without a block")
+	}
+	return &doc, nil
+}
+
+// NeardataFetcher reads FastNEAR's neardata API: GET /v0/block/{height}
+// (null for a skipped height; a height a little past the head is waited
+// for by the server) and GET /v0/last_block/final (a redirect naming the
+// final height).
+type NeardataFetcher struct {
+	get *docGetter
+}
+
+var _ DocFetcher = (*NeardataFetcher)(nil)
+
+// NewNeardataFetcher returns a fetcher over cfg.Endpoints (base URLs such as
+// https://mainnet.neardata.xyz).
+func NewNeardataFetcher(cfg HTTPConfig) (*NeardataFetcher, error) {
+	g, err := newDocGetter(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("configure neardata: %w", err)
+	}
+	return &NeardataFetcher{get: g}, nil
+}
+
+// Document fetches the document at height.
+func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDocument, error) {
+	var doc *BlockDocument
+	var result error
+	err := f.get.get(ctx, "/v0/block/"+strconv.FormatUint(height, 10), func(a httpAnswer) error {
+		switch a.status {
+		case http.StatusOK:
+			if string(bytes.TrimSpace(a.body)) == "null" {
+				result = fmt.Errorf("block %d: %w", height, ErrNoBlock)
+				return nil
+			}
+			d, err := decodeDocument(a.body)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errRetry, err)
+			}
+			doc = d
+			return nil
+		case http.StatusNotFound:
+			var e struct {
+				Type string `json:"type"`
+			}
+			_ = json.Unmarshal(a.body, &e)
+			if e.Type == "BLOCK_HEIGHT_TOO_LOW" {
+				return fmt.Errorf("block %d is below the upstream's genesis", height)
+			}
+			result = fmt.Errorf("block %d: %w", height, ErrNoDocument)
+			return nil
+		default:
+			return fmt.Errorf("http %d", a.status)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fetch block document %d: %w", height, err)
+	}
+	return doc, result
+}
+
+// FinalHead reads the height /v0/last_block/final redirects to (or, when a
+// proxy followed the redirect, the block it served).
+func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
+	var head uint64
+	err := f.get.get(ctx, "/v0/last_block/final", func(a httpAnswer) error {
+		switch {
+		case a.status >= 300 && a.status < 400:
+			h, err := strconv.ParseUint(path.Base(a.location), 10, 64)
+			if err != nil {
+				return fmt.Errorf("%w: redirect to %q names no height", errRetry, a.location)
+			}
+			head = h
+			return nil
+		case a.status == http.StatusOK:
+			d, err := decodeDocument(a.body)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errRetry, err)
+			}
+			h, err := headerHeight(d.Block)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errRetry, err)
+			}
+			head = h
+			return nil
+		default:
+			return fmt.Errorf("http %d", a.status)
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("fetch final head: %w", err)
+	}
+	return head, nil
+}
+
+// headerHeight reads header.height from a block view.
+func headerHeight(block json.RawMessage) (uint64, error) {
+	var b struct {
+		Header struct {
+			Height *uint64 `json:"height"`
+		} `json:"header"`
+	}
+	if err := json.Unmarshal(block, &b); err != nil || b.Header.Height == nil {
+		return 0, errors.New("block without header.height")
+	}
+	return *b.Header.Height, nil
+}
+
+// LakeFetcher reads NEAR Lake's layout: {height:012}/block.json (the block
+// view) and {height:012}/shard_{id}.json (one per shard of the block's
+// chunks), from a local directory or an HTTP base URL (a bucket's public
+// endpoint or a mirror). Lake has no head of its own: FinalHead asks the
+// head RPC when one is given, else takes the highest height folder of a
+// directory.
+type LakeFetcher struct {
+	dir  string     // local directory, or
+	get  *docGetter // HTTP base URL
+	head RPC
+}
+
+var _ DocFetcher = (*LakeFetcher)(nil)
+
+// NewLakeFetcher returns a fetcher reading location, a directory or an
+// http(s) URL (cfg.Endpoints is set to it). head, when not nil, answers
+// FinalHead; it is required over HTTP.
+func NewLakeFetcher(location string, cfg HTTPConfig, head RPC) (*LakeFetcher, error) {
+	if !strings.HasPrefix(location, "http://") && !strings.HasPrefix(location, "https://") {
+		st, err := os.Stat(location)
+		if err != nil {
+			return nil, fmt.Errorf("open lake directory: %w", err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("lake %s: not a directory", location)
+		}
+		return &LakeFetcher{dir: location, head: head}, nil
+	}
+	if head == nil {
+		return nil, errors.New("lake over HTTP needs an RPC upstream for the final head")
+	}
+	cfg.Endpoints = splitEndpoints(location)
+	g, err := newDocGetter(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("configure lake: %w", err)
+	}
+	return &LakeFetcher{get: g, head: head}, nil
+}
+
+func splitEndpoints(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// object reads one object; ErrNoDocument when it is missing.
+func (f *LakeFetcher) object(ctx context.Context, name string) ([]byte, error) {
+	if f.dir != "" {
+		body, err := os.ReadFile(filepath.Join(f.dir, filepath.FromSlash(name)))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", name, ErrNoDocument)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read lake object: %w", err)
+		}
+		return body, nil
+	}
+	var body []byte
+	var result error
+	err := f.get.get(ctx, "/"+name, func(a httpAnswer) error {
+		switch a.status {
+		case http.StatusOK:
+			if !json.Valid(a.body) {
+				return fmt.Errorf("%w: %s is not JSON", errRetry, name)
+			}
+			body = a.body
+		case http.StatusNotFound, http.StatusForbidden: // buckets answer 403 for a missing key without list rights
+			result = fmt.Errorf("%s: %w", name, ErrNoDocument)
+		default:
+			return fmt.Errorf("http %d", a.status)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fetch lake object: %w", err)
+	}
+	return body, result
+}
+
+// Document reads block.json, then the shard files its chunks name, at once.
+func (f *LakeFetcher) Document(ctx context.Context, height uint64) (*BlockDocument, error) {
+	folder := fmt.Sprintf("%012d", height)
+	body, err := f.object(ctx, folder+"/block.json")
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, body); err != nil {
+		return nil, fmt.Errorf("decode %s/block.json: %w", folder, err)
+	}
+	var block struct {
+		Chunks []struct {
+			ShardID uint64 `json:"shard_id"`
+		} `json:"chunks"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &block); err != nil {
+		return nil, fmt.Errorf("decode %s/block.json: %w", folder, err)
+	}
+	doc := &BlockDocument{Block: buf.Bytes(), Shards: make([]DocumentShard, len(block.Chunks))}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i, c := range block.Chunks {
+		g.Go(func() error {
+			name := fmt.Sprintf("%s/shard_%d.json", folder, c.ShardID)
+			body, err := f.object(gctx, name)
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, body); err != nil {
+				return fmt.Errorf("decode %s: %w", name, err)
+			}
+			if err := json.Unmarshal(buf.Bytes(), &doc.Shards[i]); err != nil {
+				return fmt.Errorf("decode %s: %w", name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// FinalHead asks the head RPC, or takes a directory's highest folder.
+func (f *LakeFetcher) FinalHead(ctx context.Context) (uint64, error) {
+	if f.head != nil {
+		return rpcFinalHead(ctx, f.head)
+	}
+	entries, err := os.ReadDir(f.dir)
+	if err != nil {
+		return 0, fmt.Errorf("list lake directory: %w", err)
+	}
+	var head uint64
+	found := false
+	for _, e := range entries {
+		if h, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && len(e.Name()) == 12 && e.IsDir() {
+			head, found = max(head, h), true
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("lake directory %s: %w", f.dir, ErrNoDocument)
+	}
+	return head, nil
+}
+
+// rpcFinalHead returns the height of rpc's latest final block.
+func rpcFinalHead(ctx context.Context, rpc RPC) (uint64, error) {
+	raw, err := rpc.CallRaw(ctx, "block", map[string]string{"finality": near.FinalityFinal})
+	if err != nil {
+		return 0, err
+	}
+	h, err := headerHeight(raw)
+	if err != nil {
+		return 0, fmt.Errorf("decode final block: %w", err)
+	}
+	return h, nil
+}
