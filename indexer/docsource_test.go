@@ -1,0 +1,208 @@
+package indexer_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/store"
+)
+
+// fastHTTP is an HTTPConfig for tests: quick retries.
+func fastHTTP(endpoints ...string) indexer.HTTPConfig {
+	return indexer.HTTPConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
+		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20}
+}
+
+func rpcClient(t *testing.T, endpoints ...string) *near.Client {
+	t.Helper()
+	client, err := near.NewClient(near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
+		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20})
+	require.NoError(t, err)
+	return client
+}
+
+func docSource(t *testing.T, docs indexer.DocFetcher, rpc indexer.RPC) *indexer.DocSource {
+	t.Helper()
+	src, err := indexer.NewDocSource(docs, rpc, indexer.DocConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	return src
+}
+
+// requireSameBundle compares two bundles member by member, the JSON of
+// each answer byte for byte.
+func requireSameBundle(t *testing.T, want, got *store.Bundle, what string) {
+	t.Helper()
+	h := want.Height()
+	require.Equal(t, string(want.BlockJSON), string(got.BlockJSON), "%s: block %d", what, h)
+	require.Equal(t, want.Block, got.Block, "%s: block view %d", what, h)
+	require.Equal(t, len(want.Chunks), len(got.Chunks), "%s: chunks of %d", what, h)
+	for i := range want.Chunks {
+		require.Equal(t, string(want.Chunks[i].JSON), string(got.Chunks[i].JSON), "%s: chunk %d of %d", what, i, h)
+		require.Equal(t, want.Chunks[i].View, got.Chunks[i].View, "%s: chunk view %d of %d", what, i, h)
+	}
+	require.Equal(t, len(want.OlderChunks), len(got.OlderChunks), "%s: older chunks of %d", what, h)
+	for i := range want.OlderChunks {
+		require.Equal(t, string(want.OlderChunks[i].JSON), string(got.OlderChunks[i].JSON), "%s: older chunk %d of %d", what, i, h)
+	}
+	require.Equal(t, want.Effects, got.Effects, "%s: effects of %d", what, h)
+	require.Equal(t, len(want.Changes), len(got.Changes), "%s: changes of %d", what, h)
+	for i := range want.Changes {
+		require.Equal(t, string(want.Changes[i].JSON), string(got.Changes[i].JSON), "%s: change %d of %d", what, i, h)
+		require.Equal(t, want.Changes[i].View, got.Changes[i].View, "%s: change view %d of %d", what, i, h)
+	}
+	require.Equal(t, len(want.TxStatuses), len(got.TxStatuses), "%s: tx statuses of %d", what, h)
+	for i := range want.TxStatuses {
+		w, g := want.TxStatuses[i], got.TxStatuses[i]
+		require.Equal(t, w.TxHash, g.TxHash, "%s: tx %d of %d", what, i, h)
+		require.Equal(t, w.SignerID, g.SignerID, "%s: tx %s", what, w.TxHash)
+		require.Equal(t, string(w.JSON), string(g.JSON), "%s: status of tx %s", what, w.TxHash)
+		require.Equal(t, w.BlockHeights, g.BlockHeights, "%s: outcome heights of tx %s", what, w.TxHash)
+	}
+	require.Equal(t, want.ProtocolConfig, got.ProtocolConfig, "%s: protocol config at %d", what, h)
+}
+
+// writeLake writes the simulator's lake objects for heights lo..hi into a
+// directory, as a NEAR Lake bucket holds them.
+func writeLake(t *testing.T, base string, lo, hi uint64, shards int) string {
+	t.Helper()
+	dir := t.TempDir()
+	get := func(name string) ([]byte, bool) {
+		resp, err := http.Get(base + "/lake/" + name)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return body, resp.StatusCode == http.StatusOK
+	}
+	for h := lo; h <= hi; h++ {
+		folder := fmt.Sprintf("%012d", h)
+		block, ok := get(folder + "/block.json")
+		if !ok {
+			continue // skipped: no folder
+		}
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, folder), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, folder, "block.json"), block, 0o644))
+		for s := range shards {
+			body, ok := get(fmt.Sprintf("%s/shard_%d.json", folder, s))
+			require.True(t, ok, "shard %d of %d", s, h)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, folder, fmt.Sprintf("shard_%d.json", s)), body, 0o644))
+		}
+	}
+	return dir
+}
+
+// TestDocumentSourcesBuildTheRPCSourcesBundles fetches every height of a
+// simulated chain through the RPC source and the three document sources
+// (neardata, lake over HTTP, lake from a directory) and requires the same
+// Bundle from each.
+func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := sim.Config{Seed: 21, Shards: 4, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 30, ViewStateLimit: -1}
+	const maxHeight = 90
+	node, srv := newSim(t, cfg, maxHeight)
+	rpc := rpcClient(t, srv.URL)
+
+	neardata, err := indexer.NewNeardataFetcher(fastHTTP(srv.URL))
+	require.NoError(t, err)
+	lakeHTTP, err := indexer.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
+	require.NoError(t, err)
+	lakeDir, err := indexer.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight, cfg.Shards), indexer.HTTPConfig{}, nil)
+	require.NoError(t, err)
+	sources := map[string]indexer.Source{
+		"neardata":   docSource(t, neardata, rpc),
+		"lake http":  docSource(t, lakeHTTP, rpc),
+		"lake dir":   docSource(t, lakeDir, rpc),
+		"rpc (want)": nodeSource(t, rpc, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}),
+	}
+	// Start above genesis at a block with a missing chunk: the chunk it
+	// repeats comes from an earlier document (Bundle.OlderChunks).
+	from := uint64(20)
+	for ; ; from++ {
+		raw, err := node.Block(ctx, blockRef(t, from))
+		if err != nil {
+			continue
+		}
+		var b near.BlockView
+		require.NoError(t, json.Unmarshal(raw, &b))
+		if slices.Contains(b.Header.ChunkMask, false) {
+			break
+		}
+	}
+	for _, src := range sources {
+		src.Prepare(from)
+		head, err := src.FinalHead(ctx)
+		require.NoError(t, err)
+		require.Equal(t, uint64(maxHeight), head)
+	}
+	var blocks, skipped, txs, final, older int
+	for h := from; h <= maxHeight; h++ {
+		want, werr := sources["rpc (want)"].Bundle(ctx, h)
+		for name, src := range sources {
+			if name == "rpc (want)" {
+				continue
+			}
+			got, err := src.Bundle(ctx, h)
+			if werr != nil {
+				require.ErrorIs(t, werr, indexer.ErrNoBlock)
+				require.ErrorIs(t, err, indexer.ErrNoBlock, "%s at %d", name, h)
+				continue
+			}
+			require.NoError(t, err, "%s at %d", name, h)
+			requireSameBundle(t, want, got, name)
+		}
+		if werr != nil {
+			skipped++
+			continue
+		}
+		blocks++
+		older += len(want.OlderChunks)
+		for _, st := range want.TxStatuses {
+			txs++
+			if strings.Contains(string(st.JSON), `"final_execution_status":"FINAL"`) {
+				final++
+			}
+		}
+	}
+	t.Logf("%d blocks, %d skipped heights, %d older chunks, %d tx statuses (%d FINAL) identical from 4 sources", blocks, skipped, older, txs, final)
+	require.Positive(t, skipped)
+	require.Positive(t, older)
+	require.Greater(t, txs, 200)
+	require.Less(t, final, txs, "the last blocks' transactions are not final")
+
+	// A revisit assembles the status again from the documents.
+	for _, src := range []string{"neardata", "lake dir"} {
+		st, isFinal, err := sources[src].TxStatus(ctx, store.TxRef{TxHash: "nope", SignerID: "x", Height: 30})
+		var ne *near.Error
+		require.True(t, errors.As(err, &ne), "%s: %v", src, err)
+		require.False(t, isFinal)
+		require.Empty(t, st.JSON)
+	}
+}
+
+// countingHandler counts the requests that reach next.
+type countingHandler struct {
+	next  http.Handler
+	count atomic.Int64
+}
+
+func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.count.Add(1)
+	c.next.ServeHTTP(w, r)
+}
