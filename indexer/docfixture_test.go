@@ -137,7 +137,7 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		require.Equal(t, height, b.Height())
 
 		var changes []string
-		txs := map[string]json.RawMessage{}     // hash -> outcome
+		txs := map[string]json.RawMessage{}      // hash -> outcome
 		receipts := map[string]json.RawMessage{} // receipt id -> outcome
 		require.Len(t, b.Chunks, len(doc.Shards))
 		for i, sh := range doc.Shards {

@@ -100,9 +100,11 @@ type DocSource struct {
 
 	chunkFloor atomic.Uint64
 
+	refreshMu  sync.Mutex // one head refresh at a time
 	headMu     sync.Mutex
 	head       uint64
-	headAt     time.Time
+	headAt     time.Time // when head was fetched
+	headMoved  time.Time // when head last grew
 	headLoaded bool
 
 	mu      sync.Mutex
@@ -151,19 +153,37 @@ func (s *DocSource) FinalHead(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	now := time.Now()
 	s.headMu.Lock()
-	s.head, s.headAt, s.headLoaded = max(s.head, h), time.Now(), true
+	if h > s.head || !s.headLoaded {
+		s.head, s.headMoved = h, now
+	}
+	s.headAt, s.headLoaded = now, true
 	s.headMu.Unlock()
 	return h, nil
+}
+
+// headState returns the last final head seen, when it was fetched and
+// when it last grew.
+func (s *DocSource) headState() (head uint64, at, moved time.Time, ok bool) {
+	s.headMu.Lock()
+	defer s.headMu.Unlock()
+	return s.head, s.headAt, s.headMoved, s.headLoaded
 }
 
 // knownHead returns the last final head seen, fetching it when none was
 // or when fresh is set and the last is older than TxPollInterval.
 func (s *DocSource) knownHead(ctx context.Context, fresh bool) (uint64, error) {
-	s.headMu.Lock()
-	h, at, ok := s.head, s.headAt, s.headLoaded
-	s.headMu.Unlock()
-	if ok && (!fresh || time.Since(at) < s.cfg.TxPollInterval) {
+	current := func() (uint64, bool) {
+		h, at, _, ok := s.headState()
+		return h, ok && (!fresh || time.Since(at) < s.cfg.TxPollInterval)
+	}
+	if h, ok := current(); ok {
+		return h, nil
+	}
+	s.refreshMu.Lock() // many waiting statuses share one fetch
+	defer s.refreshMu.Unlock()
+	if h, ok := current(); ok {
 		return h, nil
 	}
 	return s.FinalHead(ctx)
@@ -395,21 +415,25 @@ func (s *DocSource) protocolConfig(ctx context.Context, b *store.Bundle) error {
 	if s.rpc == nil {
 		return nil
 	}
+	// The first bundle of an epoch to get here fetches its config; the
+	// epoch is claimed first, so blocks of one epoch fetched together ask
+	// once.
 	epoch := b.Block.Header.EpochID
 	s.mu.Lock()
-	done := s.epochs[epoch]
+	claimed := s.epochs[epoch]
+	s.epochs[epoch] = true
 	s.mu.Unlock()
-	if done {
+	if claimed {
 		return nil
 	}
 	cfg, err := fetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
 	if err != nil {
+		s.mu.Lock()
+		delete(s.epochs, epoch)
+		s.mu.Unlock()
 		return err
 	}
 	b.ProtocolConfig = cfg
-	s.mu.Lock()
-	s.epochs[epoch] = true
-	s.mu.Unlock()
 	return nil
 }
 
@@ -437,11 +461,13 @@ func (s *DocSource) TxStatus(ctx context.Context, ref store.TxRef) (store.TxStat
 // txStatus assembles tx's status from the documents of blocks up to
 // lookahead after its own, no further than the final head. With wait set,
 // a status whose receipts may still execute past the head waits for the
-// head as NodeSource's re-fetching does: while it moves, for at most
-// TxFinalWait.
+// head as NodeSource's re-fetching does: while it grows (it last grew less
+// than TxStallWait ago; every waiting status shares one head fetch per
+// TxPollInterval), for at most TxFinalWait. A backfill far below a head
+// that does not move therefore stores such statuses at once, to be
+// revisited.
 func (s *DocSource) txStatus(ctx context.Context, d *parsedDoc, tx docTx, lookahead int, wait bool) (store.TxStatus, bool, error) {
 	began := time.Now()
-	lastHead, moved := uint64(0), began
 	for {
 		head, err := s.knownHead(ctx, false)
 		if err != nil {
@@ -452,9 +478,7 @@ func (s *DocSource) txStatus(ctx context.Context, d *parsedDoc, tx docTx, lookah
 		if err != nil || final || !wait || limit <= head {
 			return st, final, err
 		}
-		if head != lastHead {
-			lastHead, moved = head, time.Now()
-		}
+		_, _, moved, _ := s.headState()
 		if time.Since(began) >= s.cfg.TxFinalWait || time.Since(moved) >= s.cfg.TxStallWait {
 			s.cfg.Logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", tx.hash, "height", d.height)
 			return st, false, nil

@@ -27,6 +27,8 @@ const indexPoolSize = 8
 type indexFlags struct {
 	databaseURL      *string
 	upstream         *string
+	source           *string
+	rpcUpstream      *string
 	from, to         *string
 	workers          *int
 	blockConcurrency *int
@@ -44,7 +46,9 @@ type indexFlags struct {
 func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 	return &indexFlags{
 		databaseURL:      stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)"),
-		upstream:         stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated NEAR JSON-RPC URLs, tried in order with failover (required)"),
+		upstream:         stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated URLs, tried in order with failover (required): NEAR JSON-RPC nodes for --source rpc, neardata base URLs for neardata, a NEAR Lake directory or base URL for lake"),
+		source:           stringFlag(fs, env, "source", "NEARLINE_SOURCE", sourceRPC, "where blocks come from: rpc (JSON-RPC, ~10+ calls per block), neardata or lake (one block document per height)"),
+		rpcUpstream:      stringFlag(fs, env, "rpc-upstream", "NEARLINE_RPC_UPSTREAM", "", "with --source neardata or lake: comma-separated NEAR JSON-RPC URLs for the genesis and protocol configs (once per epoch), lake's final head and --snapshot-accounts (default: none; then --genesis is required)"),
 		from:             stringFlag(fs, env, "from", "NEARLINE_FROM", "", "first height to index (default: after the cursor, or the genesis height on an empty archive)"),
 		to:               stringFlag(fs, env, "to", "NEARLINE_TO", "", "last height to index, then exit (default: follow the head until interrupted)"),
 		workers:          intFlag(fs, env, "workers", "NEARLINE_WORKERS", indexer.DefaultWorkers, "blocks fetched at once"),
@@ -82,6 +86,46 @@ func splitList(v string) []string {
 	return out
 }
 
+// Values of --source.
+const (
+	sourceRPC      = "rpc"
+	sourceNeardata = "neardata"
+	sourceLake     = "lake"
+)
+
+// checkSource reports a --source combination that cannot work.
+func (f *indexFlags) checkSource() error {
+	switch *f.source {
+	case sourceRPC:
+		if *f.rpcUpstream != "" {
+			return errors.New("--rpc-upstream is for --source neardata or lake; with --source rpc, --upstream is the RPC node")
+		}
+	case sourceNeardata, sourceLake:
+		if *f.rpcUpstream == "" && *f.genesis == "" {
+			return fmt.Errorf("--source %s needs --rpc-upstream (configs) or --genesis (the genesis config, no protocol configs)", *f.source)
+		}
+		if *f.source == sourceLake && *f.rpcUpstream == "" && (strings.HasPrefix(*f.upstream, "http://") || strings.HasPrefix(*f.upstream, "https://")) {
+			return errors.New("--source lake over HTTP needs --rpc-upstream for the final head")
+		}
+	default:
+		return fmt.Errorf("--source %q: want rpc, neardata or lake", *f.source)
+	}
+	return nil
+}
+
+// forwardTo is the RPC node the server forwards what the archive cannot
+// answer to: the first RPC upstream, none for a document source without
+// --rpc-upstream.
+func (f *indexFlags) forwardTo() string {
+	if *f.source == sourceRPC {
+		return splitList(*f.upstream)[0]
+	}
+	if rpcs := splitList(*f.rpcUpstream); len(rpcs) > 0 {
+		return rpcs[0]
+	}
+	return ""
+}
+
 // runIndex follows finalized blocks of the upstream into PostgreSQL.
 func runIndex(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "index", "--database-url URL --upstream URL[,URL...] [--from H] [--to H] [flags]")
@@ -92,6 +136,10 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 	if *flags.databaseURL == "" || *flags.upstream == "" {
 		fmt.Fprintln(fs.Output(), "nearline index: --database-url and --upstream (or NEARLINE_DATABASE_URL, NEARLINE_UPSTREAM) are required")
 		fs.Usage()
+		return errUsage
+	}
+	if err := flags.checkSource(); err != nil {
+		fmt.Fprintln(fs.Output(), "nearline index:", err)
 		return errUsage
 	}
 	if err := store.MigrateLogged(ctx, *flags.databaseURL, env.logger); err != nil {
@@ -115,12 +163,17 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	if err != nil {
 		return err
 	}
-	client, err := near.NewClient(near.ClientConfig{
-		Endpoints: splitList(*flags.upstream),
-		Timeout:   *flags.requestTimeout,
-		Logger:    env.logger,
-		OnError:   metrics.UpstreamError,
-	})
+	// The JSON-RPC client: the upstream itself, or a document source's
+	// --rpc-upstream (nil without one).
+	var client *near.Client
+	if rpcs := splitList(*flags.upstream); *flags.source != sourceRPC {
+		rpcs = splitList(*flags.rpcUpstream)
+		if len(rpcs) > 0 {
+			client, err = newClient(env, flags, rpcs, metrics)
+		}
+	} else {
+		client, err = newClient(env, flags, rpcs, metrics)
+	}
 	if err != nil {
 		return err
 	}
@@ -142,17 +195,16 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		if from == nil {
 			return errors.New("--snapshot-accounts needs --from: the height the snapshot is taken at")
 		}
+		if client == nil {
+			return errors.New("--snapshot-accounts with a document source needs --rpc-upstream")
+		}
 		if err := indexer.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
 			return err
 		}
 	}
-	src, err := indexer.NewNodeSource(client, indexer.NodeConfig{
-		Concurrency: *flags.blockConcurrency,
-		MaxInFlight: *flags.upstreamInFlight,
-		Logger:      env.logger,
-	})
+	src, err := newSource(env, flags, client, metrics)
 	if err != nil {
-		return fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: %w", *flags.blockConcurrency, *flags.upstreamInFlight, err)
+		return err
 	}
 	ix, err := indexer.New(indexer.Config{
 		From: from, To: to,
@@ -173,6 +225,64 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		return ix.Run(gctx)
 	})
 	return g.Wait()
+}
+
+func newClient(env *environment, flags *indexFlags, endpoints []string, metrics *indexer.Metrics) (*near.Client, error) {
+	return near.NewClient(near.ClientConfig{
+		Endpoints: endpoints,
+		Timeout:   *flags.requestTimeout,
+		Logger:    env.logger,
+		OnError:   metrics.UpstreamError,
+	})
+}
+
+// newSource builds the --source: NodeSource over client, or a DocSource
+// over neardata or lake with client (possibly nil) for configs.
+func newSource(env *environment, flags *indexFlags, client *near.Client, metrics *indexer.Metrics) (indexer.Source, error) {
+	if *flags.source == sourceRPC {
+		src, err := indexer.NewNodeSource(client, indexer.NodeConfig{
+			Concurrency: *flags.blockConcurrency,
+			MaxInFlight: *flags.upstreamInFlight,
+			Logger:      env.logger,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: %w", *flags.blockConcurrency, *flags.upstreamInFlight, err)
+		}
+		return src, nil
+	}
+	httpCfg := indexer.HTTPConfig{
+		Endpoints: splitList(*flags.upstream),
+		Timeout:   *flags.requestTimeout,
+		Logger:    env.logger,
+		OnError:   metrics.UpstreamError,
+	}
+	var rpc indexer.RPC // a nil *near.Client must stay a nil interface
+	if client != nil {
+		rpc = client
+	}
+	var docs indexer.DocFetcher
+	var err error
+	if *flags.source == sourceNeardata {
+		docs, err = indexer.NewNeardataFetcher(httpCfg)
+	} else {
+		docs, err = indexer.NewLakeFetcher(*flags.upstream, httpCfg, rpc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := indexer.DocConfig{Concurrency: *flags.blockConcurrency, Logger: env.logger}
+	if rpc == nil {
+		f, err := os.Open(*flags.genesis)
+		if err != nil {
+			return nil, fmt.Errorf("open genesis: %w", err)
+		}
+		defer f.Close()
+		if cfg.Genesis, err = indexer.GenesisConfigFromFile(f); err != nil {
+			return nil, err
+		}
+		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", *flags.source)
+	}
+	return indexer.NewDocSource(docs, rpc, cfg)
 }
 
 func loadGenesis(ctx context.Context, env *environment, path string, s *store.Store) error {

@@ -28,8 +28,13 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	// The server forwards what the archive cannot answer to the first upstream.
-	settings, err := serve.settings(env, splitList(*index.upstream)[0])
+	if err := index.checkSource(); err != nil {
+		fmt.Fprintln(fs.Output(), "nearline run:", err)
+		return errUsage
+	}
+	// The server forwards what the archive cannot answer to the first RPC
+	// upstream.
+	settings, err := serve.settings(env, index.forwardTo())
 	if err != nil {
 		fmt.Fprintf(fs.Output(), "nearline run: %v\n", err)
 		return errUsage

@@ -1,0 +1,110 @@
+package indexer_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// TestNeardataSourceFetchesAboutOneDocumentPerBlock indexes a simulated
+// chain through the RPC source and through neardata, counting the requests
+// that reach the simulator: neardata must stay within 1.05 per height
+// (configs aside, which go to the RPC upstream), and both archives must
+// match the simulator.
+func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := sim.Config{Seed: 8, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 12, EpochLength: 50, ViewStateLimit: -1}
+	const maxHeight = 160
+	node, _ := newSim(t, cfg, maxHeight)
+	docs := &countingHandler{next: node.Handler()}
+	rpcs := &countingHandler{next: node.Handler()}
+	docSrv, rpcSrv := httptest.NewServer(docs), httptest.NewServer(rpcs)
+	t.Cleanup(docSrv.Close)
+	t.Cleanup(rpcSrv.Close)
+	to := uint64(maxHeight)
+
+	viaRPC := storetest.NewStore(t)
+	indexSim(t, viaRPC, to, nil, rpcSrv.URL)
+	rpcCalls := rpcs.count.Load()
+	rpcs.count.Store(0)
+
+	neardata, err := indexer.NewNeardataFetcher(fastHTTP(docSrv.URL))
+	require.NoError(t, err)
+	viaDocs := storetest.NewStore(t)
+	src := docSource(t, neardata, rpcClient(t, rpcSrv.URL))
+	ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 25}, src, viaDocs, nil)
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(ctx))
+
+	heights := float64(maxHeight + 1)
+	perBlock := float64(docs.count.Load()) / heights
+	t.Logf("requests per height over %d heights: rpc %.2f, neardata %.3f (+ %d config calls to the RPC upstream)",
+		maxHeight+1, float64(rpcCalls)/heights, perBlock, rpcs.count.Load())
+	require.LessOrEqual(t, perBlock, 1.05)
+	require.GreaterOrEqual(t, perBlock, 1.0)
+	epochs := int64(maxHeight/cfg.EpochLength + 1)
+	require.Equal(t, 1+epochs, rpcs.count.Load(), "configs: genesis once, protocol config once per epoch")
+	checkAgainstSim(t, node, viaDocs, 0, maxHeight)
+	checkAgainstSim(t, node, viaRPC, 0, maxHeight)
+}
+
+// TestDocumentSourceRevisitsNonFinalStatuses indexes up to a head where
+// transactions are still running (their statuses stored as not FINAL),
+// then, once the chain moved on, revisits them from later documents: each
+// ends as the simulator's EXPERIMENTAL_tx_status.
+func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := sim.Config{Seed: 21, Shards: 2, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 80}
+	node, err := sim.New(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = node.Close(context.Background()) })
+	require.NoError(t, node.ProduceTo(ctx, 40))
+	srv := httptest.NewServer(node.Handler())
+	t.Cleanup(srv.Close)
+	s := storetest.NewStore(t)
+	lake, err := indexer.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpcClient(t, srv.URL))
+	require.NoError(t, err)
+	src, err := indexer.NewDocSource(lake, rpcClient(t, srv.URL), indexer.DocConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+	require.NoError(t, err)
+	run := func(to uint64) {
+		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
+		require.NoError(t, err)
+		require.NoError(t, ix.Run(ctx))
+	}
+	run(40)
+	pending, err := s.PendingTxStatuses(ctx, 40, 1000)
+	require.NoError(t, err)
+	require.NotEmpty(t, pending, "at the simulator's head some transactions are still running")
+	for _, ref := range pending {
+		got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
+		require.NoError(t, err)
+		require.False(t, strings.Contains(string(got), `"FINAL"`))
+	}
+
+	require.NoError(t, node.ProduceTo(ctx, 80))
+	run(80)
+	for _, ref := range pending {
+		req, perr := near.ParseTxRequest(params(t, map[string]any{"tx_hash": ref.TxHash, "sender_account_id": ref.SignerID}))
+		require.Nil(t, perr)
+		want, err := node.Tx(ctx, req, true)
+		require.NoError(t, err)
+		got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
+		require.NoError(t, err)
+		require.JSONEq(t, string(want), string(got), "tx %s revisited", ref.TxHash)
+	}
+	still, err := s.PendingTxStatuses(ctx, 40, 1000)
+	require.NoError(t, err)
+	require.Empty(t, still)
+	checkAgainstSim(t, node, s, 0, 80)
+}
