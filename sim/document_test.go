@@ -32,8 +32,8 @@ type testDocument struct {
 	Shards []struct {
 		ShardID uint64 `json:"shard_id"`
 		Chunk   *struct {
-			Author       string                 `json:"author"`
-			Header       near.ChunkHeaderView   `json:"header"`
+			Author       string               `json:"author"`
+			Header       near.ChunkHeaderView `json:"header"`
 			Transactions []struct {
 				Transaction json.RawMessage `json:"transaction"`
 				Outcome     struct {
