@@ -18,6 +18,7 @@ import (
 
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/fixture"
+	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 )
 
@@ -112,7 +113,7 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		height := doc.Block.Header.Height
 		neardata, err := indexer.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
 		require.NoError(t, err)
-		lake, err := indexer.NewLakeFetcher(splitLake(t, height, body), indexer.HTTPConfig{}, nil)
+		lake, err := indexer.NewLakeFetcher(splitLake(t, height, body), near.ClientConfig{}, nil)
 		require.NoError(t, err)
 		var bundles []*store.Bundle
 		for _, docs := range []indexer.DocFetcher{neardata, lake} {

@@ -262,7 +262,7 @@ func parseChange(raw json.RawMessage) (docChange, bool, error) {
 			return docChange{}, false, errors.New("access key change without public_key")
 		}
 		key.WriteByte(col)
-		key.Write(publicKeyBorsh(*v.PublicKey))
+		key.Write(near.PublicKeyBorsh(*v.PublicKey))
 	case 9:
 		if v.KeyBase64 == nil {
 			return docChange{}, false, errors.New("data change without key_base64")
@@ -271,24 +271,6 @@ func parseChange(raw json.RawMessage) (docChange, bool, error) {
 		key.Write(*v.KeyBase64)
 	}
 	return docChange{col: col, key: key.String(), sc: sc}, true, nil
-}
-
-// publicKeyBorsh is a public key as a trie key holds it: the curve byte
-// (0 ed25519, 1 secp256k1) and the key's bytes.
-func publicKeyBorsh(pk string) []byte {
-	curve, data, found := strings.Cut(pk, ":")
-	if !found {
-		curve, data = "ed25519", pk
-	}
-	b, err := near.Base58Decode(data)
-	if err != nil {
-		return []byte(pk)
-	}
-	t := byte(0)
-	if curve == "secp256k1" {
-		t = 1
-	}
-	return append([]byte{t}, b...)
 }
 
 // changesOrder is the order of the kinds in Bundle.Changes (changeKinds).

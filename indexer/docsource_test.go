@@ -23,16 +23,15 @@ import (
 	"github.com/nearline/nearline/store"
 )
 
-// fastHTTP is an HTTPConfig for tests: quick retries.
-func fastHTTP(endpoints ...string) indexer.HTTPConfig {
-	return indexer.HTTPConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
+// fastHTTP is a client config for tests: quick retries.
+func fastHTTP(endpoints ...string) near.ClientConfig {
+	return near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
 		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20}
 }
 
 func rpcClient(t *testing.T, endpoints ...string) *near.Client {
 	t.Helper()
-	client, err := near.NewClient(near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
-		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20})
+	client, err := near.NewClient(fastHTTP(endpoints...))
 	require.NoError(t, err)
 	return client
 }
@@ -123,7 +122,7 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 	require.NoError(t, err)
 	lakeHTTP, err := indexer.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
 	require.NoError(t, err)
-	lakeDir, err := indexer.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight, cfg.Shards), indexer.HTTPConfig{}, nil)
+	lakeDir, err := indexer.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight, cfg.Shards), near.ClientConfig{}, nil)
 	require.NoError(t, err)
 	sources := map[string]indexer.Source{
 		"neardata":   docSource(t, neardata, rpc),

@@ -87,15 +87,15 @@ func decodeDocument(body []byte) (*BlockDocument, error) {
 // for by the server) and GET /v0/last_block/final (a redirect naming the
 // final height).
 type NeardataFetcher struct {
-	get *docGetter
+	get *near.Getter
 }
 
 var _ DocFetcher = (*NeardataFetcher)(nil)
 
 // NewNeardataFetcher returns a fetcher over cfg.Endpoints (base URLs such as
-// https://mainnet.neardata.xyz).
-func NewNeardataFetcher(cfg HTTPConfig) (*NeardataFetcher, error) {
-	g, err := newDocGetter(cfg)
+// https://mainnet.neardata.xyz), with cfg's timeouts, retries and failover.
+func NewNeardataFetcher(cfg near.ClientConfig) (*NeardataFetcher, error) {
+	g, err := near.NewGetter(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("configure neardata: %w", err)
 	}
@@ -106,16 +106,16 @@ func NewNeardataFetcher(cfg HTTPConfig) (*NeardataFetcher, error) {
 func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDocument, error) {
 	var doc *BlockDocument
 	var result error
-	err := f.get.get(ctx, "/v0/block/"+strconv.FormatUint(height, 10), func(a httpAnswer) error {
-		switch a.status {
+	err := f.get.Get(ctx, "/v0/block/"+strconv.FormatUint(height, 10), func(a near.Answer) error {
+		switch a.Status {
 		case http.StatusOK:
-			if string(bytes.TrimSpace(a.body)) == "null" {
+			if string(bytes.TrimSpace(a.Body)) == "null" {
 				result = fmt.Errorf("block %d: %w", height, ErrNoBlock)
 				return nil
 			}
-			d, err := decodeDocument(a.body)
+			d, err := decodeDocument(a.Body)
 			if err != nil {
-				return fmt.Errorf("%w: %w", errRetry, err)
+				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
 			}
 			doc = d
 			return nil
@@ -123,14 +123,14 @@ func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDo
 			var e struct {
 				Type string `json:"type"`
 			}
-			_ = json.Unmarshal(a.body, &e)
+			_ = json.Unmarshal(a.Body, &e)
 			if e.Type == "BLOCK_HEIGHT_TOO_LOW" {
 				return fmt.Errorf("block %d is below the upstream's genesis", height)
 			}
 			result = fmt.Errorf("block %d: %w", height, ErrNoDocument)
 			return nil
 		default:
-			return fmt.Errorf("http %d", a.status)
+			return fmt.Errorf("http %d", a.Status)
 		}
 	})
 	if err != nil {
@@ -143,28 +143,28 @@ func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDo
 // proxy followed the redirect, the block it served).
 func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
 	var head uint64
-	err := f.get.get(ctx, "/v0/last_block/final", func(a httpAnswer) error {
+	err := f.get.Get(ctx, "/v0/last_block/final", func(a near.Answer) error {
 		switch {
-		case a.status >= 300 && a.status < 400:
-			h, err := strconv.ParseUint(path.Base(a.location), 10, 64)
+		case a.Status >= 300 && a.Status < 400:
+			h, err := strconv.ParseUint(path.Base(a.Location), 10, 64)
 			if err != nil {
-				return fmt.Errorf("%w: redirect to %q names no height", errRetry, a.location)
+				return fmt.Errorf("%w: redirect to %q names no height", near.ErrMalformedAnswer, a.Location)
 			}
 			head = h
 			return nil
-		case a.status == http.StatusOK:
-			d, err := decodeDocument(a.body)
+		case a.Status == http.StatusOK:
+			d, err := decodeDocument(a.Body)
 			if err != nil {
-				return fmt.Errorf("%w: %w", errRetry, err)
+				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
 			}
 			h, err := headerHeight(d.Block)
 			if err != nil {
-				return fmt.Errorf("%w: %w", errRetry, err)
+				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
 			}
 			head = h
 			return nil
 		default:
-			return fmt.Errorf("http %d", a.status)
+			return fmt.Errorf("http %d", a.Status)
 		}
 	})
 	if err != nil {
@@ -193,17 +193,18 @@ func headerHeight(block json.RawMessage) (uint64, error) {
 // head RPC when one is given, else takes the highest height folder of a
 // directory.
 type LakeFetcher struct {
-	dir  string     // local directory, or
-	get  *docGetter // HTTP base URL
+	dir  string       // local directory, or
+	get  *near.Getter // HTTP base URL
 	head RPC
 }
 
 var _ DocFetcher = (*LakeFetcher)(nil)
 
-// NewLakeFetcher returns a fetcher reading location, a directory or an
-// http(s) URL (cfg.Endpoints is set to it). head, when not nil, answers
+// NewLakeFetcher returns a fetcher reading location, a directory or
+// comma-separated http(s) base URLs (cfg.Endpoints is set to them; cfg's
+// timeouts, retries and failover apply). head, when not nil, answers
 // FinalHead; it is required over HTTP.
-func NewLakeFetcher(location string, cfg HTTPConfig, head RPC) (*LakeFetcher, error) {
+func NewLakeFetcher(location string, cfg near.ClientConfig, head RPC) (*LakeFetcher, error) {
 	if !strings.HasPrefix(location, "http://") && !strings.HasPrefix(location, "https://") {
 		st, err := os.Stat(location)
 		if err != nil {
@@ -218,7 +219,7 @@ func NewLakeFetcher(location string, cfg HTTPConfig, head RPC) (*LakeFetcher, er
 		return nil, errors.New("lake over HTTP needs an RPC upstream for the final head")
 	}
 	cfg.Endpoints = splitEndpoints(location)
-	g, err := newDocGetter(cfg)
+	g, err := near.NewGetter(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("configure lake: %w", err)
 	}
@@ -249,17 +250,17 @@ func (f *LakeFetcher) object(ctx context.Context, name string) ([]byte, error) {
 	}
 	var body []byte
 	var result error
-	err := f.get.get(ctx, "/"+name, func(a httpAnswer) error {
-		switch a.status {
+	err := f.get.Get(ctx, "/"+name, func(a near.Answer) error {
+		switch a.Status {
 		case http.StatusOK:
-			if !json.Valid(a.body) {
-				return fmt.Errorf("%w: %s is not JSON", errRetry, name)
+			if !json.Valid(a.Body) {
+				return fmt.Errorf("%w: %s is not JSON", near.ErrMalformedAnswer, name)
 			}
-			body = a.body
+			body = a.Body
 		case http.StatusNotFound, http.StatusForbidden: // buckets answer 403 for a missing key without list rights
 			result = fmt.Errorf("%s: %w", name, ErrNoDocument)
 		default:
-			return fmt.Errorf("http %d", a.status)
+			return fmt.Errorf("http %d", a.Status)
 		}
 		return nil
 	})

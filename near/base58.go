@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"math/big"
+	"strings"
 )
 
 const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -80,4 +81,24 @@ func ParseCryptoHash(s string) (CryptoHash, error) {
 	}
 	copy(h[:], b)
 	return h, nil
+}
+
+// PublicKeyBorsh is the borsh form of a public key "ed25519:<base58>" (a
+// bare base58 key is ed25519): the curve byte, 0 for ed25519 and 1 for
+// secp256k1, then the key's bytes. Trie keys of access keys end with it,
+// which orders them. A key that does not decode is returned as its text.
+func PublicKeyBorsh(pk string) []byte {
+	curve, data, found := strings.Cut(pk, ":")
+	if !found {
+		curve, data = "ed25519", pk
+	}
+	b, err := Base58Decode(data)
+	if err != nil {
+		return []byte(pk)
+	}
+	t := byte(0)
+	if curve == "secp256k1" {
+		t = 1
+	}
+	return append([]byte{t}, b...)
 }

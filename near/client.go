@@ -206,7 +206,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 			continue
 		}
 		if attempt > 0 {
-			if err := c.backoff(ctx, attempt, retryAfter); err != nil {
+			if err := backoff(ctx, c.cfg, attempt, retryAfter); err != nil {
 				return nil, fmt.Errorf("call %s: %w (last error: %v)", method, err, last)
 			}
 		}
@@ -258,16 +258,16 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 // backoff waits before retry number attempt (1-based): uniform in
 // [0, min(MaxBackoff, BaseBackoff*2^(attempt-1))), or a server's
 // Retry-After (capped at MaxBackoff) when that is longer.
-func (c *Client) backoff(ctx context.Context, attempt int, retryAfter time.Duration) error {
-	ceiling := c.cfg.BaseBackoff << min(attempt-1, 30)
-	if ceiling > c.cfg.MaxBackoff || ceiling <= 0 {
-		ceiling = c.cfg.MaxBackoff
+func backoff(ctx context.Context, cfg ClientConfig, attempt int, retryAfter time.Duration) error {
+	ceiling := cfg.BaseBackoff << min(attempt-1, 30)
+	if ceiling > cfg.MaxBackoff || ceiling <= 0 {
+		ceiling = cfg.MaxBackoff
 	}
 	if ceiling <= 0 {
 		return ctx.Err()
 	}
 	wait := time.Duration(rand.Int64N(int64(ceiling)))
-	wait = max(wait, min(retryAfter, c.cfg.MaxBackoff))
+	wait = max(wait, min(retryAfter, cfg.MaxBackoff))
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {

@@ -26,7 +26,7 @@ const (
 func accountTrieKey(id string) string { return colAccount + id }
 func codeTrieKey(id string) string    { return colContractCode + id }
 func keyTrieKey(id, pk string) string {
-	return colAccessKey + id + colAccessKey + string(publicKeyBorsh(pk))
+	return colAccessKey + id + colAccessKey + string(near.PublicKeyBorsh(pk))
 }
 func dataTrieKey(id string, key []byte) string { return colContractData + id + "," + string(key) }
 

@@ -94,7 +94,7 @@ func (e *executor) callContract(r *receiptRecord, work *near.Account, fc *near.F
 	vctx := nearvm.Context{
 		CurrentAccountID:     id,
 		SignerAccountID:      act.SignerID,
-		SignerAccountPK:      publicKeyBorsh(act.SignerPublicKey),
+		SignerAccountPK:      near.PublicKeyBorsh(act.SignerPublicKey),
 		PredecessorAccountID: r.view.PredecessorID,
 		Input:                fc.Args,
 		BlockHeight:          e.height,

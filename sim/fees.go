@@ -83,7 +83,7 @@ const (
 // accessKeyStorage is the storage a key takes: borsh key, borsh access key
 // and the per-record overhead.
 func accessKeyStorage(pk string, k near.AccessKeyView) uint64 {
-	n := uint64(len(publicKeyBorsh(pk))) + 8 + 1 + storageExtraRecord
+	n := uint64(len(near.PublicKeyBorsh(pk))) + 8 + 1 + storageExtraRecord
 	if fc := k.Permission.FunctionCall; fc != nil {
 		n++
 		if fc.Allowance != nil {

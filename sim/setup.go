@@ -102,7 +102,7 @@ func (c *chain) deployGenesisContract(ctx context.Context, a genesisAccount, acc
 	for _, call := range calls {
 		out, err := c.vm.rt.Call(ctx, code, hash, call.method, nearvm.Context{
 			CurrentAccountID: a.id, SignerAccountID: a.id, PredecessorAccountID: a.id,
-			SignerAccountPK: publicKeyBorsh(publicKey(c.cfg.Seed, a.id, 0)),
+			SignerAccountPK: near.PublicKeyBorsh(publicKey(c.cfg.Seed, a.id, 0)),
 			Input:           []byte(call.args), BlockHeight: g,
 			BlockTimestamp: uint64(genesisTime().UnixNano()), StorageUsage: acc.StorageUsage,
 			AccountBalance: toVM(acc.Amount), PrepaidGas: 100_000_000_000_000,

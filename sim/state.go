@@ -107,7 +107,7 @@ func (s *state) keysAtNoLock(id string, height uint64) []near.AccessKeyInfoView 
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		return bytes.Compare(publicKeyBorsh(out[i].PublicKey), publicKeyBorsh(out[j].PublicKey)) < 0
+		return bytes.Compare(near.PublicKeyBorsh(out[i].PublicKey), near.PublicKeyBorsh(out[j].PublicKey)) < 0
 	})
 	return out
 }
@@ -226,25 +226,4 @@ func (s *state) putData(id string, key []byte, height uint64, value []byte) {
 		return
 	}
 	m[string(key)] = append(vs, dataVersion{height, value})
-}
-
-// publicKeyBorsh is the borsh form of "ed25519:<base58>": key type byte 0
-// then the 32 bytes (secp256k1: type 1 and 64 bytes).
-func publicKeyBorsh(pk string) []byte {
-	curve, data := "ed25519", pk
-	for i := 0; i < len(pk); i++ {
-		if pk[i] == ':' {
-			curve, data = pk[:i], pk[i+1:]
-			break
-		}
-	}
-	b, err := near.Base58Decode(data)
-	if err != nil {
-		return []byte(pk)
-	}
-	t := byte(0)
-	if curve == "secp256k1" {
-		t = 1
-	}
-	return append([]byte{t}, b...)
 }

@@ -250,7 +250,7 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 		}
 		return src, nil
 	}
-	httpCfg := indexer.HTTPConfig{
+	httpCfg := near.ClientConfig{
 		Endpoints: splitList(*flags.upstream),
 		Timeout:   *flags.requestTimeout,
 		Logger:    env.logger,

@@ -1,0 +1,131 @@
+package near
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// ErrMalformedAnswer, wrapped in the error a Getter's accept returns, marks
+// an answer to fetch again (another endpoint first), as a malformed
+// JSON-RPC response is.
+var ErrMalformedAnswer = errors.New("malformed answer")
+
+// Answer is an HTTP response handed to a Getter's accept: any status but
+// 429, 5xx and 408, which are retried.
+type Answer struct {
+	Status   int
+	Body     []byte
+	Location string // a redirect's target; redirects are not followed
+}
+
+// Getter GETs documents below one or more base URLs (ClientConfig.Endpoints)
+// with the Client's policy: a timeout per request, retries with backoff and
+// jitter, a 429's Retry-After, failover between endpoints. It is safe for
+// concurrent use.
+type Getter struct {
+	cfg       ClientConfig
+	preferred atomic.Int64 // endpoint that answered last
+}
+
+// NewGetter returns a Getter for cfg.
+func NewGetter(cfg ClientConfig) (*Getter, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("configure near getter: %w", err)
+	}
+	client := *cfg.HTTPClient
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	cfg.HTTPClient = &client
+	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
+	for i, e := range cfg.Endpoints {
+		cfg.Endpoints[i] = strings.TrimRight(e, "/")
+	}
+	return &Getter{cfg: cfg}, nil
+}
+
+// Get fetches path (below each endpoint's base URL) until accept takes an
+// answer: nil ends the fetch, an error wrapping ErrMalformedAnswer retries,
+// any other error fails it.
+func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error) error {
+	n := len(g.cfg.Endpoints)
+	start := int(g.preferred.Load())
+	var last error
+	var retryAfter time.Duration
+	for attempt := 0; attempt < g.cfg.MaxAttempts; attempt++ {
+		idx := (start + attempt) % n
+		if attempt > 0 {
+			if err := backoff(ctx, g.cfg, attempt, retryAfter); err != nil {
+				return fmt.Errorf("get %s: %w (last error: %v)", path, err, last)
+			}
+		}
+		ans, err := g.attempt(ctx, g.cfg.Endpoints[idx]+path)
+		if err == nil {
+			if err = accept(ans); err == nil {
+				g.preferred.Store(int64(idx))
+				return nil
+			}
+			if !errors.Is(err, ErrMalformedAnswer) {
+				return fmt.Errorf("get %s%s: %w", g.cfg.Endpoints[idx], path, err)
+			}
+			err = failed(FailMalformed, true, err)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("get %s: %w", path, ctx.Err())
+		}
+		var ae *attemptError
+		if !errors.As(err, &ae) {
+			return fmt.Errorf("get %s%s: %w", g.cfg.Endpoints[idx], path, err)
+		}
+		g.cfg.OnError(ae.kind)
+		g.cfg.Logger.Warn("upstream fetch failed, retrying", "path", path, "upstream", g.cfg.Endpoints[idx],
+			"kind", ae.kind, "attempt", attempt+1, "err", ae.err)
+		last = fmt.Errorf("%s: %w", g.cfg.Endpoints[idx], ae.err)
+		retryAfter = 0
+		if n == 1 {
+			retryAfter = ae.retryAfter // with another endpoint, fail over at once
+		}
+	}
+	return fmt.Errorf("get %s: %d attempts failed, last: %w", path, g.cfg.MaxAttempts, last)
+}
+
+// attempt sends one GET; a 429, 5xx, 408 or transport failure is an
+// *attemptError.
+func (g *Getter) attempt(ctx context.Context, url string) (Answer, error) {
+	reqCtx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, url, nil)
+	if err != nil {
+		return Answer{}, fmt.Errorf("build request: %w", err)
+	}
+	resp, err := g.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return Answer{}, classifyTransport(ctx, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, g.cfg.MaxResponseBytes+1))
+	if err != nil {
+		return Answer{}, classifyTransport(ctx, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		ae := failed(FailHTTP429, true, fmt.Errorf("http %d", resp.StatusCode))
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			ae.retryAfter = time.Duration(secs) * time.Second
+		}
+		return Answer{}, ae
+	case resp.StatusCode >= 500:
+		return Answer{}, failed(FailHTTP5xx, true, fmt.Errorf("http %d", resp.StatusCode))
+	case resp.StatusCode == http.StatusRequestTimeout:
+		return Answer{}, failed(FailTimeout, true, fmt.Errorf("http %d", resp.StatusCode))
+	case int64(len(body)) > g.cfg.MaxResponseBytes:
+		return Answer{}, failed(FailMalformed, false, fmt.Errorf("response larger than %d bytes", g.cfg.MaxResponseBytes))
+	}
+	return Answer{Status: resp.StatusCode, Body: body, Location: resp.Header.Get("Location")}, nil
+}
