@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -94,17 +93,6 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 
 	require.NoError(t, node.ProduceTo(ctx, 80))
 	run(80)
-	for _, ref := range pending {
-		req, perr := near.ParseTxRequest(params(t, map[string]any{"tx_hash": ref.TxHash, "sender_account_id": ref.SignerID}))
-		require.Nil(t, perr)
-		want, err := node.Tx(ctx, req, true)
-		require.NoError(t, err)
-		got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
-		require.NoError(t, err)
-		require.JSONEq(t, string(want), string(got), "tx %s revisited", ref.TxHash)
-	}
-	still, err := s.PendingTxStatuses(ctx, 40, 1000)
-	require.NoError(t, err)
-	require.Empty(t, still)
+	requireRevisited(t, node, s, pending, 40)
 	checkAgainstSim(t, node, s, 0, 80)
 }

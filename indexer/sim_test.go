@@ -381,18 +381,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 
 	require.NoError(t, node.ProduceTo(ctx, 80))
 	run(80)
-	for _, ref := range pending {
-		req, perr := near.ParseTxRequest(params(t, map[string]any{"tx_hash": ref.TxHash, "sender_account_id": ref.SignerID}))
-		require.Nil(t, perr)
-		want, err := node.Tx(ctx, req, true)
-		require.NoError(t, err)
-		got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
-		require.NoError(t, err)
-		require.JSONEq(t, string(want), string(got), "tx %s revisited", ref.TxHash)
-	}
-	still, err := s.PendingTxStatuses(ctx, 40, 1000)
-	require.NoError(t, err)
-	require.Empty(t, still)
+	requireRevisited(t, node, s, pending, 40)
 	var outcomes, wantOutcomes int
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM execution_outcomes WHERE tx_block_height <= 40`).Scan(&outcomes))
 	rows, err := s.Pool().Query(ctx, `SELECT tx_hash, signer_id, block_height FROM transaction_statuses WHERE block_height <= 40`)
@@ -409,6 +398,26 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 		wantOutcomes += len(st.ReceiptsOutcome) + 1
 	}
 	require.Equal(t, wantOutcomes, outcomes, "outcomes replaced, not duplicated")
+}
+
+// requireRevisited requires each of pending (statuses stored before they
+// were FINAL, included at or below height) to be the simulator's
+// EXPERIMENTAL_tx_status now, and none pending any more.
+func requireRevisited(t *testing.T, node *sim.Node, s *store.Store, pending []store.TxRef, height uint64) {
+	t.Helper()
+	ctx := context.Background()
+	for _, ref := range pending {
+		req, perr := near.ParseTxRequest(params(t, map[string]any{"tx_hash": ref.TxHash, "sender_account_id": ref.SignerID}))
+		require.Nil(t, perr)
+		want, err := node.Tx(ctx, req, true)
+		require.NoError(t, err)
+		got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
+		require.NoError(t, err)
+		require.JSONEq(t, string(want), string(got), "tx %s revisited", ref.TxHash)
+	}
+	still, err := s.PendingTxStatuses(ctx, height, 1000)
+	require.NoError(t, err)
+	require.Empty(t, still)
 }
 
 func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
