@@ -47,7 +47,7 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 	return &indexFlags{
 		databaseURL:      stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)"),
 		upstream:         stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated URLs, tried in order with failover (required): NEAR JSON-RPC nodes for --source rpc, neardata base URLs for neardata, a NEAR Lake directory or base URL for lake"),
-		source:           stringFlag(fs, env, "source", "NEARLINE_SOURCE", sourceRPC, "where blocks come from: rpc (JSON-RPC, ~10+ calls per block), neardata or lake (one block document per height)"),
+		source:           stringFlag(fs, env, "source", "NEARLINE_SOURCE", sourceRPC, "where blocks come from: rpc (JSON-RPC, many calls per block), neardata or lake (one block document per height)"),
 		rpcUpstream:      stringFlag(fs, env, "rpc-upstream", "NEARLINE_RPC_UPSTREAM", "", "with --source neardata or lake: comma-separated NEAR JSON-RPC URLs for the genesis and protocol configs (once per epoch), lake's final head and --snapshot-accounts (default: none; then --genesis is required)"),
 		from:             stringFlag(fs, env, "from", "NEARLINE_FROM", "", "first height to index (default: after the cursor, or the genesis height on an empty archive)"),
 		to:               stringFlag(fs, env, "to", "NEARLINE_TO", "", "last height to index, then exit (default: follow the head until interrupted)"),
@@ -128,7 +128,7 @@ func (f *indexFlags) forwardTo() string {
 
 // runIndex follows finalized blocks of the upstream into PostgreSQL.
 func runIndex(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "index", "--database-url URL --upstream URL[,URL...] [--from H] [--to H] [flags]")
+	fs := newFlagSet(env, "index", "--database-url URL [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H] [--to H] [flags]")
 	flags := registerIndexFlags(fs, env)
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -17,7 +17,7 @@ import (
 // set). When the indexer reaches --to it stops and serving goes on; when
 // either fails, both stop.
 func runRun(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "run", "--database-url URL --upstream URL[,URL...] [--listen ADDR] [flags]")
+	fs := newFlagSet(env, "run", "--database-url URL [--source rpc|neardata|lake] --upstream URL[,URL...] [--listen ADDR] [flags]")
 	index := registerIndexFlags(fs, env)
 	serve := registerServeFlags(fs, env, true)
 	if err := parseFlags(fs, args); err != nil {
