@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,4 +96,86 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	run(80)
 	requireRevisited(t, node, s, pending, 40)
 	checkAgainstSim(t, node, s, 0, 80)
+}
+
+// TestDocumentSourcesThroughFaultyUpstreams indexes through neardata and
+// lake endpoints that fail in every way the simulator can (HTTP 5xx,
+// JSON-RPC INTERNAL_ERROR bodies, malformed and truncated bodies, stalls,
+// 429 with Retry-After), first failing over to a healthy endpoint, then on
+// the faulty one alone: the archive matches the simulator either way.
+func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := sim.Config{Seed: 5, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 3, ViewStateLimit: -1}
+	const maxHeight = 60
+	node, healthy := newSim(t, cfg, maxHeight)
+	faults := sim.FaultConfig{Seed: 3, Fail5xx: 0.1, FailInternal: 0.1, FailMalformed: 0.1, FailTruncated: 0.1,
+		Stall: 0.03, StallDuration: 5 * time.Second, RateLimit: 400}
+	faulty := httptest.NewServer(node.HandlerWithFaults(faults))
+	t.Cleanup(faulty.Close)
+	rpc := rpcClient(t, healthy.URL)
+	for _, c := range []struct {
+		name      string
+		endpoints []string
+	}{
+		{"neardata failing over", []string{faulty.URL, healthy.URL}},
+		{"neardata alone", []string{faulty.URL}},
+		{"lake alone", []string{faulty.URL + "/lake"}},
+	} {
+		var kinds atomic.Int64
+		http := fastHTTP(c.endpoints...)
+		http.Timeout = time.Second
+		http.MaxAttempts = 40
+		http.OnError = func(string) { kinds.Add(1) }
+		var docs indexer.DocFetcher
+		var err error
+		if strings.HasPrefix(c.name, "lake") {
+			docs, err = indexer.NewLakeFetcher(strings.Join(c.endpoints, ","), http, rpc)
+		} else {
+			docs, err = indexer.NewNeardataFetcher(http)
+		}
+		require.NoError(t, err)
+		s := storetest.NewStore(t)
+		to := uint64(maxHeight)
+		ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 20}, docSource(t, docs, rpc), s, nil)
+		require.NoError(t, err)
+		require.NoError(t, ix.Run(ctx), c.name)
+		checkAgainstSim(t, node, s, 0, maxHeight)
+		t.Logf("%s: %d failed attempts retried", c.name, kinds.Load())
+		require.Positive(t, kinds.Load(), c.name)
+	}
+}
+
+// TestNeardataFollowsAGrowingChain follows a chain still being produced,
+// whose final head trails its tip: statuses wait for their receipts while
+// the head moves, and the archive matches the simulator.
+func TestNeardataFollowsAGrowingChain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := sim.Config{Seed: 13, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 4, ViewStateLimit: -1,
+		BlockTime: 30 * time.Millisecond, MaxHeight: 90, FinalityLag: 2}
+	node, err := sim.New(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = node.Close(context.Background()) })
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- node.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+	srv := httptest.NewServer(node.Handler())
+	t.Cleanup(srv.Close)
+	neardata, err := indexer.NewNeardataFetcher(fastHTTP(srv.URL))
+	require.NoError(t, err)
+	src, err := indexer.NewDocSource(neardata, rpcClient(t, srv.URL), indexer.DocConfig{TxPollInterval: 10 * time.Millisecond})
+	require.NoError(t, err)
+	s := storetest.NewStore(t)
+	to := uint64(70)
+	ix, err := indexer.New(indexer.Config{To: &to, Workers: 4, BatchSize: 10, PollInterval: 20 * time.Millisecond}, src, s, nil)
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(ctx))
+	require.NoError(t, <-done) // production ends at MaxHeight
+	done <- nil
+	pending, err := s.PendingTxStatuses(ctx, 60, 1000)
+	require.NoError(t, err)
+	require.Empty(t, pending, "statuses waited for the head to bring their receipts")
+	checkAgainstSim(t, node, s, 0, 70)
 }

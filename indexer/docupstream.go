@@ -236,8 +236,10 @@ func splitEndpoints(v string) []string {
 	return out
 }
 
-// object reads one object; ErrNoDocument when it is missing.
-func (f *LakeFetcher) object(ctx context.Context, name string) ([]byte, error) {
+// object reads one object, compacted, that check accepts; ErrNoDocument
+// when it is missing. Over HTTP, one check refuses (an error page, a cut
+// body) is fetched again.
+func (f *LakeFetcher) object(ctx context.Context, name string, check func([]byte) error) ([]byte, error) {
 	if f.dir != "" {
 		body, err := os.ReadFile(filepath.Join(f.dir, filepath.FromSlash(name)))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -246,6 +248,9 @@ func (f *LakeFetcher) object(ctx context.Context, name string) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read lake object: %w", err)
 		}
+		if body, err = compactChecked(body, check); err != nil {
+			return nil, fmt.Errorf("lake object %s: %w", name, err)
+		}
 		return body, nil
 	}
 	var body []byte
@@ -253,10 +258,11 @@ func (f *LakeFetcher) object(ctx context.Context, name string) ([]byte, error) {
 	err := f.get.Get(ctx, "/"+name, func(a near.Answer) error {
 		switch a.Status {
 		case http.StatusOK:
-			if !json.Valid(a.Body) {
-				return fmt.Errorf("%w: %s is not JSON", near.ErrMalformedAnswer, name)
+			b, err := compactChecked(a.Body, check)
+			if err != nil {
+				return fmt.Errorf("%w: %s: %w", near.ErrMalformedAnswer, name, err)
 			}
-			body = a.Body
+			body = b
 		case http.StatusNotFound, http.StatusForbidden: // buckets answer 403 for a missing key without list rights
 			result = fmt.Errorf("%s: %w", name, ErrNoDocument)
 		default:
@@ -270,43 +276,63 @@ func (f *LakeFetcher) object(ctx context.Context, name string) ([]byte, error) {
 	return body, result
 }
 
+// compactChecked compacts a JSON body that check accepts.
+func compactChecked(body []byte, check func([]byte) error) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, body); err != nil {
+		return nil, err
+	}
+	if err := check(buf.Bytes()); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 // Document reads block.json, then the shard files its chunks name, at once.
 func (f *LakeFetcher) Document(ctx context.Context, height uint64) (*BlockDocument, error) {
 	folder := fmt.Sprintf("%012d", height)
-	body, err := f.object(ctx, folder+"/block.json")
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, body); err != nil {
-		return nil, fmt.Errorf("decode %s/block.json: %w", folder, err)
-	}
 	var block struct {
+		Header struct {
+			Height *uint64 `json:"height"`
+		} `json:"header"`
 		Chunks []struct {
 			ShardID uint64 `json:"shard_id"`
 		} `json:"chunks"`
 	}
-	if err := json.Unmarshal(buf.Bytes(), &block); err != nil {
-		return nil, fmt.Errorf("decode %s/block.json: %w", folder, err)
+	body, err := f.object(ctx, folder+"/block.json", func(b []byte) error {
+		if err := json.Unmarshal(b, &block); err != nil {
+			return err
+		}
+		if block.Header.Height == nil || *block.Header.Height != height {
+			return fmt.Errorf("not the block at %d", height)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	doc := &BlockDocument{Block: buf.Bytes(), Shards: make([]DocumentShard, len(block.Chunks))}
+	doc := &BlockDocument{Block: body, Shards: make([]DocumentShard, len(block.Chunks))}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
 	for i, c := range block.Chunks {
 		g.Go(func() error {
 			name := fmt.Sprintf("%s/shard_%d.json", folder, c.ShardID)
-			body, err := f.object(gctx, name)
-			if err != nil {
-				return err
-			}
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, body); err != nil {
-				return fmt.Errorf("decode %s: %w", name, err)
-			}
-			if err := json.Unmarshal(buf.Bytes(), &doc.Shards[i]); err != nil {
-				return fmt.Errorf("decode %s: %w", name, err)
-			}
-			return nil
+			_, err := f.object(gctx, name, func(b []byte) error {
+				var sh struct {
+					DocumentShard
+					ShardID *uint64 `json:"shard_id"`
+				}
+				if err := json.Unmarshal(b, &sh); err != nil {
+					return err
+				}
+				if sh.ShardID == nil || *sh.ShardID != c.ShardID {
+					return fmt.Errorf("not shard %d", c.ShardID)
+				}
+				doc.Shards[i] = sh.DocumentShard
+				doc.Shards[i].ShardID = c.ShardID
+				return nil
+			})
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
