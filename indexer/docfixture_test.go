@@ -20,6 +20,7 @@ import (
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // realDocument is a recorded block document, decoded loosely to check a
@@ -98,7 +99,7 @@ func splitLake(t *testing.T, height uint64, body []byte) string {
 // member kept (unknown ones such as congestion_info and
 // bandwidth_requests included) and its transactions, every state change,
 // and a status per transaction holding its outcome and the outcomes of its
-// receipts executed in the same block.
+// receipts executed in the same block; committed, the archive answers them.
 func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -238,6 +239,26 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 			}
 			require.Equal(t, complete, status.FinalExecutionStatus == "FINAL", "tx %s is %s", st.TxHash, status.FinalExecutionStatus)
 			require.Equal(t, height, st.BlockHeights[blockHashOf(t, status.TransactionOutcome)])
+		}
+		// Stored, the archive answers what the document held.
+		st := storetest.NewStore(t)
+		_, err = st.Commit(ctx, []store.Bundle{*b})
+		require.NoError(t, err)
+		block, err := st.BlockView(ctx, near.HeightID(height))
+		require.NoError(t, err)
+		require.JSONEq(t, string(b.BlockJSON), string(block))
+		for _, c := range b.Chunks {
+			got, err := st.ChunkView(ctx, c.View.Header.ChunkHash)
+			require.NoError(t, err)
+			require.JSONEq(t, string(c.JSON), string(got))
+		}
+		effects, err := st.BlockEffects(ctx, height)
+		require.NoError(t, err)
+		require.Equal(t, b.Effects, effects)
+		for _, s := range b.TxStatuses {
+			got, err := st.TxStatus(ctx, s.TxHash, s.SignerID)
+			require.NoError(t, err)
+			require.JSONEq(t, string(s.JSON), string(got))
 		}
 		t.Logf("%s: %d chunks, %d transactions, %d changes, %d effects", filepath.Base(file), len(b.Chunks), len(b.TxStatuses), len(b.Changes), len(b.Effects))
 	}
