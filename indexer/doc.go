@@ -91,9 +91,11 @@
 //     NodeSource's EXPERIMENTAL_changes calls return them;
 //   - a transaction's status is assembled depth first from its outcome and
 //     its receipts' outcomes, read from the documents of the blocks after
-//     it (up to TxLookahead, never past the final head); each document is
-//     fetched once and cached until every bundle at or above it is
-//     fetched, so reading ahead costs no extra request. Incomplete at the
+//     it (up to TxLookahead, never past the final head, ReadAhead of them
+//     at once); each document is fetched once and cached until the Bundle
+//     of its own height and of every height below it have returned, so
+//     reading ahead costs no extra request, whatever order the workers run
+//     in. Incomplete at the
 //     head, a status waits while the head grows (TxStallWait), then is
 //     stored as not FINAL and revisited like NodeSource's;
 //   - a height is skipped when neardata answers null, or, for a document

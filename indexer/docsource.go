@@ -22,6 +22,7 @@ const (
 	DefaultTxLookahead      = 100
 	DefaultRevisitLookahead = 1000
 	DefaultDocConcurrency   = 16
+	DefaultReadAhead        = 8
 )
 
 // DocConfig tunes DocSource. Zero means the default for every field.
@@ -33,6 +34,10 @@ type DocConfig struct {
 	// RevisitLookahead is TxLookahead for a revisited status. Default
 	// DefaultRevisitLookahead.
 	RevisitLookahead int
+	// ReadAhead is how many documents past a transaction's block are
+	// fetched at once when its receipts' outcomes are looked for in blocks
+	// not fetched yet. Default DefaultReadAhead.
+	ReadAhead int
 	// TxFinalWait, TxStallWait and TxPollInterval: while a transaction's
 	// receipts may still execute in blocks past the final head, its status
 	// waits for the head as NodeSource's does (NodeConfig). Defaults
@@ -54,6 +59,7 @@ type DocConfig struct {
 func (c DocConfig) withDefaults() DocConfig {
 	c.TxLookahead = cmp.Or(c.TxLookahead, DefaultTxLookahead)
 	c.RevisitLookahead = cmp.Or(c.RevisitLookahead, DefaultRevisitLookahead)
+	c.ReadAhead = cmp.Or(c.ReadAhead, DefaultReadAhead)
 	c.TxFinalWait = cmp.Or(c.TxFinalWait, DefaultTxFinalWait)
 	c.TxStallWait = cmp.Or(c.TxStallWait, DefaultTxStallWait)
 	c.TxPollInterval = cmp.Or(c.TxPollInterval, DefaultTxPollInterval)
@@ -71,6 +77,8 @@ func (c DocConfig) validate() error {
 		return fmt.Errorf("tx lookahead %d: want at least 1", c.TxLookahead)
 	case c.RevisitLookahead < 1:
 		return fmt.Errorf("revisit lookahead %d: want at least 1", c.RevisitLookahead)
+	case c.ReadAhead < 1:
+		return fmt.Errorf("read ahead %d: want at least 1", c.ReadAhead)
 	case c.TxFinalWait < 0 || c.TxStallWait < 0 || c.TxPollInterval < 0:
 		return errors.New("tx waits: want positive durations")
 	case c.BehindRetries < 1:
@@ -90,9 +98,10 @@ func (c DocConfig) validate() error {
 // protocol config once per epoch) or, without one, the genesis from
 // DocConfig.Genesis and no protocol configs.
 //
-// Documents are cached from their first fetch until the indexer has
-// fetched every bundle at or above them, so a document read ahead for a
-// transaction's receipts is not fetched again for its own bundle.
+// Documents are cached from their first fetch until the Bundles of their
+// height and of every height below it have returned, so a document read
+// ahead for a transaction's receipts is not fetched again for its own
+// bundle.
 type DocSource struct {
 	docs DocFetcher
 	rpc  RPC // nil: no configs from an upstream
@@ -109,9 +118,12 @@ type DocSource struct {
 
 	mu      sync.Mutex
 	entries map[uint64]*docEntry
-	active  map[uint64]int // heights whose Bundle is running
-	next    uint64         // one past the highest bundle fetched
-	epochs  map[string]bool
+	// Documents below the watermark are dropped: every Bundle below it
+	// returned, and the indexer asks heights in increasing order.
+	watermark    uint64
+	watermarkSet bool
+	returned     map[uint64]bool // heights at or above the watermark whose Bundle returned
+	epochs       map[string]bool
 }
 
 // docEntry is a document being fetched or fetched: doc is nil for a
@@ -135,7 +147,7 @@ func NewDocSource(docs DocFetcher, rpc RPC, cfg DocConfig) (*DocSource, error) {
 		return nil, errors.New("configure document source: need an RPC upstream or a genesis file for the genesis config")
 	}
 	return &DocSource{docs: docs, rpc: rpc, cfg: cfg, entries: map[uint64]*docEntry{},
-		active: map[uint64]int{}, epochs: map[string]bool{}}, nil
+		returned: map[uint64]bool{}, epochs: map[string]bool{}}, nil
 }
 
 // Prepare records the archive's floor (see Source) and forgets the epochs
@@ -144,6 +156,8 @@ func (s *DocSource) Prepare(chunkFloor uint64) {
 	s.chunkFloor.Store(chunkFloor)
 	s.mu.Lock()
 	clear(s.epochs)
+	s.watermarkSet = false
+	clear(s.returned)
 	s.mu.Unlock()
 }
 
@@ -292,29 +306,33 @@ func (s *DocSource) linkedOver(ctx context.Context, height uint64) (bool, error)
 	return false, nil
 }
 
-// begin and end bracket a Bundle; end drops the documents below every
-// bundle still to fetch.
+// begin and end bracket a Bundle; end drops the documents below the
+// watermark, the lowest height whose Bundle has not returned (a document
+// read ahead stays until its own Bundle has used it, whichever order the
+// workers run in).
 func (s *DocSource) begin(height uint64) {
 	s.mu.Lock()
-	s.active[height]++
+	if !s.watermarkSet || height < s.watermark {
+		s.watermark, s.watermarkSet = height, true
+	}
 	s.mu.Unlock()
 }
 
 func (s *DocSource) end(height uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.active[height]--; s.active[height] <= 0 {
-		delete(s.active, height)
+	if height < s.watermark {
+		return
 	}
-	s.next = max(s.next, height+1)
-	floor := s.next
-	for h := range s.active {
-		floor = min(floor, h)
+	s.returned[height] = true
+	for s.returned[s.watermark] {
+		delete(s.returned, s.watermark)
+		s.watermark++
 	}
 	for h, e := range s.entries {
 		select {
 		case <-e.ready:
-			if h < floor {
+			if h < s.watermark {
 				delete(s.entries, h)
 			}
 		default:

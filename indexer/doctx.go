@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/nearline/nearline/store"
 )
@@ -88,6 +89,7 @@ func (s *DocSource) findOutcome(ctx context.Context, d *parsedDoc, id string, up
 		return o, d.height, true, nil
 	}
 	for h := d.height + 1; h <= upto; h++ {
+		s.readAhead(ctx, h, upto)
 		doc, err := s.load(ctx, h)
 		if errors.Is(err, ErrNoDocument) {
 			return docOutcome{}, 0, false, nil
@@ -103,6 +105,26 @@ func (s *DocSource) findOutcome(ctx context.Context, d *parsedDoc, id string, up
 		}
 	}
 	return docOutcome{}, 0, false, nil
+}
+
+// readAhead fetches, at once, the documents from height on (ReadAhead of
+// them, no further than upto) when the one at height is not fetched yet:
+// a receipt that executes blocks later costs a round trip per ReadAhead
+// blocks, not per block. Every document is one the indexer fetches anyway
+// (upto is at most the final head), and each is fetched once. Errors are
+// left to the loads that need the documents.
+func (s *DocSource) readAhead(ctx context.Context, height, upto uint64) {
+	s.mu.Lock()
+	_, known := s.entries[height]
+	s.mu.Unlock()
+	if known {
+		return
+	}
+	var wg sync.WaitGroup
+	for h := height; h <= min(height+uint64(s.cfg.ReadAhead)-1, upto); h++ {
+		wg.Go(func() { _, _ = s.load(ctx, h) })
+	}
+	wg.Wait()
 }
 
 // finalStatus follows SuccessReceiptId links from the transaction's
