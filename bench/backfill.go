@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"sync/atomic"
 	"time"
@@ -47,6 +49,63 @@ func (c countingRPC) CallRaw(ctx context.Context, method string, params any) (js
 	return raw, err
 }
 
+// countingTransport counts the HTTP requests of the document fetchers, as
+// countingRPC counts calls.
+type countingTransport struct {
+	next   http.RoundTripper
+	counts *fetchCounts
+}
+
+func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	n := c.counts.inFlight.Add(1)
+	for {
+		m := c.counts.maxIn.Load()
+		if n <= m || c.counts.maxIn.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	began := time.Now()
+	resp, err := c.next.RoundTrip(req)
+	c.counts.nanos.Add(int64(time.Since(began)))
+	c.counts.inFlight.Add(-1)
+	c.counts.requests.Add(1)
+	if resp != nil && resp.ContentLength > 0 {
+		c.counts.bytes.Add(resp.ContentLength)
+	}
+	return resp, err
+}
+
+// Sources the distant backfill measures.
+const (
+	sourceRPC      = "rpc"
+	sourceNeardata = "neardata"
+)
+
+// newSource is the indexer's source over upstream, its requests counted:
+// NodeSource (every call), or a DocSource over neardata (every document
+// and head request; the configs it asks the RPC for once per epoch are
+// not counted, as the goal sets them aside).
+func (e *benchEnv) newSource(source, upstream string, counts *fetchCounts) (indexer.Source, error) {
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger})
+	if err != nil {
+		return nil, err
+	}
+	if source == sourceRPC {
+		// The counter sits below NodeSource's own in-flight limit, so it
+		// sees what reaches the upstream.
+		return indexer.NewNodeSource(countingRPC{next: client, counts: counts},
+			indexer.NodeConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency})
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 64
+	docs, err := indexer.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger,
+		HTTPClient: &http.Client{Transport: countingTransport{next: transport, counts: counts}}})
+	if err != nil {
+		return nil, err
+	}
+	return indexer.NewDocSource(docs, client, indexer.DocConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency})
+}
+
 // countingSink counts what the indexer committed.
 type countingSink struct {
 	*store.Store
@@ -67,6 +126,8 @@ func (s *countingSink) Commit(ctx context.Context, bundles []store.Bundle) (stor
 
 // indexRun is one backfill.
 type indexRun struct {
+	source         string
+	heights        uint64 // heights asked (skipped ones included)
 	seconds        float64
 	blocks, rows   int64
 	requests, resp int64
@@ -77,8 +138,9 @@ type indexRun struct {
 	cpu            cpuSample
 }
 
-// backfillOnce indexes heights 1..to of upstream into a fresh database.
-func (e *benchEnv) backfillOnce(ctx context.Context, dbName, upstream string, to uint64) (indexRun, string, error) {
+// backfillOnce indexes heights 1..to of upstream into a fresh database
+// through source (sourceRPC or sourceNeardata).
+func (e *benchEnv) backfillOnce(ctx context.Context, dbName, source, upstream string, to uint64) (indexRun, string, error) {
 	dbURL, err := e.freshDatabase(ctx, dbName, true)
 	if err != nil {
 		return indexRun{}, "", err
@@ -95,15 +157,8 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, upstream string, to
 	if err != nil {
 		return indexRun{}, "", err
 	}
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger})
-	if err != nil {
-		return indexRun{}, "", err
-	}
 	counts := &fetchCounts{}
-	// The counter sits below NodeSource's own in-flight limit, so it sees
-	// what reaches the upstream.
-	src, err := indexer.NewNodeSource(countingRPC{next: client, counts: counts},
-		indexer.NodeConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency})
+	src, err := e.newSource(source, upstream, counts)
 	if err != nil {
 		return indexRun{}, "", err
 	}
@@ -122,7 +177,7 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, upstream string, to
 	}
 	cpu := sampleCPU(e.chain.pid).sub(cpu0)
 	r := indexRun{
-		seconds: since(began), blocks: sink.blocks.Load(), rows: sink.rows.Load(),
+		source: source, heights: to - from + 1, seconds: since(began), blocks: sink.blocks.Load(), rows: sink.rows.Load(),
 		requests: counts.requests.Load(), resp: counts.bytes.Load(), maxInFlight: counts.maxIn.Load(),
 		commitSeconds: time.Duration(sink.commitNanos.Load()).Seconds(),
 		callSeconds:   time.Duration(counts.nanos.Load()).Seconds(),
@@ -140,7 +195,7 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, upstream string, to
 func (e *benchEnv) backfill(ctx context.Context) error {
 	var idx []indexRun
 	for i := range e.o.backfillRuns {
-		r, dbURL, err := e.backfillOnce(ctx, "nearline_bench_index", e.chain.plainURL, e.o.blocks)
+		r, dbURL, err := e.backfillOnce(ctx, "nearline_bench_index", sourceRPC, e.chain.plainURL, e.o.blocks)
 		if err != nil {
 			return err
 		}
@@ -180,23 +235,29 @@ func (e *benchEnv) backfill(ctx context.Context) error {
 	return nil
 }
 
-// latencyBackfill measures the indexer against a distant upstream.
+// latencyBackfill measures the indexer against a distant upstream, through
+// JSON-RPC and through neardata documents.
 func (e *benchEnv) latencyBackfill(ctx context.Context) error {
 	to := min(e.o.latencyBlocks, e.o.blocks)
-	var runs []indexRun
-	for i := range e.o.runs {
-		r, _, err := e.backfillOnce(ctx, "nearline_bench_latency", e.chain.distantURL, to)
-		if err != nil {
-			return err
+	for _, source := range []string{sourceRPC, sourceNeardata} {
+		for i := range e.o.runs {
+			r, _, err := e.backfillOnce(ctx, "nearline_bench_latency", source, e.chain.distantURL, to)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "distant run %d (--source %s): %d blocks in %.1fs (%.1fs in Commit): %.2f blocks/s, %d requests (mean %.1f ms, %.1f in flight on average), at most %d in flight\n",
+				i+1, source, r.blocks, r.seconds, r.commitSeconds, float64(r.blocks)/r.seconds, r.requests, 1000*r.callSeconds/float64(r.requests), r.callSeconds/r.seconds, r.maxInFlight)
+			if source == sourceRPC {
+				e.report.latency = append(e.report.latency, r)
+			} else {
+				e.report.docLatency = append(e.report.docLatency, r)
+			}
 		}
-		fmt.Fprintf(os.Stderr, "distant run %d: %d blocks in %.1fs (%.1fs in Commit): %.2f blocks/s, %d requests (mean %.1f ms, %.1f in flight on average), at most %d in flight\n",
-			i+1, r.blocks, r.seconds, r.commitSeconds, float64(r.blocks)/r.seconds, r.requests, 1000*r.callSeconds/float64(r.requests), r.callSeconds/r.seconds, r.maxInFlight)
-		runs = append(runs, r)
 	}
-	e.report.latency = runs
 	e.report.concurrency = e.o.concurrency
 	if e.report.concurrency == 0 {
 		e.report.concurrency = indexer.DefaultMaxInFlight
 	}
+	e.report.workers = cmp.Or(e.o.workers, indexer.DefaultWorkers)
 	return nil
 }

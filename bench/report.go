@@ -13,6 +13,10 @@ type report struct {
 	backfill []indexRun
 	copies   []copyRun
 	latency  []indexRun
+	// docLatency are the distant backfills through neardata documents.
+	docLatency []indexRun
+	// workers is the indexer's Workers: blocks fetched at once.
+	workers int
 	// concurrency is the indexer's limit of requests in flight to the
 	// upstream during the distant backfill.
 	concurrency int
@@ -76,6 +80,21 @@ func (r *report) print(w io.Writer, o options) {
 		got := float64(l.blocks) / l.seconds
 		fmt.Fprintf(w, "| backfill from a distant upstream (%s latency), %d blocks | %.2f blocks/s (%.0f requests/s, at most %d in flight) | bound %d in flight / (%.1f requests/block × %s) = %.2f blocks/s | %.0f%% | ≥ 80%% |\n",
 			o.latency, l.blocks, got, float64(l.requests)/l.seconds, l.maxInFlight, c, perBlock, o.latency, bound, 100*got/bound)
+	}
+	if len(r.docLatency) > 0 {
+		d := medianBy(r.docLatency, func(x indexRun) float64 { return float64(x.blocks) / x.seconds })
+		perBlock := float64(d.requests) / float64(d.blocks)
+		got := float64(d.blocks) / d.seconds
+		// A block is one request: the bound is the blocks fetched at once.
+		bound := float64(r.workers) / (perBlock * o.latency.Seconds())
+		fmt.Fprintf(w, "| backfill from a distant upstream (%s latency), %d blocks, `--source neardata` | %.2f blocks/s (%.1f s of %.1f s in Commit), %.3f requests/block, %.3f per height (configs aside) | bound %d workers / (%.3f requests/block × %s) = %.1f blocks/s | %.0f%% | ≥ 80%%, ≤ 1.05 requests/block |\n",
+			o.latency, d.blocks, got, d.commitSeconds, d.seconds, perBlock, float64(d.requests)/float64(d.heights), r.workers, perBlock, o.latency, bound, 100*got/bound)
+		if len(r.latency) > 0 {
+			l := medianBy(r.latency, func(x indexRun) float64 { return float64(x.blocks) / x.seconds })
+			rpc := float64(l.blocks) / l.seconds
+			fmt.Fprintf(w, "| the same, neardata against the RPC source | %.2f blocks/s | `--source rpc`: %.2f blocks/s (%.1f requests/block) | %.1f× | ≥ 5× |\n",
+				got, rpc, float64(l.requests)/float64(l.blocks), got/rpc)
+		}
 	}
 	for _, s := range r.serve {
 		fmt.Fprintf(w, "| serve `%s`, %d clients | %.0f req/s, p50 %s, p99 %s | bare handler %.0f req/s (p50 %s, p99 %s); simulator %.0f req/s (p50 %s, p99 %s) | %.0f%% of bare | ≥ 50%% |\n",
