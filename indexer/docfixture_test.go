@@ -19,6 +19,7 @@ import (
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -279,4 +280,36 @@ func blockHashOf(t *testing.T, outcome json.RawMessage) string {
 	require.NoError(t, json.Unmarshal(outcome, &o))
 	require.True(t, strings.TrimSpace(o.BlockHash) != "")
 	return o.BlockHash
+}
+
+// TestGenesisConfigFromFileSkipsRecords reads the genesis config out of a
+// genesis.json (the simulator's, and mainnet's recorded state dump): every
+// member but records, in file order.
+func TestGenesisConfigFromFileSkipsRecords(t *testing.T) {
+	t.Parallel()
+	node, _ := newSim(t, sim.Config{Seed: 3, Shards: 2, TxsPerBlock: 1, ViewStateLimit: -1}, 1)
+	path := filepath.Join(t.TempDir(), "genesis.json")
+	require.NoError(t, node.WriteGenesis(path))
+	for _, file := range []string{path, fixture.Path(t, "real/state_dump/mainnet-121015263-genesis.json")} {
+		body, err := os.ReadFile(file)
+		require.NoError(t, err)
+		f, err := os.Open(file)
+		require.NoError(t, err)
+		got, err := indexer.GenesisConfigFromFile(f)
+		f.Close()
+		require.NoError(t, err)
+		var want map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(body, &want))
+		delete(want, "records")
+		var gotMap map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(got, &gotMap))
+		require.Len(t, gotMap, len(want))
+		for k, v := range want {
+			require.Equal(t, compact(t, v), compact(t, gotMap[k]), "%s of %s", k, filepath.Base(file))
+		}
+		require.NotContains(t, string(got), `"records"`)
+		require.NotContains(t, string(got), "\n")
+	}
+	_, err := indexer.GenesisConfigFromFile(strings.NewReader(`{"records":[]}`))
+	require.Error(t, err)
 }

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,8 @@ import (
 
 // GenesisConfigFromFile reads a nearcore genesis.json token by token and
 // returns its config: every top-level member but `records`, in file order
-// (what genesis_config answers, for a DocSource without an RPC upstream).
+// (what genesis_config answers, for a DocSource without an RPC upstream),
+// compacted.
 // The records, mainnet's many gigabytes, are skipped without being held.
 func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {
 	dec := json.NewDecoder(r)
@@ -38,7 +40,11 @@ func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {
 	if len(members) == 0 {
 		return nil, errors.New("read genesis config: empty")
 	}
-	return writeObject(members), nil
+	var out bytes.Buffer
+	if err := json.Compact(&out, writeObject(members)); err != nil {
+		return nil, fmt.Errorf("read genesis config: %w", err)
+	}
+	return out.Bytes(), nil
 }
 
 // skipValue reads one JSON value of any size token by token.
