@@ -95,9 +95,11 @@
 //     at once); each document is fetched once and cached until the Bundle
 //     of its own height and of every height below it have returned, so
 //     reading ahead costs no extra request, whatever order the workers run
-//     in. Incomplete at the
-//     head, a status waits while the head grows (TxStallWait), then is
-//     stored as not FINAL and revisited like NodeSource's;
+//     in. Incomplete at the head, a status waits while the head grows
+//     (TxStallWait), then is stored as not FINAL and revisited like
+//     NodeSource's; what was found of it is kept, so a revisit reads only
+//     the documents after those it read (after a restart, from its block
+//     again, up to RevisitLookahead);
 //   - a height is skipped when neardata answers null, or, for a document
 //     that is missing, when a later block links over it; otherwise the
 //     upstream is behind and asked again.

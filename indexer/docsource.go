@@ -124,6 +124,10 @@ type DocSource struct {
 	watermarkSet bool
 	returned     map[uint64]bool // heights at or above the watermark whose Bundle returned
 	epochs       map[string]bool
+	// pending are the statuses stored before they were FINAL, with what
+	// was found of them: a revisit reads only the documents after the
+	// last it read.
+	pending map[store.TxRef]*txProgress
 }
 
 // docEntry is a document being fetched or fetched: doc is nil for a
@@ -147,7 +151,7 @@ func NewDocSource(docs DocFetcher, rpc RPC, cfg DocConfig) (*DocSource, error) {
 		return nil, errors.New("configure document source: need an RPC upstream or a genesis file for the genesis config")
 	}
 	return &DocSource{docs: docs, rpc: rpc, cfg: cfg, entries: map[uint64]*docEntry{},
-		returned: map[uint64]bool{}, epochs: map[string]bool{}}, nil
+		returned: map[uint64]bool{}, epochs: map[string]bool{}, pending: map[store.TxRef]*txProgress{}}, nil
 }
 
 // Prepare records the archive's floor (see Source) and forgets the epochs
@@ -378,7 +382,7 @@ func (s *DocSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, e
 	g.SetLimit(s.cfg.Concurrency)
 	for i, tx := range txs {
 		g.Go(func() error {
-			st, _, err := s.txStatus(gctx, d, tx, s.cfg.TxLookahead, true)
+			st, _, err := s.txStatus(gctx, newTxProgress(d.height, tx), s.cfg.TxLookahead, true)
 			b.TxStatuses[i] = st
 			return err
 		})
@@ -455,50 +459,69 @@ func (s *DocSource) protocolConfig(ctx context.Context, b *store.Bundle) error {
 	return nil
 }
 
-// TxStatus assembles a stored transaction's status again from the
-// documents from its block on (the indexer revisits statuses that were not
-// FINAL). A transaction its block's document does not hold answers
-// UNKNOWN_TRANSACTION, which leaves the stored status as it is.
+// maxPending bounds the statuses whose progress is kept; past it the
+// oldest knowledge is dropped (a revisit then reads from the start again).
+const maxPending = 100_000
+
+// TxStatus assembles a stored transaction's status again (the indexer
+// revisits statuses that were not FINAL), reading only the documents past
+// those read for it last time (all of them from its block after a
+// restart), up to RevisitLookahead blocks after its own. A transaction its
+// block's document does not hold answers UNKNOWN_TRANSACTION, which leaves
+// the stored status as it is.
 func (s *DocSource) TxStatus(ctx context.Context, ref store.TxRef) (store.TxStatus, bool, error) {
-	d, err := s.load(ctx, ref.Height)
-	if err != nil {
-		return store.TxStatus{}, false, fmt.Errorf("revisit tx %s: %w", ref.TxHash, err)
-	}
-	if d != nil {
-		for _, txs := range d.txs {
-			for _, tx := range txs {
-				if tx.hash == ref.TxHash && tx.signerID == ref.SignerID {
-					return s.txStatus(ctx, d, tx, s.cfg.RevisitLookahead, false)
+	key := store.TxRef{TxHash: ref.TxHash, SignerID: ref.SignerID, Height: ref.Height}
+	s.mu.Lock()
+	p := s.pending[key]
+	s.mu.Unlock()
+	if p == nil {
+		d, err := s.load(ctx, ref.Height)
+		if err != nil {
+			return store.TxStatus{}, false, fmt.Errorf("revisit tx %s: %w", ref.TxHash, err)
+		}
+		if d != nil {
+			for _, txs := range d.txs {
+				for _, tx := range txs {
+					if tx.hash == ref.TxHash && tx.signerID == ref.SignerID {
+						p = newTxProgress(d.height, tx)
+					}
 				}
 			}
 		}
+		if p == nil {
+			return store.TxStatus{}, false, near.UnknownTransaction(ref.TxHash)
+		}
 	}
-	return store.TxStatus{}, false, near.UnknownTransaction(ref.TxHash)
+	return s.txStatus(ctx, p, s.cfg.RevisitLookahead, false)
 }
 
-// txStatus assembles tx's status from the documents of blocks up to
+// txStatus assembles p's status from the documents of blocks up to
 // lookahead after its own, no further than the final head. With wait set,
 // a status whose receipts may still execute past the head waits for the
 // head as NodeSource's re-fetching does: while it grows (it last grew less
 // than TxStallWait ago; every waiting status shares one head fetch per
 // TxPollInterval), for at most TxFinalWait. A backfill far below a head
 // that does not move therefore stores such statuses at once, to be
-// revisited.
-func (s *DocSource) txStatus(ctx context.Context, d *parsedDoc, tx docTx, lookahead int, wait bool) (store.TxStatus, bool, error) {
+// revisited; their progress is kept for it.
+func (s *DocSource) txStatus(ctx context.Context, p *txProgress, lookahead int, wait bool) (store.TxStatus, bool, error) {
 	began := time.Now()
 	for {
 		head, err := s.knownHead(ctx, false)
 		if err != nil {
 			return store.TxStatus{}, false, err
 		}
-		limit := d.height + uint64(lookahead)
-		st, final, err := s.assemble(ctx, d, tx, min(limit, head))
+		limit := p.height + uint64(lookahead)
+		st, final, err := s.assemble(ctx, p, min(limit, head))
+		if err == nil && (final || !wait || limit <= head) {
+			s.keepProgress(p, final)
+		}
 		if err != nil || final || !wait || limit <= head {
 			return st, final, err
 		}
 		_, _, moved, _ := s.headState()
 		if time.Since(began) >= s.cfg.TxFinalWait || time.Since(moved) >= s.cfg.TxStallWait {
-			s.cfg.Logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", tx.hash, "height", d.height)
+			s.cfg.Logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", p.tx.hash, "height", p.height)
+			s.keepProgress(p, false)
 			return st, false, nil
 		}
 		if err := sleepCtx(ctx, s.cfg.TxPollInterval); err != nil {
@@ -508,4 +531,20 @@ func (s *DocSource) txStatus(ctx context.Context, d *parsedDoc, tx docTx, lookah
 			return store.TxStatus{}, false, err
 		}
 	}
+}
+
+// keepProgress remembers a status that is not final for its revisit, and
+// forgets a final one.
+func (s *DocSource) keepProgress(p *txProgress, final bool) {
+	key := store.TxRef{TxHash: p.tx.hash, SignerID: p.tx.signerID, Height: p.height}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if final {
+		delete(s.pending, key)
+		return
+	}
+	if len(s.pending) >= maxPending {
+		clear(s.pending)
+	}
+	s.pending[key] = p
 }

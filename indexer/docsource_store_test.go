@@ -12,6 +12,7 @@ import (
 
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -61,41 +62,49 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 // TestDocumentSourceRevisitsNonFinalStatuses indexes up to a head where
 // transactions are still running (their statuses stored as not FINAL),
 // then, once the chain moved on, revisits them from later documents: each
-// ends as the simulator's EXPERIMENTAL_tx_status.
+// ends as the simulator's EXPERIMENTAL_tx_status, whether the source kept
+// what it found of them (same process) or reads them again from their
+// block (a restarted one).
 func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := sim.Config{Seed: 21, Shards: 2, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 80}
+	cfg := sim.Config{Seed: 21, Shards: 2, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 90}
 	node, err := sim.New(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	require.NoError(t, node.ProduceTo(ctx, 40))
 	srv := httptest.NewServer(node.Handler())
 	t.Cleanup(srv.Close)
 	s := storetest.NewStore(t)
-	lake, err := indexer.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpcClient(t, srv.URL))
-	require.NoError(t, err)
-	src, err := indexer.NewDocSource(lake, rpcClient(t, srv.URL), indexer.DocConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
-	require.NoError(t, err)
-	run := func(to uint64) {
+	newSource := func() *indexer.DocSource {
+		lake, err := indexer.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpcClient(t, srv.URL))
+		require.NoError(t, err)
+		src, err := indexer.NewDocSource(lake, rpcClient(t, srv.URL), indexer.DocConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+		require.NoError(t, err)
+		return src
+	}
+	src := newSource()
+	run := func(to uint64) []store.TxRef {
+		require.NoError(t, node.ProduceTo(ctx, to))
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
 		require.NoError(t, err)
 		require.NoError(t, ix.Run(ctx))
-	}
-	run(40)
-	pending, err := s.PendingTxStatuses(ctx, 40, 1000)
-	require.NoError(t, err)
-	require.NotEmpty(t, pending, "at the simulator's head some transactions are still running")
-	for _, ref := range pending {
-		got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
+		pending, err := s.PendingTxStatuses(ctx, to, 1000)
 		require.NoError(t, err)
-		require.False(t, strings.Contains(string(got), `"FINAL"`))
+		require.NotEmpty(t, pending, "at the simulator's head some transactions are still running")
+		for _, ref := range pending {
+			got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
+			require.NoError(t, err)
+			require.False(t, strings.Contains(string(got), `"FINAL"`))
+		}
+		return pending
 	}
-
-	require.NoError(t, node.ProduceTo(ctx, 80))
-	run(80)
+	pending := run(40)
+	later := run(65) // the same source: it continues where it stopped
 	requireRevisited(t, node, s, pending, 40)
-	checkAgainstSim(t, node, s, 0, 80)
+	src = newSource() // restarted: it reads them from their block again
+	run(90)
+	requireRevisited(t, node, s, later, 65)
+	checkAgainstSim(t, node, s, 0, 90)
 }
 
 // TestDocumentSourcesThroughFaultyUpstreams indexes through neardata and

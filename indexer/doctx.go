@@ -12,30 +12,52 @@ import (
 	"github.com/nearline/nearline/store"
 )
 
-// assemble builds tx's EXPERIMENTAL_tx_status from the documents of blocks
-// d.height..upto, as nearcore's view client does from its store: the
-// outcomes depth first from the transaction's, each before the receipts
-// it created in the order of its receipt_ids (chain.rs
-// get_recursive_transaction_results), `receipts` the executed receipts in
-// the same order, `status` found by following SuccessReceiptId links. A
-// receipt with no outcome up to upto ends its branch; the status is FINAL
-// once every receipt has one, EXECUTED once the status is known, else
-// INCLUDED_FINAL with status "Started" (as the RPC source stores it, and
-// revisits it).
-func (s *DocSource) assemble(ctx context.Context, d *parsedDoc, tx docTx, upto uint64) (store.TxStatus, bool, error) {
+// txProgress is what is known of a transaction's execution: the outcomes of
+// its receipts found so far and the first block whose document was not
+// searched yet. A receipt not found up to there executes later: a receipt
+// runs at or after the block of the one that created it, and the children
+// of every outcome found were looked for when it was.
+type txProgress struct {
+	height uint64 // the transaction's block
+	tx     docTx
+	found  map[string]foundOutcome
+	next   uint64
+}
+
+type foundOutcome struct {
+	outcome docOutcome
+	height  uint64
+}
+
+func newTxProgress(height uint64, tx docTx) *txProgress {
+	return &txProgress{height: height, tx: tx, found: map[string]foundOutcome{}, next: height}
+}
+
+// assemble builds the transaction's EXPERIMENTAL_tx_status from what p
+// found and the documents of blocks p.next..upto, as nearcore's view
+// client does from its store: the outcomes depth first from the
+// transaction's, each before the receipts it created in the order of its
+// receipt_ids (chain.rs get_recursive_transaction_results), `receipts` the
+// executed receipts in the same order, `status` found by following
+// SuccessReceiptId links. A receipt with no outcome up to upto ends its
+// branch; the status is FINAL once every receipt has one, EXECUTED once
+// the status is known, else INCLUDED_FINAL with status "Started" (as the
+// RPC source stores it, and revisits it). p.next moves past upto.
+func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (store.TxStatus, bool, error) {
+	tx := p.tx
 	st := store.TxStatus{TxHash: tx.hash, SignerID: tx.signerID, BlockHeights: map[string]uint64{}}
 	if tx.outcome.blockHash != "" {
-		st.BlockHeights[tx.outcome.blockHash] = d.height
+		st.BlockHeights[tx.outcome.blockHash] = p.height
 	}
 	var outcomes, receipts []json.RawMessage
-	found := map[string]docOutcome{}
 	done := true
+	end := upto + 1 // documents p.next..end-1 are searched
 	stack := slices.Clone(tx.outcome.receiptIDs)
 	slices.Reverse(stack)
 	for len(stack) > 0 {
 		id := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		o, at, ok, err := s.findOutcome(ctx, d, id, upto)
+		f, ok, err := s.findOutcome(ctx, p, id, &end)
 		if err != nil {
 			return store.TxStatus{}, false, fmt.Errorf("status of tx %s: %w", tx.hash, err)
 		}
@@ -43,19 +65,20 @@ func (s *DocSource) assemble(ctx context.Context, d *parsedDoc, tx docTx, upto u
 			done = false
 			continue
 		}
-		found[id] = o
+		o := f.outcome
 		outcomes = append(outcomes, o.raw)
 		if len(o.receipt) > 0 && string(o.receipt) != "null" {
 			receipts = append(receipts, o.receipt)
 		}
 		if o.blockHash != "" {
-			st.BlockHeights[o.blockHash] = at
+			st.BlockHeights[o.blockHash] = f.height
 		}
 		for i := len(o.receiptIDs) - 1; i >= 0; i-- {
 			stack = append(stack, o.receiptIDs[i])
 		}
 	}
-	status := finalStatus(tx.outcome, found)
+	p.next = max(p.next, end)
+	status := finalStatus(tx.outcome, p.found)
 	execution := "INCLUDED_FINAL"
 	switch {
 	case status == nil:
@@ -81,30 +104,34 @@ func (s *DocSource) assemble(ctx context.Context, d *parsedDoc, tx docTx, upto u
 	return st, execution == "FINAL", nil
 }
 
-// findOutcome looks for receipt id's outcome in the documents of blocks
-// d.height..upto, in order, fetching those not read yet; ok is false when
-// none has it (or a document is not there yet).
-func (s *DocSource) findOutcome(ctx context.Context, d *parsedDoc, id string, upto uint64) (docOutcome, uint64, bool, error) {
-	if o, ok := d.outcomes[id]; ok {
-		return o, d.height, true, nil
+// findOutcome returns receipt id's outcome from what p found, or looks for
+// it in the documents of blocks p.next..*end-1, in order, fetching those
+// not read yet; ok is false when none has it. A document that is not there
+// yet ends the search, and *end moves down to it.
+func (s *DocSource) findOutcome(ctx context.Context, p *txProgress, id string, end *uint64) (foundOutcome, bool, error) {
+	if f, ok := p.found[id]; ok {
+		return f, true, nil
 	}
-	for h := d.height + 1; h <= upto; h++ {
-		s.readAhead(ctx, h, upto)
+	for h := p.next; h < *end; h++ {
+		s.readAhead(ctx, h, *end-1)
 		doc, err := s.load(ctx, h)
 		if errors.Is(err, ErrNoDocument) {
-			return docOutcome{}, 0, false, nil
+			*end = h
+			return foundOutcome{}, false, nil
 		}
 		if err != nil {
-			return docOutcome{}, 0, false, err
+			return foundOutcome{}, false, err
 		}
 		if doc == nil {
 			continue // skipped height
 		}
 		if o, ok := doc.outcomes[id]; ok {
-			return o, h, true, nil
+			f := foundOutcome{outcome: o, height: h}
+			p.found[id] = f
+			return f, true, nil
 		}
 	}
-	return docOutcome{}, 0, false, nil
+	return foundOutcome{}, false, nil
 }
 
 // readAhead fetches, at once, the documents from height on (ReadAhead of
@@ -129,7 +156,7 @@ func (s *DocSource) readAhead(ctx context.Context, height, upto uint64) {
 
 // finalStatus follows SuccessReceiptId links from the transaction's
 // outcome to the value or failure that ends it; nil while still running.
-func finalStatus(txOutcome docOutcome, found map[string]docOutcome) json.RawMessage {
+func finalStatus(txOutcome docOutcome, found map[string]foundOutcome) json.RawMessage {
 	status := txOutcome.status
 	for range 1000 {
 		var next struct {
@@ -138,11 +165,11 @@ func finalStatus(txOutcome docOutcome, found map[string]docOutcome) json.RawMess
 		if json.Unmarshal(status, &next) != nil || next.SuccessReceiptID == nil {
 			return bytes.Clone(status)
 		}
-		o, ok := found[*next.SuccessReceiptID]
+		f, ok := found[*next.SuccessReceiptID]
 		if !ok {
 			return nil
 		}
-		status = o.status
+		status = f.outcome.status
 	}
 	return nil
 }
