@@ -80,8 +80,8 @@ func TestBlockKeyedTablesArePartitionedByHeight(t *testing.T) {
 	require.Equal(t, string(before), string(after))
 
 	// Heights of a new range get their partitions with the batch.
-	c2 := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 5*p + 60})
-	commitRange(t, s, c2, 2*p+21, 5*p+60, 2*p+20)
+	c2 := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 5*p + p/2})
+	commitRange(t, s, c2, 2*p+21, 5*p+p/2, 2*p+20)
 	var n int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'blocks'::regclass`).Scan(&n))
 	require.Equal(t, 7, n, "partitions 0 to 6P")

@@ -86,7 +86,7 @@ func withDatabase(base, name string) (string, error) {
 // PartitionSize is the heights per partition of every test database, far
 // below the production default so that tests write across several
 // partitions of every block-keyed table.
-const PartitionSize = 100
+const PartitionSize = 32
 
 // templateName is derived from the migrations' content and the partition
 // size, so a schema change gets a new template.
