@@ -94,6 +94,9 @@ var tables = []table{
 		conflict: "ON CONFLICT (epoch_id) DO NOTHING", columns: []string{"epoch_id", "protocol_version"}},
 }
 
+// commitLockID is the advisory lock a commit holds until it ends.
+const commitLockID = 7_146_233_004
+
 // CommitStats says what one Commit wrote.
 type CommitStats struct {
 	Blocks int
@@ -129,6 +132,12 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 	last := bundles[len(bundles)-1].Block.Header
 	stats := CommitStats{Blocks: len(bundles), Unknown: rows.unknown}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// Commits take turns: a commit whose client gave up (a stopped
+		// indexer) may still be finishing on the server when the next
+		// one starts, and the next must see its blocks to rewrite them.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, commitLockID); err != nil {
+			return fmt.Errorf("wait for other commits: %w", err)
+		}
 		rewrite, err := s.needsRewrite(ctx, tx, lo)
 		if err != nil {
 			return err
