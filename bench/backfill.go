@@ -24,6 +24,25 @@ type fetchCounts struct {
 	nanos    atomic.Int64 // sum of call durations
 }
 
+// start records a request going out; done records it back with its
+// response bytes.
+func (f *fetchCounts) start() (done func(bytes int64)) {
+	n := f.inFlight.Add(1)
+	for {
+		m := f.maxIn.Load()
+		if n <= m || f.maxIn.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	began := time.Now()
+	return func(bytes int64) {
+		f.nanos.Add(int64(time.Since(began)))
+		f.inFlight.Add(-1)
+		f.requests.Add(1)
+		f.bytes.Add(bytes)
+	}
+}
+
 // countingRPC counts the calls and response bytes of the indexer.
 type countingRPC struct {
 	next   indexer.RPC
@@ -33,19 +52,9 @@ type countingRPC struct {
 var _ indexer.RPC = countingRPC{}
 
 func (c countingRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	n := c.counts.inFlight.Add(1)
-	for {
-		m := c.counts.maxIn.Load()
-		if n <= m || c.counts.maxIn.CompareAndSwap(m, n) {
-			break
-		}
-	}
-	began := time.Now()
+	done := c.counts.start()
 	raw, err := c.next.CallRaw(ctx, method, params)
-	c.counts.nanos.Add(int64(time.Since(began)))
-	c.counts.inFlight.Add(-1)
-	c.counts.requests.Add(1)
-	c.counts.bytes.Add(int64(len(raw)))
+	done(int64(len(raw)))
 	return raw, err
 }
 
@@ -57,21 +66,13 @@ type countingTransport struct {
 }
 
 func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	n := c.counts.inFlight.Add(1)
-	for {
-		m := c.counts.maxIn.Load()
-		if n <= m || c.counts.maxIn.CompareAndSwap(m, n) {
-			break
-		}
-	}
-	began := time.Now()
+	done := c.counts.start()
 	resp, err := c.next.RoundTrip(req)
-	c.counts.nanos.Add(int64(time.Since(began)))
-	c.counts.inFlight.Add(-1)
-	c.counts.requests.Add(1)
+	var bytes int64
 	if resp != nil && resp.ContentLength > 0 {
-		c.counts.bytes.Add(resp.ContentLength)
+		bytes = resp.ContentLength
 	}
+	done(bytes)
 	return resp, err
 }
 

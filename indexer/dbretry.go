@@ -26,12 +26,8 @@ func (ix *Indexer) retryDB(ctx context.Context, what string, op func() error) er
 		}
 		ix.cfg.Metrics.UpstreamError("database")
 		ix.logger.Warn("database unavailable; retrying", "op", what, "attempt", attempt, "err", err)
-		timer := time.NewTimer(wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1)))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-timer.C:
+		if err := sleepCtx(ctx, wait/2+time.Duration(rand.Int64N(int64(wait/2)+1))); err != nil {
+			return err
 		}
 		wait = min(2*wait, 5*time.Second)
 	}

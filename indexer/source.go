@@ -266,12 +266,8 @@ func (s *NodeSource) fetchBlock(ctx context.Context, height uint64) (json.RawMes
 			return nil, fmt.Errorf("block %d: upstream final head %d is still below it", height, head)
 		}
 		s.cfg.Logger.Warn("upstream is behind; asking again", "height", height, "head", head)
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, ctx.Err()
-		case <-timer.C:
+		if err := sleepCtx(ctx, wait); err != nil {
+			return nil, err
 		}
 		wait = min(2*wait, 5*time.Second)
 	}
@@ -530,12 +526,8 @@ func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.Signed
 			}
 			return s.withHeights(ctx, tx.Hash, tx.SignerID, raw, body)
 		}
-		timer := time.NewTimer(s.cfg.TxPollInterval)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return store.TxStatus{}, ctx.Err()
-		case <-timer.C:
+		if err := sleepCtx(ctx, s.cfg.TxPollInterval); err != nil {
+			return store.TxStatus{}, err
 		}
 	}
 }

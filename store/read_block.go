@@ -153,7 +153,7 @@ func (s *Store) StateChangesJSON(ctx context.Context, height uint64, changeTypes
 	var (
 		exists   bool
 		doc      []byte
-		indexes  []int32
+		indexes  []int
 		accounts []string
 	)
 	err := s.pool.QueryRow(ctx, stateChangesSQL, int64(height), changeTypes, accountIDs).Scan(&exists, &doc, &indexes, &accounts)
@@ -170,11 +170,7 @@ func (s *Store) StateChangesJSON(ctx context.Context, height uint64, changeTypes
 	if doc == nil {
 		return nil, fmt.Errorf("state changes at %d: rows without the block's document", height)
 	}
-	at := make([]int, len(indexes))
-	for i, x := range indexes {
-		at[i] = int(x)
-	}
-	changes, err := s.codec.Pick(doc, at)
+	changes, err := s.codec.Pick(doc, indexes)
 	if err != nil {
 		return nil, fmt.Errorf("state changes at %d: %w", height, err)
 	}
