@@ -87,7 +87,7 @@ type wFunc struct {
 	body   []byte
 }
 
-func i64const(v int64) []byte   { return sleb([]byte{0x42}, v) }
+func i64const(v int64) []byte    { return sleb([]byte{0x42}, v) }
 func localGet(i uint64) []byte   { return uleb([]byte{0x20}, i) }
 func localSet(i uint64) []byte   { return uleb([]byte{0x21}, i) }
 func callFn(i uint64) []byte     { return uleb([]byte{0x10}, i) }
