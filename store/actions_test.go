@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/near"
@@ -162,4 +163,54 @@ func TestDelegatedActionsSayWhoPaidAndWhoActed(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, []string{"relayer.near user.near FunctionCall", "relayer.near user.near Transfer"}, found)
+}
+
+// TestMigration9FillsInDelegateRowsIndexedBefore: a Delegate action stored
+// before migration 00009 (kept as served in detail) learns its relayer and
+// user from its transaction or receipt and its detail.
+func TestMigration9FillsInDelegateRowsIndexedBefore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := storetest.NewEmptyDatabaseURL(t)
+	pool, err := pgxpool.New(ctx, url)
+	require.NoError(t, err)
+	defer pool.Close()
+	require.NoError(t, store.MigrateTo(ctx, pool, nil, 8))
+	detail := `{"Delegate":{"delegate_action":{"sender_id":"user.near","receiver_id":"app.near","actions":[],"nonce":1,"max_block_height":9,"public_key":"ed25519:U"},"signature":"ed25519:S"}}`
+	_, err = pool.Exec(ctx, `
+CREATE TABLE transactions_h0 PARTITION OF transactions FOR VALUES FROM (0) TO (100);
+CREATE TABLE receipts_h0 PARTITION OF receipts FOR VALUES FROM (0) TO (100);
+CREATE TABLE actions_h0 PARTITION OF actions FOR VALUES FROM (0) TO (100);
+INSERT INTO transactions (chunk_hash, index_in_chunk, hash, block_height, shard_id, signer_id, public_key,
+    nonce, receiver_id, priority_fee, action_count)
+VALUES ('C8', 0, 'T1', 8, 3, 'relayer.near', 'ed25519:R', 1, 'user.near', 0, 1);
+INSERT INTO receipts (chunk_hash, index_in_chunk, receipt_id, block_height, shard_id, predecessor_id,
+    receiver_id, kind, signer_id)
+VALUES ('C8', 4, 'R1', 8, 3, 'relayer.near', 'user.near', 'Action', 'relayer2.near');
+INSERT INTO actions (chunk_hash, shard_id, parent_kind, parent_index, action_index, block_height, tx_hash, receipt_id, kind, detail)
+VALUES ('C8', 3, 'transaction', 0, 0, 8, 'T1', NULL, 'Delegate', '`+detail+`'),
+       ('C8', 3, 'receipt', 4, 0, 8, NULL, 'R1', 'Delegate', '`+detail+`'),
+       ('C8', 3, 'receipt', 4, 1, 8, NULL, 'R1', 'Transfer', NULL);`)
+	require.NoError(t, err)
+	require.NoError(t, store.Migrate(ctx, url))
+
+	rows, err := pool.Query(ctx, `SELECT parent_kind, action_index, delegated_by, delegate_sender_id, delegate_parent_index
+		FROM actions ORDER BY parent_kind, action_index`)
+	require.NoError(t, err)
+	var got []string
+	for rows.Next() {
+		var kind string
+		var index int32
+		var by, sender *string
+		var parent *int32
+		require.NoError(t, rows.Scan(&kind, &index, &by, &sender, &parent))
+		require.Nil(t, parent)
+		s := kind
+		if by != nil {
+			s += " " + *by + " " + *sender
+		}
+		got = append(got, s)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{"receipt relayer2.near user.near", "receipt", "transaction relayer.near user.near"}, got)
 }
