@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/nearline/nearline/near"
 )
@@ -22,6 +25,8 @@ type relayedAndYielded struct {
 	yields           int // PromiseYield receipts the statuses list (in no chunk)
 	resumes          int // PromiseResume data receipts with a payload
 	timeouts         int // PromiseResume data receipts without (timeouts)
+	// executedYields are the ids of the yields that ran.
+	executedYields []string
 }
 
 func countRelayedAndYielded(t *testing.T, sim *client, shape chainShape) relayedAndYielded {
@@ -48,6 +53,7 @@ func countRelayedAndYielded(t *testing.T, sim *client, shape chainShape) relayed
 				for _, r := range st.Receipts {
 					if a := r.Receipt.Action; a != nil && a.IsPromiseYield {
 						n.yields++
+						n.executedYields = append(n.executedYields, r.ReceiptID)
 					}
 				}
 			}
@@ -78,6 +84,27 @@ func (n relayedAndYielded) require(t *testing.T) {
 		if v == 0 {
 			t.Errorf("no %s in the chain", name)
 		}
+	}
+}
+
+// requireYieldOutcomesStored fails unless the archive at dbURL has an
+// execution outcome for every yield that ran and no receipts row for any:
+// no chunk carried them.
+func requireYieldOutcomesStored(t *testing.T, dbURL string, ids []string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	var outcomes, receipts int
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(DISTINCT id) FROM execution_outcomes WHERE id = ANY($1)),
+		(SELECT count(*) FROM receipts WHERE receipt_id = ANY($1))`, ids).Scan(&outcomes, &receipts); err != nil {
+		t.Fatalf("count yield outcomes: %v", err)
+	}
+	if outcomes != len(ids) || receipts != 0 {
+		t.Errorf("of %d yields that ran, the archive has %d outcomes (want all) and %d receipts rows (want none)", len(ids), outcomes, receipts)
 	}
 }
 

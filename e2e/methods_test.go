@@ -177,7 +177,9 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	requireEveryMethod(t, tally, congested)
 	requireResults(t, tally, "query/view_global_contract_code", "query/view_global_contract_code_by_account_id")
 	// Relayed transactions and yields are in the chain compared.
-	countRelayedAndYielded(t, sim, shape).require(t)
+	traffic := countRelayedAndYielded(t, sim, shape)
+	traffic.require(t)
+	requireYieldOutcomesStored(t, dbURL, traffic.executedYields)
 }
 
 // everyMethodRequests are the differential test's requests over the chain
