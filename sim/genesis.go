@@ -104,11 +104,6 @@ func (c *chain) genesisConfig() near.GenesisConfig {
 	for _, v := range c.validators {
 		vals = append(vals, near.AccountInfo{AccountID: v.account, PublicKey: v.key, Amount: v.stake})
 	}
-	split := make([][]uint64, 0)
-	parents := make([]uint64, shards)
-	for i := range parents {
-		parents[i] = uint64(i)
-	}
 	return near.GenesisConfig{
 		ProtocolVersion:                    c.cfg.ProtocolVersion,
 		GenesisTime:                        genesisTime().Format("2006-01-02T15:04:05.000000000Z"),
@@ -138,12 +133,7 @@ func (c *chain) genesisConfig() near.GenesisConfig {
 		ProtocolTreasuryAccount:            treasury,
 		FishermenThreshold:                 nearAmount(10),
 		MinimumStakeDivisor:                10,
-		ShardLayout: near.ShardLayout{V1: &near.ShardLayoutV1{
-			BoundaryAccounts: c.boundaries,
-			ShardsSplitMap:   split,
-			ToParentShardMap: parents,
-			Version:          1,
-		}},
+		ShardLayout:                             c.layouts[0].view,
 		NumChunkOnlyProducerSeats:               0,
 		MinimumValidatorsPerShard:               1,
 		MaxKickoutStakePerc:                     100,
