@@ -78,14 +78,17 @@ type ShardLayoutV1 struct {
 	Version          uint32     `json:"version"`
 }
 
-// ShardLayoutV2 is V1's rule with explicit shard ids per index.
+// ShardLayoutV2 is V1's rule with explicit shard ids per index (nearcore
+// 2.5+; mainnet from protocol 75). Members in nearcore's order; the maps
+// have string keys, as nearcore serializes them; the split and parent
+// maps are null when the layout was not derived from another.
 type ShardLayoutV2 struct {
 	BoundaryAccounts []string            `json:"boundary_accounts"`
 	ShardIDs         []uint64            `json:"shard_ids"`
 	IDToIndexMap     map[string]uint64   `json:"id_to_index_map"`
 	IndexToIDMap     map[string]uint64   `json:"index_to_id_map"`
-	ShardsParentMap  map[string]uint64   `json:"shards_parent_map,omitempty"`
-	ShardsSplitMap   map[string][]uint64 `json:"shards_split_map,omitempty"`
+	ShardsSplitMap   map[string][]uint64 `json:"shards_split_map"`
+	ShardsParentMap  map[string]uint64   `json:"shards_parent_map"`
 	Version          uint32              `json:"version"`
 }
 
