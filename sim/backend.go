@@ -235,7 +235,7 @@ func (n *Node) Query(ctx context.Context, req near.QueryRequest) (any, error) {
 	case near.QueryViewGlobalContractCode, near.QueryViewGlobalContractCodeByAccountID:
 		gid := near.GlobalContractID{CodeHash: req.CodeHash, AccountID: req.AccountID}
 		// nearcore reads global code on the first shard of the layout.
-		code, hash := c.st.globalAt(0, gid, h)
+		code, hash := c.st.globalAt(c.layoutAt(h).ids[0], gid, h)
 		if code == nil {
 			return nil, near.NoGlobalContractCode(gid, at)
 		}
