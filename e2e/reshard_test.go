@@ -60,6 +60,9 @@ func TestEveryMethodMatchesTheSimulatorAcrossSplits(t *testing.T) {
 	if !slices.Equal(layouts.versions, []uint32{77, 78, 79, 80}) {
 		t.Errorf("protocol versions %v, want 77 to 80 (one up per split)", layouts.versions)
 	}
+	if ids := layouts.changes[slices.Max(slices.Collect(maps.Keys(layouts.changes)))]; slices.Max(ids) < uint64(len(ids)) {
+		t.Errorf("last layout's shard ids %v are still 0..n-1", ids)
+	}
 	if layouts.repeats == 0 {
 		t.Errorf("no child missed its first chunk: the chain does not exercise a parent's repeated chunk header")
 	}
