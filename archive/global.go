@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
+	"github.com/nearline/nearline/store"
 )
 
 // Global contracts: an account that uses one runs the global code as it
@@ -35,7 +37,11 @@ func (a *Backend) layoutAt(ctx context.Context, height uint64) (near.ShardLayout
 // globalCode reads the global code id names on shard at the block; found
 // is false when it had not reached the shard.
 func (a *Backend) globalCode(ctx context.Context, id near.GlobalContractID, shard uint64, at near.BlockStamp) (code []byte, hash string, found bool, err error) {
-	code, hash, err = a.store.GlobalContractCodeAt(ctx, id, shard, at.BlockHeight)
+	windows, err := a.shardWindows(ctx, shard, at.BlockHeight)
+	if err != nil {
+		return nil, "", false, err
+	}
+	code, hash, err = a.store.GlobalContractCodeIn(ctx, id, windows)
 	if isNotFound(err) {
 		return nil, "", false, nil
 	}
@@ -84,4 +90,37 @@ func (a *Backend) viewGlobalCode(ctx context.Context, req near.QueryRequest) (an
 		return nil, near.NoGlobalContractCode(id, at)
 	}
 	return near.ContractCodeView{CodeBase64: code, Hash: hash, BlockStamp: at}, nil
+}
+
+// shardWindows lists where global code on shard at height may have come
+// from (store.ShardWindow): the shard's own distributions and, for a shard
+// born of a split, its parent's up to the split (both children start with
+// the parent's state) and, for the left child, distributions still
+// targeted at the parent that it executed after the split (nearcore hands
+// a receipt for a split shard to its first child); then the parent's
+// parent, and so on. The splits come from the stored protocol configs'
+// layouts.
+func (a *Backend) shardWindows(ctx context.Context, shard, height uint64) ([]store.ShardWindow, error) {
+	windows := []store.ShardWindow{{Target: shard, Exec: shard, To: height}}
+	spans, err := a.store.ShardLayouts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cur, end := shard, height
+	for {
+		k := slices.IndexFunc(spans, func(s store.LayoutSpan) bool { return slices.Contains(s.Layout.ShardIDs(), cur) })
+		if k <= 0 || spans[k].FirstHeight == 0 || spans[k].FirstHeight > end {
+			return windows, nil
+		}
+		parent, ok := spans[k].Layout.ParentOf(cur)
+		if !ok {
+			return windows, nil
+		}
+		split := spans[k].FirstHeight
+		windows = append(windows, store.ShardWindow{Target: parent, Exec: parent, To: split - 1})
+		if left := slices.Index(spans[k].Layout.ShardIDs(), cur); left == slices.Index(spans[k-1].Layout.ShardIDs(), parent) {
+			windows = append(windows, store.ShardWindow{Target: parent, Exec: cur, From: split, To: end})
+		}
+		cur, end = parent, split-1
+	}
 }

@@ -25,6 +25,9 @@ type parsedDoc struct {
 	// txs are each new chunk's transactions with their outcomes, by shard
 	// id.
 	txs map[uint64][]docTx
+	// shardIDs are the document's shard ids in its order: the shard ids
+	// of the block's layout, by index.
+	shardIDs []uint64
 	// outcomes are the receipts executed in this block, by receipt id.
 	outcomes map[string]docOutcome
 	// effects and changes are EXPERIMENTAL_changes_in_block and the
@@ -75,6 +78,7 @@ func parseDocument(d *BlockDocument) (*parsedDoc, error) {
 	p.height, p.hash = p.block.Header.Height, p.block.Header.Hash
 	var changes []docChange
 	for _, sh := range d.Shards {
+		p.shardIDs = append(p.shardIDs, sh.ShardID)
 		if len(sh.Chunk) > 0 && string(sh.Chunk) != "null" {
 			chunk, txs, err := parseChunk(sh.Chunk)
 			if err != nil {

@@ -359,7 +359,7 @@ func (s *DocSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, e
 		return nil, fmt.Errorf("block %d: %w", height, ErrNoBlock)
 	}
 	b := &store.Bundle{Block: d.block, BlockJSON: d.raw, Effects: d.effects, Changes: d.changes,
-		Chunks: []store.Chunk{}, OlderChunks: []store.Chunk{}}
+		Chunks: []store.Chunk{}, OlderChunks: []store.Chunk{}, ShardIDs: store.LayoutShardIDs(d.block.Chunks, d.shardIDs)}
 	floor := s.chunkFloor.Load()
 	var txs []docTx
 	for _, c := range d.block.Chunks {

@@ -74,15 +74,17 @@ func requireSameBundle(t *testing.T, want, got *store.Bundle, what string) {
 		require.Equal(t, w.BlockHeights, g.BlockHeights, "%s: outcome heights of tx %s", what, w.TxHash)
 	}
 	require.Equal(t, want.ProtocolConfig, got.ProtocolConfig, "%s: protocol config at %d", what, h)
+	require.Equal(t, want.ShardIDs, got.ShardIDs, "%s: shard ids at %d", what, h)
 }
 
 // writeLake writes the simulator's lake objects for heights lo..hi into a
-// directory, as a NEAR Lake bucket holds them.
-func writeLake(t *testing.T, base string, lo, hi uint64, shards int) string {
+// directory: block.json and the shard file of every shard of the block's
+// layout (the shard ids its neardata document lists).
+func writeLake(t *testing.T, base string, lo, hi uint64) string {
 	t.Helper()
 	dir := t.TempDir()
 	get := func(name string) ([]byte, bool) {
-		resp, err := http.Get(base + "/lake/" + name)
+		resp, err := http.Get(base + name)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)
@@ -91,16 +93,25 @@ func writeLake(t *testing.T, base string, lo, hi uint64, shards int) string {
 	}
 	for h := lo; h <= hi; h++ {
 		folder := fmt.Sprintf("%012d", h)
-		block, ok := get(folder + "/block.json")
+		block, ok := get("/lake/" + folder + "/block.json")
 		if !ok {
 			continue // skipped: no folder
 		}
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, folder), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, folder, "block.json"), block, 0o644))
-		for s := range shards {
-			body, ok := get(fmt.Sprintf("%s/shard_%d.json", folder, s))
-			require.True(t, ok, "shard %d of %d", s, h)
-			require.NoError(t, os.WriteFile(filepath.Join(dir, folder, fmt.Sprintf("shard_%d.json", s)), body, 0o644))
+		raw, ok := get(fmt.Sprintf("/v0/block/%d", h))
+		require.True(t, ok, "document of %d", h)
+		var doc struct {
+			Shards []struct {
+				ShardID uint64 `json:"shard_id"`
+			} `json:"shards"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &doc))
+		for _, sh := range doc.Shards {
+			name := fmt.Sprintf("shard_%d.json", sh.ShardID)
+			body, ok := get("/lake/" + folder + "/" + name)
+			require.True(t, ok, "shard %d of %d", sh.ShardID, h)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, folder, name), body, 0o644))
 		}
 	}
 	return dir
@@ -122,7 +133,7 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 	require.NoError(t, err)
 	lakeHTTP, err := indexer.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
 	require.NoError(t, err)
-	lakeDir, err := indexer.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight, cfg.Shards), near.ClientConfig{}, nil)
+	lakeDir, err := indexer.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight), near.ClientConfig{}, nil)
 	require.NoError(t, err)
 	sources := map[string]indexer.Source{
 		"neardata":   docSource(t, neardata, rpc),

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -196,6 +199,9 @@ type LakeFetcher struct {
 	dir  string       // local directory, or
 	get  *near.Getter // HTTP base URL
 	head RPC
+
+	mu      sync.Mutex
+	layouts map[string][]uint64 // shard ids of each epoch's layout, by index (from head)
 }
 
 var _ DocFetcher = (*LakeFetcher)(nil)
@@ -213,7 +219,7 @@ func NewLakeFetcher(location string, cfg near.ClientConfig, head RPC) (*LakeFetc
 		if !st.IsDir() {
 			return nil, fmt.Errorf("lake %s: not a directory", location)
 		}
-		return &LakeFetcher{dir: location, head: head}, nil
+		return &LakeFetcher{dir: location, head: head, layouts: map[string][]uint64{}}, nil
 	}
 	if head == nil {
 		return nil, errors.New("lake over HTTP needs an RPC upstream for the final head")
@@ -223,7 +229,7 @@ func NewLakeFetcher(location string, cfg near.ClientConfig, head RPC) (*LakeFetc
 	if err != nil {
 		return nil, fmt.Errorf("configure lake: %w", err)
 	}
-	return &LakeFetcher{get: g, head: head}, nil
+	return &LakeFetcher{get: g, head: head, layouts: map[string][]uint64{}}, nil
 }
 
 func splitEndpoints(v string) []string {
@@ -288,16 +294,17 @@ func compactChecked(body []byte, check func([]byte) error) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Document reads block.json, then the shard files its chunks name, at once.
+// Document reads block.json, then the shard files of the block's shards,
+// at once (shardIDs says which).
 func (f *LakeFetcher) Document(ctx context.Context, height uint64) (*BlockDocument, error) {
 	folder := fmt.Sprintf("%012d", height)
 	var block struct {
 		Header struct {
-			Height *uint64 `json:"height"`
+			Height  *uint64 `json:"height"`
+			Hash    string  `json:"hash"`
+			EpochID string  `json:"epoch_id"`
 		} `json:"header"`
-		Chunks []struct {
-			ShardID uint64 `json:"shard_id"`
-		} `json:"chunks"`
+		Chunks []near.ChunkHeaderView `json:"chunks"`
 	}
 	body, err := f.object(ctx, folder+"/block.json", func(b []byte) error {
 		if err := json.Unmarshal(b, &block); err != nil {
@@ -311,10 +318,15 @@ func (f *LakeFetcher) Document(ctx context.Context, height uint64) (*BlockDocume
 	if err != nil {
 		return nil, err
 	}
+	ids, err := f.shardIDs(ctx, folder, height, block.Header.EpochID, block.Header.Hash, block.Chunks)
+	if err != nil {
+		return nil, err
+	}
 	doc := &BlockDocument{Block: body, Shards: make([]DocumentShard, len(block.Chunks))}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
-	for i, c := range block.Chunks {
+	for i, id := range ids {
+		c := struct{ ShardID uint64 }{id}
 		g.Go(func() error {
 			name := fmt.Sprintf("%s/shard_%d.json", folder, c.ShardID)
 			_, err := f.object(gctx, name, func(b []byte) error {
@@ -339,6 +351,80 @@ func (f *LakeFetcher) Document(ctx context.Context, height uint64) (*BlockDocume
 		return nil, err
 	}
 	return doc, nil
+}
+
+// shardIDs returns the shard ids of the block's layout, by chunk index:
+// the files to read. They are the chunk headers' shard_id, except right
+// after a resharding, where a child whose chunk is missing repeats its
+// parent's header. So when some chunk is not new, the layout is read: from
+// the head RPC's EXPERIMENTAL_protocol_config (once per epoch), or, for a
+// directory without one, from the folder's shard files (a repeated header
+// whose shard has a file keeps its id; the ids left over go to the other
+// repeated headers in ascending order, as a split's children take the
+// largest id + 1 and + 2 at the parent's place).
+func (f *LakeFetcher) shardIDs(ctx context.Context, folder string, height uint64, epoch, hash string, chunks []near.ChunkHeaderView) ([]uint64, error) {
+	ids := make([]uint64, len(chunks))
+	repeated := false
+	for i, c := range chunks {
+		ids[i] = c.ShardID
+		repeated = repeated || c.HeightIncluded < height
+	}
+	if !repeated {
+		return ids, nil
+	}
+	if f.head != nil {
+		f.mu.Lock()
+		layout, ok := f.layouts[epoch]
+		f.mu.Unlock()
+		if !ok {
+			cfg, err := fetchProtocolConfig(ctx, f.head, epoch, hash)
+			if err != nil {
+				return nil, fmt.Errorf("shard layout of block %d: %w", height, err)
+			}
+			layout = configShardIDs(cfg.JSON)
+			f.mu.Lock()
+			f.layouts[epoch] = layout
+			f.mu.Unlock()
+		}
+		if len(layout) == len(chunks) {
+			return slices.Clone(layout), nil
+		}
+		return ids, nil
+	}
+	if f.dir == "" {
+		return ids, nil
+	}
+	entries, err := os.ReadDir(filepath.Join(f.dir, folder))
+	if err != nil {
+		return nil, fmt.Errorf("list lake folder %s: %w", folder, err)
+	}
+	files := map[uint64]bool{}
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Name(), "shard_")
+		name, ok2 := strings.CutSuffix(name, ".json")
+		if id, err := strconv.ParseUint(name, 10, 64); ok && ok2 && err == nil {
+			files[id] = true
+		}
+	}
+	if len(files) != len(chunks) {
+		return ids, nil
+	}
+	var orphans []int
+	for i, id := range ids {
+		if files[id] && (chunks[i].HeightIncluded == height || !slices.Contains(ids[:i], id)) {
+			delete(files, id)
+			continue
+		}
+		orphans = append(orphans, i)
+	}
+	left := slices.Sorted(maps.Keys(files))
+	if len(left) != len(orphans) {
+		return ids, nil
+	}
+	for k, i := range orphans {
+		ids[i] = left[k]
+	}
+	return ids, nil
 }
 
 // FinalHead asks the head RPC, or takes a directory's highest folder.

@@ -110,8 +110,9 @@ type NodeSource struct {
 	chunkFloor atomic.Uint64 // chunks included below it were never fetched
 
 	mu          sync.Mutex
-	epochs      map[string]bool   // epochs whose protocol config was fetched
-	blockHeight map[string]uint64 // block hash -> height, for outcomes
+	epochs      map[string]bool     // epochs whose protocol config was fetched
+	layouts     map[string][]uint64 // shard ids of each epoch's layout, by index
+	blockHeight map[string]uint64   // block hash -> height, for outcomes
 }
 
 // NewNodeSource returns a Source reading rpc. It fails when a setting of
@@ -124,7 +125,7 @@ func NewNodeSource(rpc RPC, cfg NodeConfig) (*NodeSource, error) {
 	if cfg.MaxInFlight > 0 {
 		rpc = limitedRPC{next: rpc, slots: make(chan struct{}, cfg.MaxInFlight)}
 	}
-	return &NodeSource{rpc: rpc, cfg: cfg, epochs: map[string]bool{}, blockHeight: map[string]uint64{}}, nil
+	return &NodeSource{rpc: rpc, cfg: cfg, epochs: map[string]bool{}, layouts: map[string][]uint64{}, blockHeight: map[string]uint64{}}, nil
 }
 
 // limitedRPC lets at most cap(slots) calls reach the upstream at once.
@@ -358,23 +359,46 @@ func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesT
 	return out, nil
 }
 
+// fetchProtocolConfig attaches the epoch's protocol config to the first
+// bundle of the epoch fetched, and to every bundle the shard ids of the
+// epoch's layout where its chunk headers name others (store.Bundle's
+// ShardIDs).
 func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *store.Bundle) error {
 	epoch := b.Block.Header.EpochID
 	s.mu.Lock()
 	done := s.epochs[epoch]
+	ids, known := s.layouts[epoch]
 	s.mu.Unlock()
-	if done {
+	if done && known {
+		b.ShardIDs = store.LayoutShardIDs(b.Block.Chunks, ids)
 		return nil
 	}
 	cfg, err := fetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
 	if err != nil {
 		return err
 	}
-	b.ProtocolConfig = cfg
+	ids = configShardIDs(cfg.JSON)
+	b.ShardIDs = store.LayoutShardIDs(b.Block.Chunks, ids)
+	if !done {
+		b.ProtocolConfig = cfg
+	}
 	s.mu.Lock()
 	s.epochs[epoch] = true
+	s.layouts[epoch] = ids
 	s.mu.Unlock()
 	return nil
+}
+
+// configShardIDs returns the shard ids, by index, of the shard layout of an
+// EXPERIMENTAL_protocol_config result; nil when it has none Nearline reads.
+func configShardIDs(raw json.RawMessage) []uint64 {
+	var cfg struct {
+		ShardLayout near.ShardLayout `json:"shard_layout"`
+	}
+	if json.Unmarshal(raw, &cfg) != nil {
+		return nil
+	}
+	return cfg.ShardLayout.ShardIDs()
 }
 
 // fetchProtocolConfig fetches EXPERIMENTAL_protocol_config at the block

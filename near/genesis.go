@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Rational is a [numerator, denominator] pair, as nearcore's configs write
@@ -78,14 +79,17 @@ type ShardLayoutV1 struct {
 	Version          uint32     `json:"version"`
 }
 
-// ShardLayoutV2 is V1's rule with explicit shard ids per index.
+// ShardLayoutV2 is V1's rule with explicit shard ids per index (nearcore
+// 2.5+; mainnet from protocol 75). Members in nearcore's order; the maps
+// have string keys, as nearcore serializes them; the split and parent
+// maps are null when the layout was not derived from another.
 type ShardLayoutV2 struct {
 	BoundaryAccounts []string            `json:"boundary_accounts"`
 	ShardIDs         []uint64            `json:"shard_ids"`
 	IDToIndexMap     map[string]uint64   `json:"id_to_index_map"`
 	IndexToIDMap     map[string]uint64   `json:"index_to_id_map"`
-	ShardsParentMap  map[string]uint64   `json:"shards_parent_map,omitempty"`
-	ShardsSplitMap   map[string][]uint64 `json:"shards_split_map,omitempty"`
+	ShardsSplitMap   map[string][]uint64 `json:"shards_split_map"`
+	ShardsParentMap  map[string]uint64   `json:"shards_parent_map"`
 	Version          uint32              `json:"version"`
 }
 
@@ -108,6 +112,33 @@ func (l ShardLayout) ShardIDOf(accountID string) uint64 {
 		return l.V2.ShardIDs[i]
 	}
 	return uint64(i)
+}
+
+// ShardIDs returns the layout's shard ids by shard index: the indexes
+// themselves under V1, shard_ids under V2; nil for a layout of another
+// version.
+func (l ShardLayout) ShardIDs() []uint64 {
+	switch {
+	case l.V2 != nil:
+		return l.V2.ShardIDs
+	case l.V1 != nil:
+		ids := make([]uint64, len(l.V1.BoundaryAccounts)+1)
+		for i := range ids {
+			ids[i] = uint64(i)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ParentOf returns the shard a V2 layout's shard split from; ok is false
+// when the layout names no parent other than the shard itself.
+func (l ShardLayout) ParentOf(shardID uint64) (uint64, bool) {
+	if l.V2 == nil {
+		return 0, false
+	}
+	p, ok := l.V2.ShardsParentMap[strconv.FormatUint(shardID, 10)]
+	return p, ok && p != shardID
 }
 
 // FirstShardID is the first shard of the layout, where nearcore reads

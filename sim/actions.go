@@ -63,7 +63,7 @@ func (e *executor) applyActions(r *receiptRecord) (*receiptResult, error) {
 			return failed(res, i, map[string]any{"AccountDoesNotExist": map[string]string{"account_id": id}}), nil
 		}
 		if gid, ok := useGlobalID(a); ok {
-			if code, _ := c.st.globalAt(c.shardOf(id), gid, e.height); code == nil {
+			if code, _ := c.st.globalAt(c.layout.ids[c.shardOf(id)], gid, e.height); code == nil {
 				return failed(res, i, map[string]any{"GlobalContractDoesNotExist": map[string]any{"identifier": gid}}), nil
 			}
 		}

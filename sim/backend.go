@@ -122,10 +122,14 @@ func (c *chain) chunkFor(req near.ChunkRequest) (*chunk, error) {
 		if err != nil {
 			return nil, err
 		}
-		if req.ShardID >= uint64(len(b.view.Chunks)) {
+		// The shard id names an index of the block's layout; the chunk
+		// header there may name another shard (a child's missing chunk
+		// repeats its parent's), as in nearcore.
+		s, ok := c.layoutAt(b.height).indexOf(req.ShardID)
+		if !ok {
 			return nil, near.InvalidShardID(req.ShardID)
 		}
-		hash = b.view.Chunks[req.ShardID].ChunkHash
+		hash = b.view.Chunks[s].ChunkHash
 	} else if c.head() == nil {
 		return nil, near.NotSyncedYet()
 	}
@@ -231,7 +235,7 @@ func (n *Node) Query(ctx context.Context, req near.QueryRequest) (any, error) {
 	case near.QueryViewGlobalContractCode, near.QueryViewGlobalContractCodeByAccountID:
 		gid := near.GlobalContractID{CodeHash: req.CodeHash, AccountID: req.AccountID}
 		// nearcore reads global code on the first shard of the layout.
-		code, hash := c.st.globalAt(0, gid, h)
+		code, hash := c.st.globalAt(c.layoutAt(h).ids[0], gid, h)
 		if code == nil {
 			return nil, near.NoGlobalContractCode(gid, at)
 		}
@@ -317,8 +321,9 @@ func (n *Node) GenesisConfig(context.Context) (json.RawMessage, error) {
 func (n *Node) ProtocolConfig(_ context.Context, ref near.BlockReference) (json.RawMessage, error) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	if _, err := n.chain.blockFor(ref); err != nil {
+	b, err := n.chain.blockFor(ref)
+	if err != nil {
 		return nil, err
 	}
-	return n.chain.protocol, nil
+	return n.chain.layoutAt(b.height).config, nil
 }

@@ -38,8 +38,8 @@ func (n *Node) Status(context.Context) (json.RawMessage, error) {
 	view := near.StatusView{
 		Version:               near.NodeVersion{Version: "2.4.0", Build: "nearline-sim", Commit: "nearline-sim", RustcVersion: "1.82.0"},
 		ChainID:               c.cfg.ChainID,
-		ProtocolVersion:       c.cfg.ProtocolVersion,
-		LatestProtocolVersion: c.cfg.ProtocolVersion,
+		ProtocolVersion:       c.layoutAt(head.height).protocol,
+		LatestProtocolVersion: c.layoutAt(head.height).protocol,
 		RPCAddr:               &rpcAddr,
 		Validators:            vals,
 		SyncInfo: near.StatusSyncInfo{
@@ -242,7 +242,8 @@ func (n *Node) Validators(_ context.Context, params json.RawMessage) (json.RawMe
 
 func (c *chain) epochValidators(b *block) near.EpochValidatorInfo {
 	nv := len(c.validators)
-	shards := c.cfg.Shards
+	layout := c.layoutAt(b.height)
+	shards := len(layout.ids)
 	type counts struct {
 		expB, prodB uint64
 		expC, prodC []uint64
@@ -267,10 +268,7 @@ func (c *chain) epochValidators(b *block) near.EpochValidatorInfo {
 			}
 		}
 	}
-	allShards := make([]uint64, shards)
-	for s := range allShards {
-		allShards[s] = uint64(s)
-	}
+	allShards := layout.ids
 	sum := func(v []uint64) uint64 {
 		t := uint64(0)
 		for _, x := range v {

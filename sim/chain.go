@@ -18,11 +18,16 @@ type chain struct {
 	rng        *rand.Rand // skips, missing chunks, gas price, approvals
 	txr        *rand.Rand // transaction generation
 	st         *state
-	boundaries []string
 	validators []validator
 	genesis    near.GenesisConfig
-	protocol   json.RawMessage // EXPERIMENTAL_protocol_config result
-	vm         *contractVM     // nil without contracts
+	vm         *contractVM // nil without contracts
+	// layouts are the shard layouts, ascending by the epoch they start
+	// (layout.go); layout is the one of the height being produced, the
+	// per-shard slices below are by its shard indexes. pendingSplits are
+	// the epochs still to split a shard at.
+	layouts       []*shardLayout
+	layout        *shardLayout
+	pendingSplits []uint64
 
 	genesisSupply near.U128
 	totalSupply   near.U128
@@ -110,7 +115,9 @@ type receiptRecord struct {
 	dist *near.GlobalContractDistribution
 }
 
-func (c *chain) shardOf(account string) int { return near.ShardIndex(c.boundaries, account) }
+// shardOf returns the index of the shard that holds account under the
+// layout of the height being produced.
+func (c *chain) shardOf(account string) int { return c.layout.index(account) }
 
 // head returns the last produced block, or nil.
 func (c *chain) head() *block {
@@ -144,7 +151,12 @@ func (c *chain) produce() error {
 		return nil
 	}
 	prev := c.head()
-	shards := c.cfg.Shards
+	if e, _ := c.epochOf(h); !genesis && prev != nil && e > prev.epochIndex {
+		if err := c.maybeReshard(h); err != nil {
+			return err
+		}
+	}
+	shards := len(c.layout.ids)
 	produced := make([]bool, shards)
 	for s := range produced {
 		produced[s] = genesis || c.rng.Float64() >= c.cfg.MissingChunkRate
@@ -332,12 +344,12 @@ func (c *chain) makeChunk(h uint64, s int, prevHash string, w *shardWork, propos
 	hdr := near.ChunkHeaderView{
 		PrevBlockHash:        prevHash,
 		OutcomeRoot:          outcomeRoot,
-		PrevStateRoot:        hashOf([]byte("state"), u64bytes(uint64(s)), []byte(prevHash)),
+		PrevStateRoot:        hashOf([]byte("state"), u64bytes(c.layout.ids[s]), []byte(prevHash)),
 		EncodedMerkleRoot:    hashOf([]byte("encoded"), []byte(txRoot), []byte(receiptsRoot)),
 		EncodedLength:        8 + uint64(len(w.txs))*200 + uint64(len(w.receipts))*150,
 		HeightCreated:        h,
 		HeightIncluded:       h,
-		ShardID:              uint64(s),
+		ShardID:              c.layout.ids[s],
 		GasUsed:              prevApplied.gasUsed,
 		GasLimit:             chunkGasLimit,
 		RentPaid:             near.U128{},
@@ -438,7 +450,7 @@ func (c *chain) makeHeader(h uint64, prev *block, prevHash string, epoch uint64,
 		BlockMerkleRoot:       hashOf([]byte("merkle"), []byte(prevHash)),
 		EpochSyncDataHash:     nil,
 		Approvals:             approvals,
-		LatestProtocolVersion: c.cfg.ProtocolVersion,
+		LatestProtocolVersion: c.layout.protocol,
 		ChunkEndorsements:     endorsements,
 	}
 	hdr.Hash = hashJSON("block", hdr)

@@ -116,7 +116,7 @@ func TestChainStructure(t *testing.T) {
 func TestShardLayout(t *testing.T) {
 	t.Parallel()
 	n, _ := startNode(t, testConfig(1))
-	b := n.chain.boundaries
+	b := n.chain.layouts[0].boundaries
 	require.Len(t, b, 3)
 	// V1 rule: a boundary account is the first account of the next shard.
 	require.Equal(t, 1, n.chain.shardOf(b[0]))

@@ -45,6 +45,12 @@ type Config struct {
 	// yielded promise not resumed within it runs with a failed result
 	// (chain). Default DefaultYieldTimeout, nearcore's.
 	YieldTimeout uint64
+	// ReshardAt lists heights; at the first epoch start at or after each,
+	// one shard splits in two under a version-2 shard layout and the
+	// protocol version moves up by one (chain; see layout.go). Each must
+	// be above GenesisHeight and fall in an epoch of its own. Default none:
+	// the genesis layout throughout.
+	ReshardAt []uint64
 	// ForkAt, when non-zero, serves a different chain from this height on:
 	// block ForkAt's prev_hash does not match block ForkAt-1 (chain).
 	ForkAt uint64

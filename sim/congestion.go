@@ -17,7 +17,7 @@ func (n *Node) CongestionLevel(_ context.Context, req near.ChunkRequest) (*near.
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := near.CongestionConfigOf(n.chain.protocol)
+	cfg, err := near.CongestionConfigOf(n.chain.layoutAt(ch.height).config)
 	if err != nil {
 		return nil, fmt.Errorf("read congestion control config: %w", err)
 	}
@@ -33,11 +33,12 @@ const receiptBaseBytes = 100
 // the gas of receipts waiting to execute on s, buffered_receipts_gas the
 // gas of the receipts s made that its next chunk will carry, receipt_bytes
 // the size of those and of the receipts postponed on s waiting for data;
-// allowed_shard the next shard round robin. Like gas_used, it is reported
+// allowed_shard the next shard of the layout round robin. Like gas_used, it is reported
 // by the shard's next chunk header. Only deterministic state is read, so
 // the chain stays a function of its Config.
 func (c *chain) congestionInfo(s int) near.CongestionInfo {
-	info := near.CongestionInfo{AllowedShard: uint16((s + 1) % c.cfg.Shards)}
+	ids := c.layout.ids
+	info := near.CongestionInfo{AllowedShard: uint16(ids[(s+1)%len(ids)])}
 	var delayed, buffered uint64
 	for _, r := range c.incoming[s] {
 		delayed += r.prepaidGas

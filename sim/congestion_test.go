@@ -19,7 +19,7 @@ func TestCongestionLevelFollowsTheQueues(t *testing.T) {
 	ctx := context.Background()
 	cfg := testConfig(120)
 	n, _ := startNode(t, cfg)
-	congestion, err := near.CongestionConfigOf(n.chain.protocol)
+	congestion, err := near.CongestionConfigOf(n.chain.layouts[0].config)
 	require.NoError(t, err)
 	nonzero, chunks := 0, 0
 	for h := cfg.GenesisHeight + 1; h <= cfg.GenesisHeight+cfg.MaxHeight; h++ {

@@ -24,7 +24,7 @@
 //   - Determinism: the chain is a function of the Config fields marked
 //     "chain" (Seed, Shards, GenesisHeight, EpochLength, ProtocolVersion,
 //     ChainID, SkipRate, MissingChunkRate, TxsPerBlock, NoContracts, ForkAt,
-//     YieldTimeout).
+//     YieldTimeout, ReshardAt).
 //     Two nodes with the same ones serve byte-identical JSON for every block,
 //     chunk, change, query and transaction. Timestamps derive from a fixed
 //     genesis time, never from the clock; only `status` (uptime) and fault
@@ -32,7 +32,11 @@
 //   - Shards follow nearcore's ShardLayout V1 rule: an account belongs to the
 //     shard whose boundary accounts bracket it (a boundary account is the
 //     first account of the next shard); boundaries are chosen to split the
-//     genesis accounts evenly and are published in genesis_config.
+//     genesis accounts evenly and are published in genesis_config. With
+//     ReshardAt, a shard splits at chosen epoch starts under a V2 layout
+//     (layout.go); per-shard state in chain is by the shard index of the
+//     layout being produced, chunk headers, documents and global code by
+//     shard id, and reads of a past height use that height's layout.
 //   - A skipped height has no block; the next block's prev_height/prev_hash
 //     name the last block. A missing chunk is a false chunk_mask entry with the
 //     shard's previous chunk header repeated (height_included lags).

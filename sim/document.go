@@ -68,10 +68,11 @@ type docReceiptOutcome struct {
 	TxHash           *string                         `json:"tx_hash"`
 }
 
-// shardDoc builds shard s's part of block b's document. The caller holds
-// the read lock.
+// shardDoc builds block b's document of the shard at index s of its
+// layout. The caller holds the read lock.
 func (c *chain) shardDoc(b *block, s int) docShard {
-	out := docShard{ShardID: uint64(s), ReceiptExecutionOutcomes: []docReceiptOutcome{}, StateChanges: []near.StateChangeWithCauseView{}}
+	layout := c.layoutAt(b.height)
+	out := docShard{ShardID: layout.ids[s], ReceiptExecutionOutcomes: []docReceiptOutcome{}, StateChanges: []near.StateChangeWithCauseView{}}
 	if s < len(b.view.Header.ChunkMask) && b.view.Header.ChunkMask[s] {
 		if ch := c.chunks[b.view.Chunks[s].ChunkHash]; ch != nil {
 			dc := &docChunk{Author: ch.view.Author, Header: ch.view.Header, Transactions: []docTransaction{},
@@ -102,7 +103,7 @@ func (c *chain) shardDoc(b *block, s int) docShard {
 		}
 	}
 	for _, ch := range b.changes {
-		if c.shardOf(ch.view.Change.AccountID) == s {
+		if layout.index(ch.view.Change.AccountID) == s {
 			out.StateChanges = append(out.StateChanges, ch.view)
 		}
 	}
@@ -229,33 +230,37 @@ func (n *Node) serveLake(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "NoSuchKey", http.StatusNotFound)
 		return
 	}
-	shard := -1
+	var shardID uint64
 	if file != "block.json" {
 		id, ok := strings.CutPrefix(file, "shard_")
 		id, ok2 := strings.CutSuffix(id, ".json")
-		s, err := strconv.Atoi(id)
-		if !ok || !ok2 || err != nil || s < 0 {
+		if shardID, err = strconv.ParseUint(id, 10, 64); !ok || !ok2 || err != nil {
 			http.Error(w, "NoSuchKey", http.StatusNotFound)
 			return
 		}
-		shard = s
 	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	c := n.chain
 	final, ok := c.finalHeight()
 	b := c.byHeight[height]
-	if !ok || height > final || b == nil || c.gcd(height) || shard >= len(b.view.Chunks) {
+	if !ok || height > final || b == nil || c.gcd(height) {
 		http.Error(w, "NoSuchKey", http.StatusNotFound)
 		return
 	}
-	if shard < 0 {
+	if file == "block.json" {
 		writeDocJSON(w, http.StatusOK, b.json)
+		return
+	}
+	// Shard files are named by the shard ids of the block's layout.
+	shard, ok := c.layoutAt(height).indexOf(shardID)
+	if !ok {
+		http.Error(w, "NoSuchKey", http.StatusNotFound)
 		return
 	}
 	body, err := json.Marshal(c.shardDoc(b, shard))
 	if err != nil {
-		n.log.Error("serve lake shard", "height", height, "shard_id", shard, "err", err)
+		n.log.Error("serve lake shard", "height", height, "shard_id", shardID, "err", err)
 		http.Error(w, "InternalError", http.StatusInternalServerError)
 		return
 	}

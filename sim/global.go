@@ -36,7 +36,7 @@ func globalStorageCost(n uint64) near.U128 {
 // globalKey names a global contract in the state's maps.
 func globalKey(id near.GlobalContractID) string { return id.Kind() + ":" + id.Value() }
 
-func (s *state) putGlobal(shard int, id near.GlobalContractID, height uint64, code []byte) {
+func (s *state) putGlobal(shard uint64, id near.GlobalContractID, height uint64, code []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.global[shard]
@@ -48,8 +48,9 @@ func (s *state) putGlobal(shard int, id near.GlobalContractID, height uint64, co
 	m[key] = putCodeVersion(m[key], codeVersion{height, code, near.HashOf(code).String()})
 }
 
-// globalAt returns the global code id names on shard at height, or nil.
-func (s *state) globalAt(shard int, id near.GlobalContractID, height uint64) ([]byte, string) {
+// globalAt returns the global code id names on shard (an id) at height,
+// or nil.
+func (s *state) globalAt(shard uint64, id near.GlobalContractID, height uint64) ([]byte, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return codeVersionAt(s.global[shard][globalKey(id)], height)
@@ -68,7 +69,7 @@ func (c *chain) contractAt(id string, height uint64) ([]byte, string) {
 // codeFor is contractAt for an account already read (or being changed).
 func (c *chain) codeFor(id string, acc *near.Account, height uint64) ([]byte, string) {
 	if gid, ok := acc.GlobalContract(); ok {
-		return c.st.globalAt(c.shardOf(id), gid, height)
+		return c.st.globalAt(c.shardIDOf(id, height), gid, height)
 	}
 	return c.st.codeAt(id, height)
 }
@@ -95,7 +96,7 @@ func (e *executor) deployGlobal(s int, r *receiptRecord, work *near.Account, cod
 	if byAccount {
 		gid = near.GlobalContractID{AccountID: id}
 	}
-	d := near.GlobalContractDistribution{ID: gid, TargetShard: uint64(s), Code: code}
+	d := near.GlobalContractDistribution{ID: gid, TargetShard: e.c.layout.ids[s], Code: code}
 	res.distributions = append(res.distributions, e.distributionReceipt(id, hashOf([]byte("global"), []byte(r.view.ReceiptID)), d))
 	return nil
 }
@@ -126,19 +127,21 @@ func (e *executor) useGlobal(id string, work *near.Account, gid near.GlobalContr
 }
 
 // applyDistribution stores a distribution receipt's code on shard s and
-// forwards the receipt to the next shard that has not had it.
+// forwards the receipt to the next shard of the layout (in index order)
+// that has not had it.
 func (e *executor) applyDistribution(s int, r *receiptRecord) {
 	c := e.c
 	d := r.dist
-	c.st.putGlobal(s, d.ID, e.height, d.Code)
-	delivered := append(slices.Clone(d.AlreadyDeliveredShards), uint64(s))
+	here := c.layout.ids[s]
+	c.st.putGlobal(here, d.ID, e.height, d.Code)
+	delivered := append(slices.Clone(d.AlreadyDeliveredShards), here)
 	slices.Sort(delivered)
 	delivered = slices.Compact(delivered)
-	for next := range c.cfg.Shards {
-		if slices.Contains(delivered, uint64(next)) {
+	for _, next := range c.layout.ids {
+		if slices.Contains(delivered, next) {
 			continue
 		}
-		fwd := near.GlobalContractDistribution{ID: d.ID, TargetShard: uint64(next), AlreadyDeliveredShards: delivered, Code: d.Code}
+		fwd := near.GlobalContractDistribution{ID: d.ID, TargetShard: next, AlreadyDeliveredShards: delivered, Code: d.Code}
 		nr := e.distributionReceipt(r.view.PredecessorID, hashOf([]byte("global"), []byte(r.view.ReceiptID), u64bytes(0)), fwd)
 		c.outgoing[s] = append(c.outgoing[s], nr)
 		break
@@ -147,13 +150,34 @@ func (e *executor) applyDistribution(s int, r *receiptRecord) {
 	r.height = e.height
 }
 
-// destShard is the shard a receipt executes on: a distribution receipt's
-// target, else its receiver's.
+// destShard is the index of the shard a receipt executes on: a
+// distribution receipt's target (the left child of a target that has split
+// since), else its receiver's.
 func (c *chain) destShard(r *receiptRecord) int {
 	if r.dist != nil {
-		return int(r.dist.TargetShard)
+		target := r.dist.TargetShard
+		for {
+			if s, ok := c.layout.indexOf(target); ok {
+				return s
+			}
+			child, ok := c.leftChild(target)
+			if !ok {
+				return 0
+			}
+			target = child
+		}
 	}
 	return c.shardOf(r.view.ReceiverID)
+}
+
+// leftChild returns the first shard a shard split into.
+func (c *chain) leftChild(parent uint64) (uint64, bool) {
+	for _, l := range c.layouts {
+		if l.parents != nil && l.split == parent {
+			return l.ids[l.splitIndex], true
+		}
+	}
+	return 0, false
 }
 
 // The generator's global contract transactions.

@@ -45,7 +45,12 @@ func newChain(ctx context.Context, cfg Config) (*chain, error) {
 		c.vm = &contractVM{rt: rt, owned: owned}
 	}
 	accounts := genesisAccounts(cfg)
-	c.boundaries = shardBoundaries(accounts, cfg.Shards)
+	c.layout = genesisLayout(shardBoundaries(accounts, cfg.Shards), cfg.ProtocolVersion)
+	c.layouts = []*shardLayout{c.layout}
+	var err error
+	if c.pendingSplits, err = reshardEpochs(cfg); err != nil {
+		return nil, err
+	}
 	for i := 0; i < numValidat; i++ {
 		id := validatorName(i)
 		for _, a := range accounts {
@@ -72,8 +77,7 @@ func newChain(ctx context.Context, cfg Config) (*chain, error) {
 	}
 	c.genesisSupply, c.totalSupply = supply, supply
 	c.genesis = c.genesisConfig()
-	var err error
-	if c.protocol, err = c.protocolConfig(); err != nil {
+	if c.layout.config, err = c.protocolConfig(c.layout); err != nil {
 		return nil, err
 	}
 	c.gen = newGenerator(c)
@@ -125,9 +129,19 @@ func (c *chain) deployGenesisContract(ctx context.Context, a genesisAccount, acc
 	return nil
 }
 
-// protocolConfig builds the EXPERIMENTAL_protocol_config result.
-func (c *chain) protocolConfig() (json.RawMessage, error) {
+// protocolConfig builds the EXPERIMENTAL_protocol_config result of the
+// epochs under layout l: the genesis parameters with l's protocol version,
+// shard layout and per-shard seats.
+func (c *chain) protocolConfig(l *shardLayout) (json.RawMessage, error) {
 	g := c.genesis
+	if len(l.ids) != len(g.NumBlockProducerSeatsPerShard) {
+		g.NumBlockProducerSeatsPerShard = make([]uint64, len(l.ids))
+		for i := range g.NumBlockProducerSeatsPerShard {
+			g.NumBlockProducerSeatsPerShard[i] = numValidat
+		}
+		g.AvgHiddenValidatorSeatsPerShard = make([]uint64, len(l.ids))
+	}
+	g.ProtocolVersion, g.ShardLayout = l.protocol, l.view
 	fees := map[string]any{
 		"storage_amount_per_byte": "10000000000000000000",
 		"transaction_costs": map[string]any{

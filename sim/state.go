@@ -20,8 +20,8 @@ type state struct {
 	keys     map[string]map[string][]keyVersion
 	code     map[string][]codeVersion
 	data     map[string]map[string][]dataVersion
-	// global holds global contract code per shard, by globalKey.
-	global map[int]map[string][]codeVersion
+	// global holds global contract code per shard id, by globalKey.
+	global map[uint64]map[string][]codeVersion
 }
 
 type accountVersion struct {
@@ -51,7 +51,7 @@ func newState() *state {
 		keys:     map[string]map[string][]keyVersion{},
 		code:     map[string][]codeVersion{},
 		data:     map[string]map[string][]dataVersion{},
-		global:   map[int]map[string][]codeVersion{},
+		global:   map[uint64]map[string][]codeVersion{},
 	}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/nearline/nearline/near"
 )
@@ -23,6 +24,13 @@ type Bundle struct {
 	// height_included); their transactions belong to a block before the
 	// archive.
 	OlderChunks []Chunk
+	// ShardIDs, when set, are the shard ids of the block's layout (the
+	// layout of its epoch), one per entry of Block.Chunks: block_chunks is
+	// keyed by them. Nil when each equals its chunk header's shard_id,
+	// which is so except right after a resharding, where a child shard
+	// whose chunk is missing repeats its parent's last chunk header (see
+	// LayoutShardIDs).
+	ShardIDs []uint64
 	// Effects is the EXPERIMENTAL_changes_in_block result, in upstream order.
 	Effects []near.StateChangeKindView
 	// Changes are the EXPERIMENTAL_changes results, in the order fetched:
@@ -81,4 +89,20 @@ type ProtocolConfig struct {
 type Cursor struct {
 	Height uint64
 	Hash   string
+}
+
+// LayoutShardIDs returns Bundle.ShardIDs for a block's chunk headers under
+// a layout's shard ids (by index): nil when they agree with the headers'
+// shard_id or when ids does not fit the block (unknown layout, or one with
+// another shard count).
+func LayoutShardIDs(chunks []near.ChunkHeaderView, ids []uint64) []uint64 {
+	if len(ids) != len(chunks) {
+		return nil
+	}
+	for i, c := range chunks {
+		if c.ShardID != ids[i] {
+			return slices.Clone(ids)
+		}
+	}
+	return nil
 }

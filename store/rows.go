@@ -74,8 +74,15 @@ func (r *rowSet) addBundle(b *Bundle) error {
 	for _, s := range b.Skipped {
 		r.skipped = append(r.skipped, []any{int64(s), height})
 	}
-	for _, c := range b.Block.Chunks {
-		r.blockChunks = append(r.blockChunks, []any{height, int32(c.ShardID), c.ChunkHash, int64(c.HeightIncluded)})
+	if b.ShardIDs != nil && len(b.ShardIDs) != len(b.Block.Chunks) {
+		return fmt.Errorf("block %d: %d shard ids for %d chunks", h.Height, len(b.ShardIDs), len(b.Block.Chunks))
+	}
+	for i, c := range b.Block.Chunks {
+		shard := c.ShardID
+		if b.ShardIDs != nil {
+			shard = b.ShardIDs[i] // the layout's shard at this index (a child repeating its parent's chunk)
+		}
+		r.blockChunks = append(r.blockChunks, []any{height, int32(shard), c.ChunkHash, int64(c.HeightIncluded)})
 	}
 	for i := range b.Chunks {
 		if err := r.addChunk(height, &b.Chunks[i]); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -107,5 +108,39 @@ func boolFlag(fs *flag.FlagSet, env *environment, name, envVar string, def bool,
 func float64Flag(fs *flag.FlagSet, env *environment, name, envVar string, def float64, help string) *float64 {
 	p := fs.Float64(name, def, usageWithEnv(help, envVar))
 	fromEnv(fs, env, name, envVar, "a number")
+	return p
+}
+
+// heightList is a flag value of comma-separated heights.
+type heightList []uint64
+
+func (l *heightList) String() string {
+	parts := make([]string, len(*l))
+	for i, h := range *l {
+		parts[i] = strconv.FormatUint(h, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *heightList) Set(s string) error {
+	var out heightList
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		h, err := strconv.ParseUint(part, 10, 64)
+		if err != nil {
+			return fmt.Errorf("height %q: want a non-negative integer", part)
+		}
+		out = append(out, h)
+	}
+	*l = out
+	return nil
+}
+
+func heightsFlag(fs *flag.FlagSet, env *environment, name, envVar, help string) *heightList {
+	p := &heightList{}
+	fs.Var(p, name, usageWithEnv(help, envVar))
+	fromEnv(fs, env, name, envVar, "comma-separated heights")
 	return p
 }
