@@ -156,14 +156,14 @@ type failingSink struct {
 
 var _ indexer.Sink = (*failingSink)(nil)
 
-func (f *failingSink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
+func (f *failingSink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
 	f.commits++
 	if f.commits != f.failAt {
-		return f.Store.Commit(ctx, bundles)
+		return f.Store.Write(ctx, b)
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(3000))*time.Microsecond)
 	defer cancel()
-	_, err := f.Store.Commit(cctx, bundles)
+	_, err := f.Store.Write(cctx, b)
 	// %v, not %w: a permanent failure, so Run returns and is restarted.
 	return store.CommitStats{}, fmt.Errorf("sink failed mid-commit: %v", err)
 }
@@ -356,12 +356,12 @@ type flakySink struct {
 
 var _ indexer.Sink = (*flakySink)(nil)
 
-func (f *flakySink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
+func (f *flakySink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
 	if f.failures > 0 {
 		f.failures--
 		return store.CommitStats{}, fmt.Errorf("commit: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"})
 	}
-	return f.Store.Commit(ctx, bundles)
+	return f.Store.Write(ctx, b)
 }
 
 func TestTransientDatabaseErrorsAreRetried(t *testing.T) {
