@@ -124,14 +124,14 @@ func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCo
 type countingSink struct {
 	*store.Store
 	blocks, rows atomic.Int64
-	commitNanos  atomic.Int64
+	commitNanos  atomic.Int64 // in Write
 }
 
 var _ indexer.Sink = (*countingSink)(nil)
 
-func (s *countingSink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
+func (s *countingSink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
 	began := time.Now()
-	st, err := s.Store.Commit(ctx, bundles)
+	st, err := s.Store.Write(ctx, b)
 	s.commitNanos.Add(int64(time.Since(began)))
 	s.blocks.Add(int64(st.Blocks))
 	s.rows.Add(int64(st.Rows))
@@ -147,7 +147,7 @@ type indexRun struct {
 	requests, resp int64
 	heads, beyond  int64 // document requests for the head, and above to
 	maxInFlight    int64
-	commitSeconds  float64 // time spent in Commit
+	commitSeconds  float64 // time spent in Write (the batch was prepared beforehand)
 	callSeconds    float64 // sum of upstream call durations
 	dbBytes        int64   // tables and indexes written (pg_total_relation_size, genesis excluded)
 	cpu            cpuSample
@@ -215,7 +215,7 @@ func (e *benchEnv) backfill(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "index run %d: %d blocks, %d rows in %.1fs (%.1fs in Commit): %.1f blocks/s, %.0f rows/s, %d requests\n",
+		fmt.Fprintf(os.Stderr, "index run %d: %d blocks, %d rows in %.1fs (%.1fs writing): %.1f blocks/s, %.0f rows/s, %d requests\n",
 			i+1, r.blocks, r.rows, r.seconds, r.commitSeconds, float64(r.blocks)/r.seconds, float64(r.rows)/r.seconds, r.requests)
 		perBlock := func(s float64) float64 { return s / float64(r.blocks) * 1000 }
 		fmt.Fprintf(os.Stderr, "index run %d CPU: machine %.0f%% busy; ms per block: indexer %.1f, PostgreSQL %.1f, simulator %.1f, other %.1f\n",
@@ -261,7 +261,7 @@ func (e *benchEnv) latencyBackfill(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "distant run %d (--source %s): %d blocks in %.1fs (%.1fs in Commit): %.2f blocks/s, %d requests (mean %.1f ms, %.1f in flight on average), at most %d in flight\n",
+			fmt.Fprintf(os.Stderr, "distant run %d (--source %s): %d blocks in %.1fs (%.1fs writing): %.2f blocks/s, %d requests (mean %.1f ms, %.1f in flight on average), at most %d in flight\n",
 				i+1, source, r.blocks, r.seconds, r.commitSeconds, float64(r.blocks)/r.seconds, r.requests, 1000*r.callSeconds/float64(r.requests), r.callSeconds/r.seconds, r.maxInFlight)
 			if source == sourceRPC {
 				e.report.latency = append(e.report.latency, r)

@@ -1,6 +1,9 @@
 // Package indexer is Nearline's follow loop: it plans heights, fetches each
 // block's Bundle from a Source with bounded concurrency, checks that every
 // block links to the last committed one, and commits batches to a Sink.
+// Three goroutines form the pipeline: produce (fetch batches of heights),
+// link (check continuity, prepare the batch's rows) and consume (write it),
+// so the CPU work of one batch overlaps the database work of the last.
 //
 // The contract is three interfaces, declared here where they are consumed;
 // they are the whole of what the package uses, and nothing is discovered by
@@ -16,7 +19,9 @@
 //     block documents (see below).
 //   - Sink, the archive: Cursor and BlockBefore (where to resume and what
 //     the next block must link to), EarliestBlock (the floor given to
-//     Prepare), Commit (a batch and the cursor in one transaction),
+//     Prepare), Prepare and Write (a batch made into rows without the
+//     database, then written with the cursor in one transaction: the loop
+//     prepares a batch while the one before it is written),
 //     PutGenesisConfig, and PendingTxStatuses with UpdateTxStatus (the
 //     statuses to revisit and their FINAL replacements). *store.Store is the
 //     implementation.

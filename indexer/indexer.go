@@ -54,8 +54,15 @@ type Sink interface {
 	// EarliestBlock returns the lowest stored block, store.ErrNotFound
 	// before any.
 	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
-	// Commit writes bundles and moves the cursor to the last, atomically.
-	Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error)
+	// Prepare makes bundles (ascending heights) into a batch for Write,
+	// without the database: the loop prepares a batch while the one
+	// before it is written.
+	Prepare(bundles []store.Bundle) (*store.Batch, error)
+	// Write writes a prepared batch and moves the cursor to its last
+	// block, atomically; a failed Write may be retried with the same
+	// batch. (A wrapper around *store.Store that intercepts writes
+	// overrides Write: Commit is not called.)
+	Write(ctx context.Context, b *store.Batch) (store.CommitStats, error)
 	// PutGenesisConfig stores the genesis_config result.
 	PutGenesisConfig(ctx context.Context, cfg json.RawMessage) error
 	// PendingTxStatuses returns up to limit transaction statuses stored

@@ -156,14 +156,14 @@ type failingSink struct {
 
 var _ indexer.Sink = (*failingSink)(nil)
 
-func (f *failingSink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
+func (f *failingSink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
 	f.commits++
 	if f.commits != f.failAt {
-		return f.Store.Commit(ctx, bundles)
+		return f.Store.Write(ctx, b)
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(3000))*time.Microsecond)
 	defer cancel()
-	_, err := f.Store.Commit(cctx, bundles)
+	_, err := f.Store.Write(cctx, b)
 	// %v, not %w: a permanent failure, so Run returns and is restarted.
 	return store.CommitStats{}, fmt.Errorf("sink failed mid-commit: %v", err)
 }
@@ -356,12 +356,12 @@ type flakySink struct {
 
 var _ indexer.Sink = (*flakySink)(nil)
 
-func (f *flakySink) Commit(ctx context.Context, bundles []store.Bundle) (store.CommitStats, error) {
+func (f *flakySink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
 	if f.failures > 0 {
 		f.failures--
 		return store.CommitStats{}, fmt.Errorf("commit: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"})
 	}
-	return f.Store.Commit(ctx, bundles)
+	return f.Store.Write(ctx, b)
 }
 
 func TestTransientDatabaseErrorsAreRetried(t *testing.T) {
@@ -416,4 +416,56 @@ func TestPrepareTellsTheSourceTheArchiveFloor(t *testing.T) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	require.Equal(t, []uint64{5, earliest}, src.floors, "an empty archive's floor is --from; later, the earliest stored block")
+}
+
+// overlapSink is a real store whose n-th write waits (for at most a
+// second) until batch n+1 has been prepared: a loop that prepared only
+// after writing would make every write wait the whole second.
+type overlapSink struct {
+	*store.Store
+	mu                         sync.Mutex
+	prepared, writes, overlaps int
+}
+
+func (s *overlapSink) Prepare(bundles []store.Bundle) (*store.Batch, error) {
+	s.mu.Lock()
+	s.prepared++
+	s.mu.Unlock()
+	return s.Store.Prepare(bundles)
+}
+
+func (s *overlapSink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
+	s.mu.Lock()
+	s.writes++
+	n := s.writes
+	s.mu.Unlock()
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		next := s.prepared > n
+		if next {
+			s.overlaps++
+		}
+		s.mu.Unlock()
+		if next {
+			break
+		}
+	}
+	return s.Store.Write(ctx, b)
+}
+
+// TestNextBatchIsPreparedWhileOneIsWritten requires the loop to build a
+// batch's rows while the batch before it is being written, and the
+// archive to be the same as one committed batch by batch.
+func TestNextBatchIsPreparedWhileOneIsWritten(t *testing.T) {
+	t.Parallel()
+	c := testChain()
+	sink := &overlapSink{Store: storetest.NewStore(t)}
+	ix, err := indexer.New(indexer.Config{To: ptr(60), BatchSize: 10}, newFakeSource(c, 100), sink, nil)
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(context.Background()))
+	t.Logf("%d writes, %d prepares, %d overlapped", sink.writes, sink.prepared, sink.overlaps)
+	require.GreaterOrEqual(t, sink.writes, 6)
+	// Every write but the last has a next batch to overlap with.
+	require.GreaterOrEqual(t, sink.overlaps, sink.writes-1)
+	require.Equal(t, reference(t, c, 1, 60), digest(t, sink.Store))
 }

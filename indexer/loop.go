@@ -70,7 +70,12 @@ func (ix *Indexer) run(ctx context.Context) error {
 		defer close(batches)
 		return ix.produce(gctx, start, batches, prog)
 	})
-	g.Go(func() error { return ix.consume(gctx, start, prev, batches, prog) })
+	linked := make(chan linkedBatch, 1)
+	g.Go(func() error {
+		defer close(linked)
+		return ix.link(gctx, start, prev, batches, linked)
+	})
+	g.Go(func() error { return ix.consume(gctx, linked, prog) })
 	reportCtx, stopReport := context.WithCancel(gctx)
 	reported := make(chan struct{})
 	go func() {
@@ -245,59 +250,93 @@ func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) ([]fetched, er
 	return results, nil
 }
 
-// consume checks each block's link to the last committed block and commits
-// each batch in one transaction.
-func (ix *Indexer) consume(ctx context.Context, start uint64, prev *store.Cursor, in <-chan batch, prog *progress) error {
-	lastRevisit := time.Now()
+// linkedBatch is a batch's blocks that follow the last one linked before
+// them, prepared for the sink, and the continuity error that ended the
+// batch, if one did (the blocks before it are still written).
+type linkedBatch struct {
+	batch   *store.Batch
+	last    store.Cursor
+	linkErr error
+}
+
+// link checks each block's link to the one before it (the last committed
+// block first), records the heights skipped between them, and prepares
+// each batch for the sink while consume writes the one before. It stops
+// after the batch that broke continuity.
+func (ix *Indexer) link(ctx context.Context, start uint64, prev *store.Cursor, in <-chan batch, out chan<- linkedBatch) error {
 	for b := range in {
-		var out []store.Bundle
+		var bundles []store.Bundle
 		var linkErr error
 		for _, r := range b.results {
 			if r.bundle == nil {
 				continue
 			}
-			skipped, err := link(prev, start, r.bundle)
+			skipped, err := linkTo(prev, start, r.bundle)
 			if err != nil {
 				linkErr = err
 				break
 			}
 			r.bundle.Skipped = skipped
-			out = append(out, *r.bundle)
+			bundles = append(bundles, *r.bundle)
 			hdr := r.bundle.Block.Header
 			prev = &store.Cursor{Height: hdr.Height, Hash: hdr.Hash}
 		}
-		if len(out) > 0 {
+		l := linkedBatch{linkErr: linkErr}
+		if len(bundles) > 0 {
+			prepared, err := ix.sink.Prepare(bundles)
+			if err != nil {
+				return fmt.Errorf("prepare heights %d-%d: %w", bundles[0].Height(), prev.Height, err)
+			}
+			l.batch, l.last = prepared, *prev
+		}
+		select {
+		case out <- l:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if linkErr != nil {
+			return nil // consume returns it once the blocks before it are written
+		}
+	}
+	return nil
+}
+
+// consume writes each prepared batch in one transaction, in order.
+func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *progress) error {
+	lastRevisit := time.Now()
+	for l := range in {
+		if l.batch != nil {
 			began := time.Now()
 			var stats store.CommitStats
 			err := ix.retryDB(ctx, "commit", func() (err error) {
-				stats, err = ix.sink.Commit(ctx, out)
+				stats, err = ix.sink.Write(ctx, l.batch)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			ix.cfg.Metrics.committed(stats, prev.Height, time.Since(began))
-			ix.noteUnknown(stats.Unknown, prev.Height)
-			prog.committed(prev.Height, stats.Blocks, stats.Rows)
+			ix.cfg.Metrics.committed(stats, l.last.Height, time.Since(began))
+			ix.noteUnknown(stats.Unknown, l.last.Height)
+			prog.committed(l.last.Height, stats.Blocks, stats.Rows)
 			if time.Since(lastRevisit) >= ix.cfg.RevisitInterval {
 				lastRevisit = time.Now()
-				height := prev.Height
+				height := l.last.Height
 				if err := ix.retryDB(ctx, "revisit tx statuses", func() error { return ix.revisitTxStatuses(ctx, height) }); err != nil {
 					return err
 				}
 			}
 		}
-		if linkErr != nil {
-			return linkErr
+		if l.linkErr != nil {
+			return l.linkErr
 		}
 	}
 	return ctx.Err()
 }
 
-// link checks that bundle follows prev (or, with no prev, that nothing from
-// start on was skipped over wrongly) and returns the heights between them,
-// which the chain skipped.
-func link(prev *store.Cursor, start uint64, b *store.Bundle) ([]uint64, error) {
+// linkTo checks that bundle follows prev (or, with no prev, that nothing
+// from start on was skipped over wrongly) and returns the heights between
+// them, which the chain skipped.
+func linkTo(prev *store.Cursor, start uint64, b *store.Bundle) ([]uint64, error) {
 	hdr := b.Block.Header
 	prevHeight := "none"
 	if hdr.PrevHeight != nil {

@@ -57,9 +57,14 @@ func (m *memSink) EarliestBlock(context.Context) (uint64, string, error) {
 	return m.blocks[0].Height, m.blocks[0].Hash, nil
 }
 
-func (m *memSink) Commit(_ context.Context, bundles []store.Bundle) (store.CommitStats, error) {
+func (m *memSink) Prepare(bundles []store.Bundle) (*store.Batch, error) {
+	return &store.Batch{Bundles: bundles}, nil
+}
+
+func (m *memSink) Write(_ context.Context, batch *store.Batch) (store.CommitStats, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	bundles := batch.Bundles
 	for _, b := range bundles {
 		hdr := b.Block.Header
 		m.blocks = append(m.blocks, store.Cursor{Height: hdr.Height, Hash: hdr.Hash})

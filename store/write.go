@@ -109,22 +109,56 @@ type CommitStats struct {
 	Unknown map[string]int
 }
 
-// Commit writes bundles (ascending, contiguous heights) and moves the cursor
-// to the last of them, all in one transaction. Heights at or below the
-// current cursor are rewritten, never duplicated. The cursor never moves
-// backwards.
-func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, error) {
-	if len(bundles) == 0 {
-		return CommitStats{}, nil
-	}
+// A Batch is bundles (ascending heights) made into rows, ready for Write.
+// Prepare does the CPU work (encoding rows, packing documents) without the
+// database, so a batch can be prepared while the one before it is written.
+// A Batch holding only Bundles, as a test's fake sink may build one, is
+// prepared by Write itself.
+type Batch struct {
+	Bundles []Bundle
+	rows    *rowSet
+}
+
+// Prepare makes bundles (ascending heights) into a Batch for Write.
+func (s *Store) Prepare(bundles []Bundle) (*Batch, error) {
 	rows := newRowSet(s.codec)
 	for i := range bundles {
 		if i > 0 && bundles[i].Height() <= bundles[i-1].Height() {
-			return CommitStats{}, fmt.Errorf("commit: heights not ascending: %d after %d", bundles[i].Height(), bundles[i-1].Height())
+			return nil, fmt.Errorf("prepare: heights not ascending: %d after %d", bundles[i].Height(), bundles[i-1].Height())
 		}
 		if err := rows.addBundle(&bundles[i]); err != nil {
-			return CommitStats{}, fmt.Errorf("commit: %w", err)
+			return nil, fmt.Errorf("prepare: %w", err)
 		}
+	}
+	return &Batch{Bundles: bundles, rows: rows}, nil
+}
+
+// Commit writes bundles (ascending, contiguous heights) and moves the cursor
+// to the last of them, all in one transaction: Prepare, then Write.
+func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, error) {
+	b, err := s.Prepare(bundles)
+	if err != nil {
+		return CommitStats{}, fmt.Errorf("commit: %w", err)
+	}
+	return s.Write(ctx, b)
+}
+
+// Write writes a prepared batch and moves the cursor to its last block, all
+// in one transaction. Heights at or below the current cursor are
+// rewritten, never duplicated. The cursor never moves backwards. Write
+// leaves b as it was, so a failed Write can be retried with it.
+func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
+	bundles := b.Bundles
+	if len(bundles) == 0 {
+		return CommitStats{}, nil
+	}
+	rows := b.rows
+	if rows == nil {
+		prepared, err := s.Prepare(bundles)
+		if err != nil {
+			return CommitStats{}, err
+		}
+		rows = prepared.rows
 	}
 	lo, hi := int64(bundles[0].Height()), int64(bundles[len(bundles)-1].Height())
 	if err := s.EnsurePartitions(ctx, lowestHeight(bundles), uint64(hi)); err != nil {
