@@ -101,6 +101,9 @@ const commitLockID = 7_146_233_004
 type CommitStats struct {
 	Blocks int
 	Rows   int
+	// MalformedEventLogs counts the EVENT_JSON logs of the token standards
+	// skipped because they do not follow their standard (each is logged).
+	MalformedEventLogs int
 	// Unknown counts what the batch held that Nearline stores as it came
 	// but does not model, by kind (e.g. "state_change:gas_key_nonce_update",
 	// "access_key_permission:GasKeyFullAccess"): nothing of it stopped the
@@ -117,6 +120,7 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 		return CommitStats{}, nil
 	}
 	rows := newRowSet(s.codec)
+	rows.events = s.events
 	for i := range bundles {
 		if i > 0 && bundles[i].Height() <= bundles[i-1].Height() {
 			return CommitStats{}, fmt.Errorf("commit: heights not ascending: %d after %d", bundles[i].Height(), bundles[i-1].Height())
@@ -125,12 +129,17 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 			return CommitStats{}, fmt.Errorf("commit: %w", err)
 		}
 	}
+	rows.finishExplorer()
 	lo, hi := int64(bundles[0].Height()), int64(bundles[len(bundles)-1].Height())
 	if err := s.EnsurePartitions(ctx, lowestHeight(bundles), uint64(hi)); err != nil {
 		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
 	last := bundles[len(bundles)-1].Block.Header
-	stats := CommitStats{Blocks: len(bundles), Unknown: rows.unknown}
+	stats := CommitStats{Blocks: len(bundles), Unknown: rows.unknown, MalformedEventLogs: len(rows.ex.malformed)}
+	written := tables
+	if s.events {
+		written = append(tables[:len(tables):len(tables)], explorerTables...)
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// Commits take turns: a commit whose client gave up (a stopped
 		// indexer) may still be finishing on the server when the next
@@ -142,7 +151,7 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 		if err != nil {
 			return err
 		}
-		for _, t := range tables {
+		for _, t := range written {
 			if rewrite && t.heightColumn != "" {
 				q := fmt.Sprintf("DELETE FROM %s WHERE %s BETWEEN $1 AND $2", t.name, t.heightColumn)
 				if _, err := tx.Exec(ctx, q, lo, hi); err != nil {
@@ -158,11 +167,21 @@ func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, erro
 		if err := recordBases(ctx, tx, lo, hi); err != nil {
 			return err
 		}
-		return setCursor(ctx, tx, Cursor{Height: last.Height, Hash: last.Hash})
+		if s.events {
+			if err := fillEventTimes(ctx, tx, hi); err != nil {
+				return err
+			}
+		}
+		cursor := Cursor{Height: last.Height, Hash: last.Hash}
+		if err := setCursor(ctx, tx, cursor); err != nil {
+			return err
+		}
+		return notifyCommit(ctx, tx, lo, cursor)
 	})
 	if err != nil {
 		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
+	s.logMalformed(&rows.ex)
 	return stats, nil
 }
 
