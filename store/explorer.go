@@ -42,6 +42,15 @@ type explorerRows struct {
 	blockTimes map[int64]time.Time
 	// malformed are the event logs skipped, for the log and CommitStats.
 	malformed []malformedLog
+	// parsed are the outcomes whose logs were parsed, by transaction
+	// height and receipt id: a status may list an outcome twice (the
+	// simulator's do), and its events count once.
+	parsed map[outcomeKey]bool
+}
+
+type outcomeKey struct {
+	txHeight  int64
+	receiptID string
 }
 
 type malformedLog struct {
@@ -65,9 +74,16 @@ var (
 // explorerTables are the tables Commit writes when events are on, after
 // the others.
 var explorerTables = []table{
-	{name: "ft_events", heightColumn: "tx_block_height", rows: func(r *rowSet) [][]any { return r.ex.ftEvents }, columns: ftEventColumns},
-	{name: "nft_events", heightColumn: "tx_block_height", rows: func(r *rowSet) [][]any { return r.ex.nftEvents }, columns: tokenEventColumns},
-	{name: "mt_events", heightColumn: "tx_block_height", rows: func(r *rowSet) [][]any { return r.ex.mtEvents }, columns: tokenEventColumns},
+	// An outcome's events are parsed once per transaction height (parsed);
+	// should an upstream list one under two statuses of different
+	// transactions anyway, the key keeps its rows once rather than stop
+	// the indexer.
+	{name: "ft_events", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
+		rows: func(r *rowSet) [][]any { return r.ex.ftEvents }, columns: ftEventColumns},
+	{name: "nft_events", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
+		rows: func(r *rowSet) [][]any { return r.ex.nftEvents }, columns: tokenEventColumns},
+	{name: "mt_events", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
+		rows: func(r *rowSet) [][]any { return r.ex.mtEvents }, columns: tokenEventColumns},
 	{name: "account_activity", heightColumn: "source_height", conflict: "ON CONFLICT DO NOTHING",
 		rows: func(r *rowSet) [][]any { return r.ex.activity }, columns: activityColumns},
 }
@@ -102,6 +118,14 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txHash string, o *Outc
 	if !r.events || len(o.Outcome.Logs) == 0 || !bytes.Contains(o.Outcome.Logs, []byte(events.Prefix)) || !succeeded(o.Outcome.Status) {
 		return
 	}
+	key := outcomeKey{txHeight, o.ID}
+	if r.ex.parsed[key] {
+		return
+	}
+	if r.ex.parsed == nil {
+		r.ex.parsed = map[outcomeKey]bool{}
+	}
+	r.ex.parsed[key] = true
 	var logs []string
 	if err := json.Unmarshal(o.Outcome.Logs, &logs); err != nil {
 		r.ex.malformed = append(r.ex.malformed, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: -1, err: err})
