@@ -24,30 +24,53 @@ const (
 	otherLog      = `EVENT_JSON:{"standard":"nep999","version":"1.0.0","event":"ft_mint","data":[]}`
 )
 
-// withEvents replaces the first status of the bundle at h with one whose
-// receipts execute at h+1: a successful one (listed twice) that logs ftTransferLog,
-// nftMintLog, mtBurnLog, a plain log, otherLog and malformedLog, and a
-// failed one that logs ftTransferLog (not an event: it failed).
-func withEvents(t *testing.T, b *store.Bundle, h uint64) {
+// outcomeSpec is a receipt outcome addOutcomes adds.
+type outcomeSpec struct {
+	executor string
+	logs     []string
+	failed   bool
+}
+
+// addOutcomes adds to the first status of the bundle at h receipt outcomes
+// executed at h+1, as specs say.
+func addOutcomes(t *testing.T, b *store.Bundle, h uint64, specs ...outcomeSpec) {
 	t.Helper()
+	b.TxStatuses = append([]store.TxStatus(nil), b.TxStatuses...)
 	st := &b.TxStatuses[0]
 	var view near.FinalExecutionOutcomeView
 	require.NoError(t, json.Unmarshal(st.JSON, &view))
 	base := view.ReceiptsOutcome[0]
-	ok, failed := base, base
-	ok.ID = storetest.FakeHash(fmt.Sprint("events-ok-", h))
-	ok.Outcome.ExecutorID = "token.near"
-	ok.Outcome.Logs = []string{ftTransferLog, "plain log", nftMintLog, otherLog, malformedLog, mtBurnLog}
-	failed.ID = storetest.FakeHash(fmt.Sprint("events-failed-", h))
-	failed.Outcome.ExecutorID = "token.near"
-	failed.Outcome.Logs = []string{ftTransferLog}
-	failed.Outcome.Status = json.RawMessage(`{"Failure":{"ActionError":{"index":0,"kind":{"FunctionCallError":{"ExecutionError":"Smart contract panicked"}}}}}`)
-	// The successful outcome is listed twice, as the simulator's statuses
-	// sometimes do: its events count once.
-	view.ReceiptsOutcome = append(view.ReceiptsOutcome, ok, failed, ok)
+	for i, spec := range specs {
+		o := base
+		o.ID = storetest.FakeHash(fmt.Sprint("events-", h, "-", i, "-", spec.executor))
+		o.Outcome.ExecutorID = spec.executor
+		o.Outcome.Logs = spec.logs
+		if spec.failed {
+			o.Outcome.Status = json.RawMessage(`{"Failure":{"ActionError":{"index":0,"kind":{"FunctionCallError":{"ExecutionError":"Smart contract panicked"}}}}}`)
+		}
+		view.ReceiptsOutcome = append(view.ReceiptsOutcome, o)
+	}
 	raw, err := json.Marshal(view)
 	require.NoError(t, err)
 	st.JSON, st.Body = raw, nil
+}
+
+// withEvents adds to the bundle at h a successful outcome of token.near
+// that logs ftTransferLog, nftMintLog, mtBurnLog, a plain log, otherLog and
+// malformedLog, listed twice as the simulator's statuses sometimes do (its
+// events count once), and a failed one that logs ftTransferLog (not an
+// event: it failed).
+func withEvents(t *testing.T, b *store.Bundle, h uint64) {
+	t.Helper()
+	ok := outcomeSpec{executor: "token.near", logs: []string{ftTransferLog, "plain log", nftMintLog, otherLog, malformedLog, mtBurnLog}}
+	addOutcomes(t, b, h, ok, outcomeSpec{executor: "token.near", logs: []string{ftTransferLog}, failed: true})
+	st := &b.TxStatuses[0]
+	var view near.FinalExecutionOutcomeView
+	require.NoError(t, json.Unmarshal(st.JSON, &view))
+	view.ReceiptsOutcome = append(view.ReceiptsOutcome, view.ReceiptsOutcome[len(view.ReceiptsOutcome)-2])
+	raw, err := json.Marshal(view)
+	require.NoError(t, err)
+	st.JSON = raw
 }
 
 func eventBatch(t *testing.T, c *storetest.Chain, lo, hi uint64) []store.Bundle {
@@ -56,7 +79,6 @@ func eventBatch(t *testing.T, c *storetest.Chain, lo, hi uint64) []store.Bundle 
 	for h := lo; h <= hi; h++ {
 		b, ok := c.Bundle(h)
 		require.True(t, ok)
-		b.TxStatuses = append([]store.TxStatus(nil), b.TxStatuses...)
 		withEvents(t, &b, h)
 		batch = append(batch, b)
 	}
