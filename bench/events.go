@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/nearline/nearline/near"
 )
 
 // eventsReport is what the events phase measured.
@@ -32,6 +34,26 @@ type pageDepth struct {
 	p50, p99 time.Duration
 }
 
+// lastBlock returns the highest height at or below h where the chain has a
+// block: the indexer's --to must not be a skipped height at the chain's
+// end (it would wait for the next block to learn it was skipped).
+func (e *benchEnv) lastBlock(ctx context.Context, h uint64) (uint64, error) {
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{e.chain.plainURL}, Logger: e.logger})
+	if err != nil {
+		return 0, err
+	}
+	for ; h > 0; h-- {
+		_, err := client.CallRaw(ctx, "block", map[string]uint64{"block_id": h})
+		if err == nil {
+			return h, nil
+		}
+		if !near.IsUnknownBlock(err) {
+			return 0, fmt.Errorf("look up block %d: %w", h, err)
+		}
+	}
+	return 0, fmt.Errorf("no block at or below %d", h)
+}
+
 // activityPageSQL is the page an explorer asks for: 50 rows of an
 // account's activity, newest first, after the cursor of the last row it
 // showed (README, "Account activity").
@@ -45,7 +67,10 @@ LIMIT 50`
 // without, alternating (--runs of each), then times pages of the busiest
 // account's activity at several depths and checks their plan.
 func (e *benchEnv) events(ctx context.Context) error {
-	to := min(e.o.eventsBlocks, e.o.blocks)
+	to, err := e.lastBlock(ctx, min(e.o.eventsBlocks, e.o.blocks))
+	if err != nil {
+		return err
+	}
 	r := &eventsReport{rows: map[string]int64{}}
 	var onURL string
 	for i := range e.o.runs {

@@ -123,8 +123,9 @@ func expectedEventRows(t *testing.T, simURL string, head uint64) ([]eventRow, ma
 // to hold exactly the rows of the EVENT_JSON logs in the simulator's
 // successful receipt outcomes (read from its block documents, so not
 // through the transaction statuses the indexer reads), each at the height
-// and time of the block that executed it, each with its account_activity
-// row; the indexer to have notified nearline_blocks of every commit,
+// and time of the block that executed it; account_activity to hold a row
+// for each of them, each transaction (signer and receiver), action receipt
+// and account change, and nothing else; the indexer to have notified nearline_blocks of every commit,
 // ending at the head; and `--events=false` to write none of them.
 func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
 	const maxHeight = 300
@@ -197,6 +198,28 @@ func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
 			AND a.block_height = e.block_height AND a.kind = e.kind AND a.ref_id = e.receipt_id
 			AND a.position = (e.log_index::bigint << 32) + e.event_index)`).Scan(&missing))
 	require.Zero(t, missing, "event rows without their activity row")
+
+	// And every transaction for its signer and receiver, every action
+	// receipt for its receiver, every account change the indexer wrote
+	// (genesis records aside) for its account: nothing else.
+	require.NoError(t, conn.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM transactions t WHERE NOT EXISTS (SELECT 1 FROM account_activity a
+			WHERE a.account_id = t.signer_id AND a.block_height = t.block_height AND a.kind = 'tx_signer' AND a.ref_id = t.hash))
+		+ (SELECT count(*) FROM transactions t WHERE NOT EXISTS (SELECT 1 FROM account_activity a
+			WHERE a.account_id = t.receiver_id AND a.block_height = t.block_height AND a.kind = 'tx_receiver' AND a.ref_id = t.hash))
+		+ (SELECT count(*) FROM receipts r WHERE r.kind = 'Action' AND NOT EXISTS (SELECT 1 FROM account_activity a
+			WHERE a.account_id = r.receiver_id AND a.block_height = r.block_height AND a.kind = 'receipt' AND a.ref_id = r.receipt_id))
+		+ (SELECT count(*) FROM account_history h WHERE h.block_height > $1 AND NOT EXISTS (SELECT 1 FROM account_activity a
+			WHERE a.account_id = h.account_id AND a.block_height = h.block_height AND a.kind = 'balance'))`,
+		int64(shape.genesisHeight)).Scan(&missing))
+	require.Zero(t, missing, "transactions, receipts and account changes without their activity row")
+	var activity, sources int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM account_activity),
+		(SELECT 2 * count(*) FROM transactions) + (SELECT count(*) FROM receipts WHERE kind = 'Action')
+		+ (SELECT count(*) FROM account_history WHERE block_height > $1)
+		+ (SELECT count(*) FROM ft_events) + (SELECT count(*) FROM nft_events) + (SELECT count(*) FROM mt_events)`,
+		int64(shape.genesisHeight)).Scan(&activity, &sources))
+	require.Equal(t, sources, activity, "account_activity rows")
 
 	// The feed: one notification per commit, heights ascending, the last
 	// the head.
