@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -202,11 +201,13 @@ func (r *rowSet) finishExplorer() {
 }
 
 // fillEventTimes sets the block_time of event rows executed at or below hi
-// whose block was not in the batch that wrote them.
+// (committed: every height up to hi is a stored or a skipped block) whose
+// block was not in the batch that wrote them. The partial index finds the
+// rows, and each looks its block up by key: a join could scan blocks.
 func fillEventTimes(ctx context.Context, tx pgx.Tx, hi int64) error {
 	for _, t := range explorerTableNames {
-		q := fmt.Sprintf(`UPDATE %s e SET block_time = b.block_time FROM blocks b
-			WHERE e.block_time IS NULL AND e.block_height <= $1 AND b.height = e.block_height`, t)
+		q := fmt.Sprintf(`UPDATE %s e SET block_time = (SELECT b.block_time FROM blocks b WHERE b.height = e.block_height)
+			WHERE e.block_time IS NULL AND e.block_height <= $1`, t)
 		if _, err := tx.Exec(ctx, q, hi); err != nil {
 			return fmt.Errorf("fill block times of %s: %w", t, err)
 		}
@@ -216,7 +217,7 @@ func fillEventTimes(ctx context.Context, tx pgx.Tx, hi int64) error {
 
 // replaceTxEvents replaces the token events of a transaction's status (a
 // newer answer lists more outcomes) and adds their activity. The block
-// times come from the blocks committed so far.
+// times come from the blocks committed so far (up to the cursor).
 func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int64, rows *rowSet) error {
 	for _, t := range explorerTables {
 		if t.heightColumn == "tx_block_height" {
@@ -229,7 +230,11 @@ func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int
 			return err
 		}
 	}
-	return fillEventTimes(ctx, tx, math.MaxInt64)
+	var cursor int64
+	if err := tx.QueryRow(ctx, `SELECT height FROM indexer_cursor WHERE name = $1`, cursorName).Scan(&cursor); err != nil {
+		return fmt.Errorf("read cursor: %w", err)
+	}
+	return fillEventTimes(ctx, tx, cursor)
 }
 
 // notifyCommit tells listeners of NotifyChannel that the batch first..c
