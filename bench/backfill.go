@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +24,10 @@ type fetchCounts struct {
 	inFlight atomic.Int64
 	maxIn    atomic.Int64
 	nanos    atomic.Int64 // sum of call durations
+	// Of the document requests: the final head's, and documents above
+	// the backfill's last height (read ahead for its last transactions'
+	// receipts; a longer run indexes them as its own blocks).
+	heads, beyond atomic.Int64
 }
 
 // start records a request going out; done records it back with its
@@ -59,13 +65,20 @@ func (c countingRPC) CallRaw(ctx context.Context, method string, params any) (js
 }
 
 // countingTransport counts the HTTP requests of the document fetchers, as
-// countingRPC counts calls.
+// countingRPC counts calls, and apart the head's and those above to.
 type countingTransport struct {
 	next   http.RoundTripper
 	counts *fetchCounts
+	to     uint64
 }
 
 func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	path := req.URL.Path
+	if strings.HasSuffix(path, "/last_block/final") {
+		c.counts.heads.Add(1)
+	} else if h, err := strconv.ParseUint(path[strings.LastIndexByte(path, '/')+1:], 10, 64); err == nil && h > c.to {
+		c.counts.beyond.Add(1)
+	}
 	done := c.counts.start()
 	resp, err := c.next.RoundTrip(req)
 	var bytes int64
@@ -86,7 +99,7 @@ const (
 // NodeSource (every call), or a DocSource over neardata (every document
 // and head request; the configs it asks the RPC for once per epoch are
 // not counted, as the goal sets them aside).
-func (e *benchEnv) newSource(source, upstream string, counts *fetchCounts) (indexer.Source, error) {
+func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCounts) (indexer.Source, error) {
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger})
 	if err != nil {
 		return nil, err
@@ -100,7 +113,7 @@ func (e *benchEnv) newSource(source, upstream string, counts *fetchCounts) (inde
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
 	docs, err := indexer.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger,
-		HTTPClient: &http.Client{Transport: countingTransport{next: transport, counts: counts}}})
+		HTTPClient: &http.Client{Transport: countingTransport{next: transport, counts: counts, to: to}}})
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +145,7 @@ type indexRun struct {
 	seconds        float64
 	blocks, rows   int64
 	requests, resp int64
+	heads, beyond  int64 // document requests for the head, and above to
 	maxInFlight    int64
 	commitSeconds  float64 // time spent in Commit
 	callSeconds    float64 // sum of upstream call durations
@@ -160,7 +174,7 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, source, upstream st
 		return indexRun{}, "", err
 	}
 	counts := &fetchCounts{}
-	src, err := e.newSource(source, upstream, counts)
+	src, err := e.newSource(source, upstream, to, counts)
 	if err != nil {
 		return indexRun{}, "", err
 	}
@@ -181,6 +195,7 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, source, upstream st
 	r := indexRun{
 		source: source, heights: to - from + 1, seconds: since(began), blocks: sink.blocks.Load(), rows: sink.rows.Load(),
 		requests: counts.requests.Load(), resp: counts.bytes.Load(), maxInFlight: counts.maxIn.Load(),
+		heads: counts.heads.Load(), beyond: counts.beyond.Load(),
 		commitSeconds: time.Duration(sink.commitNanos.Load()).Seconds(),
 		callSeconds:   time.Duration(counts.nanos.Load()).Seconds(),
 		cpu:           cpu,

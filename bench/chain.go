@@ -29,10 +29,15 @@ type chain struct {
 	pid        int // the simulator child's, 0 in process
 }
 
+// chainHeadroom is the heights produced past the last one backfilled: a
+// skipped last height is known skipped only once a later block links
+// over it, and the last blocks' transactions finish in later blocks.
+const chainHeadroom = 50
+
 func simConfig(o options) sim.Config {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Shards, cfg.TxsPerBlock = o.seed, o.shards, o.txsPerBlock
-	cfg.BlockTime, cfg.MaxHeight, cfg.DeployRate = 0, o.blocks, o.deployRate
+	cfg.BlockTime, cfg.MaxHeight, cfg.DeployRate = 0, o.blocks+chainHeadroom, o.deployRate
 	return cfg
 }
 
@@ -44,7 +49,8 @@ func produceChain(ctx context.Context, o options) (*chain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
-	for h := min(o.blocks, 1000); ; h = min(h+1000, o.blocks) {
+	last := o.blocks + chainHeadroom
+	for h := min(last, 1000); ; h = min(h+1000, last) {
 		if err := node.ProduceTo(ctx, h); err != nil {
 			_ = node.Close(ctx)
 			return nil, fmt.Errorf("produce chain: %w", err)
@@ -52,7 +58,7 @@ func produceChain(ctx context.Context, o options) (*chain, error) {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
 		fmt.Fprintf(os.Stderr, "produced up to %d (heap %d MiB)\n", h, m.HeapAlloc>>20)
-		if h == o.blocks {
+		if h == last {
 			break
 		}
 	}

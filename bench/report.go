@@ -90,6 +90,20 @@ func (r *report) print(w io.Writer, o options) {
 		bound := float64(r.workers) / (perBlock * o.latency.Seconds())
 		fmt.Fprintf(w, "| backfill from a distant upstream (%s latency), %d blocks, `--source neardata` | %.2f blocks/s (%.1f s of %.1f s in Commit), %.3f requests/block, %.3f per height (configs aside) | bound %d workers / (%.3f requests/block × %s) = %.1f blocks/s | %.0f%% | ≥ 80%%, ≤ 1.05 requests/block |\n",
 			o.latency, d.blocks, got, d.commitSeconds, d.seconds, perBlock, float64(d.requests)/float64(d.heights), r.workers, perBlock, o.latency, bound, 100*got/bound)
+		// What the run's requests were: one document per height, the
+		// head's, and documents past the range read for its last
+		// transactions (a longer run indexes those as its own blocks).
+		inRange := d.requests - d.heads - d.beyond
+		fmt.Fprintf(w, "| its requests | %d: %d documents for %d heights (%d blocks, %d skipped), %d final heads, %d documents above the range | within the range: %.3f per block, %.3f per height | – | ≤ 1.05 per block |\n",
+			d.requests, inRange, d.heights, d.blocks, int64(d.heights)-d.blocks, d.heads, d.beyond,
+			float64(inRange)/float64(d.blocks), float64(inRange)/float64(d.heights))
+		per := func(sec float64) float64 { return 1000 * sec / float64(d.blocks) }
+		if own := per(d.cpu.self) + per(d.cpu.postgres); own > 0 {
+			cores := d.cpu.total / d.seconds
+			cpuBound := 1000 * cores / own
+			fmt.Fprintf(w, "| its CPU per block (machine %.0f%% busy) | indexer %.1f ms, PostgreSQL %.1f ms | CPU bound: %.0f blocks/s on %.0f cores | %.0f%% | – |\n",
+				100*d.cpu.busy/d.cpu.total, per(d.cpu.self), per(d.cpu.postgres), cpuBound, cores, 100*got/cpuBound)
+		}
 		if len(r.latency) > 0 {
 			l := medianBy(r.latency, func(x indexRun) float64 { return float64(x.blocks) / x.seconds })
 			rpc := float64(l.blocks) / l.seconds

@@ -151,7 +151,8 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 
 	// Protocol 77: global contracts are deployed, distributed and used.
 	simAddr := start(t, "sim", "--listen", anyPort, "--seed", "5", "--shards", "4", "--block-time", "0",
-		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77").listenAddr(t, "simulator listening")
+		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77",
+		"--yield-timeout", yieldTimeout).listenAddr(t, "simulator listening")
 	sim := newClient(simAddr)
 	sim.waitReady(t, 30*time.Second)
 	shape := readShape(t, sim, maxHeight-20)
@@ -166,11 +167,19 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	serve.waitReady(t, 30*time.Second)
 
 	reqs, congested := everyMethodRequests(t, sim, shape, genesis)
+	for h := shape.genesisHeight; h <= shape.head; h += 10 {
+		reqs = append(reqs, yieldViewRequests(h)...)
+	}
+	requireProhibitedInView(t, sim, shape.head)
 	tally := compare(t, sim, serve, reqs)
 	logTally(t, tally)
 	t.Logf("compared %d requests over heights %d..%d", total(tally), shape.genesisHeight, shape.head+2)
 	requireEveryMethod(t, tally, congested)
 	requireResults(t, tally, "query/view_global_contract_code", "query/view_global_contract_code_by_account_id")
+	// Relayed transactions and yields are in the chain compared.
+	traffic := countRelayedAndYielded(t, sim, shape)
+	traffic.require(t)
+	requireYieldOutcomesStored(t, dbURL, traffic.executedYields)
 }
 
 // everyMethodRequests are the differential test's requests over the chain

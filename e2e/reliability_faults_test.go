@@ -49,7 +49,11 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 	short := *healthy
 	short.head = shortHead
 	wantShort := reference(t, &short)
-	alone := startSim(t, faultChainSeed, int(shortHead)+20,
+	// The same chain as the reference's, to the same tip: a status is
+	// what the upstream's head lets it be (a yield made near shortHead
+	// ends up to the yield timeout later), so a shorter chain would store
+	// some of them at an earlier stage than the reference did.
+	alone := startSim(t, faultChainSeed, faultChainHeights,
 		"--latency", "1ms", "--latency-jitter", "3ms",
 		"--fail-5xx", "0.02", "--fail-internal", "0.02", "--fail-malformed", "0.02", "--fail-truncated", "0.02",
 		"--stall", "0.01", "--stall-duration", "5s", "--rate-limit", "300")

@@ -21,7 +21,8 @@ func TestSourcesIndexIdenticalArchives(t *testing.T) {
 	const maxHeight = 100
 	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
 	simAddr := start(t, "sim", "--listen", anyPort, "--seed", "9", "--shards", "4", "--block-time", "0",
-		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77").listenAddr(t, "simulator listening")
+		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77",
+		"--yield-timeout", yieldTimeout).listenAddr(t, "simulator listening")
 	sim := newClient(simAddr)
 	sim.waitReady(t, 30*time.Second)
 	shape := readShape(t, sim, maxHeight-20)
@@ -56,6 +57,9 @@ func TestSourcesIndexIdenticalArchives(t *testing.T) {
 	for h := shape.genesisHeight; h <= shape.head+2; h++ {
 		reqs = append(reqs, blockRequests(t, sim, h)...)
 	}
+	for h := shape.genesisHeight; h <= shape.head; h += 10 {
+		reqs = append(reqs, yieldViewRequests(h)...)
+	}
 	sameBytes := func(want, got json.RawMessage) bool { return bytes.Equal(want, got) }
 	for i := 1; i < len(sources); i++ {
 		tally := compareWith(t, serves[0], serves[i], reqs, sameBytes)
@@ -67,4 +71,6 @@ func TestSourcesIndexIdenticalArchives(t *testing.T) {
 	// differential tests' claim), checked here on the same requests.
 	tally := compare(t, sim, serves[0], reqs)
 	t.Logf("--source rpc vs the simulator: %d answers compared", total(tally))
+	// Relayed transactions and yields are in the chain the three sources indexed.
+	countRelayedAndYielded(t, sim, shape).require(t)
 }

@@ -33,7 +33,8 @@
 // Invariants a reader must know:
 //   - Backfill (Config.To set) and follow (no To) are the same loop. Heights
 //     are fetched only up to the upstream's final head, which is polled every
-//     PollInterval while caught up (never busy-polled).
+//     PollInterval while caught up (never busy-polled) and every 30 s while
+//     more than a batch below it (each poll is a request upstream).
 //   - Commit order is height order. Each batch's data and the cursor commit
 //     in one transaction, so a loop stopped at any instant (ctx cancelled,
 //     process killed, Sink failing mid-commit) resumes after the last

@@ -17,9 +17,11 @@ import (
 	"github.com/nearline/nearline/store"
 )
 
-// Defaults of DocConfig.
+// Defaults of DocConfig. DefaultTxLookahead covers a yielded receipt,
+// which runs up to yield_timeout_length_in_blocks (200 on mainnet) after
+// the receipt that made it, and the resume's travel.
 const (
-	DefaultTxLookahead      = 100
+	DefaultTxLookahead      = 250
 	DefaultRevisitLookahead = 1000
 	DefaultDocConcurrency   = 16
 	DefaultReadAhead        = 8

@@ -195,13 +195,17 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 	}
 }
 
-// countingHandler counts the requests that reach next.
+// countingHandler counts the requests that reach next, and apart the
+// final-head requests among them.
 type countingHandler struct {
-	next  http.Handler
-	count atomic.Int64
+	next        http.Handler
+	count, head atomic.Int64
 }
 
 func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.count.Add(1)
+	if strings.HasSuffix(r.URL.Path, "/last_block/final") {
+		c.head.Add(1)
+	}
 	c.next.ServeHTTP(w, r)
 }

@@ -140,7 +140,7 @@ func (ix *Indexer) produce(ctx context.Context, start uint64, out chan<- batch, 
 		if to != nil && seenBlock && lastBlock >= *to {
 			return nil
 		}
-		if next > head || time.Since(headAt) >= ix.cfg.PollInterval {
+		if next > head || ix.headStale(next, head, headAt) {
 			h, err := ix.waitHead(ctx, next)
 			if err != nil {
 				return err
@@ -175,6 +175,23 @@ func (ix *Indexer) produce(ctx context.Context, start uint64, out chan<- batch, 
 		}
 		next = hi + 1
 	}
+}
+
+// farHeadRefresh is how often the final head is read again while the
+// heights in hand are more than a batch below it: only the lag metric and
+// progress line use it then, and each read is an upstream request (with
+// block documents, one more per batch: 2% of a backfill's requests).
+const farHeadRefresh = 30 * time.Second
+
+// headStale reports whether the head read at headAt is worth reading
+// again before fetching from next: every PollInterval within a batch of
+// it (a fresher head makes a fuller batch), every farHeadRefresh below.
+func (ix *Indexer) headStale(next, head uint64, headAt time.Time) bool {
+	age := time.Since(headAt)
+	if head-next < uint64(ix.cfg.BatchSize) {
+		return age >= ix.cfg.PollInterval
+	}
+	return age >= max(farHeadRefresh, ix.cfg.PollInterval)
 }
 
 // waitHead returns the final head once it reaches at least height, polling

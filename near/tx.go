@@ -1,6 +1,7 @@
 package near
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,9 +36,36 @@ type ActionView struct {
 	DeployGlobalContractByAccountID *DeployContractAction
 	UseGlobalContract               *UseGlobalContractAction
 	UseGlobalContractByAccountID    *UseGlobalContractByAccountIDAction
-	// Other holds any action kind this package does not model (Delegate,
-	// a gas-key action, ...), kept as the raw JSON it came in.
+	// Delegate is a meta-transaction (NEP-366): a relayer's transaction or
+	// receipt carrying a user's signed delegate action.
+	Delegate *SignedDelegateAction
+	// Other holds any action kind this package does not model (a gas-key
+	// action, a Delegate of a shape it does not know, ...), kept as the raw
+	// JSON it came in.
 	Other json.RawMessage
+}
+
+// ActionDelegate is the name of the meta-transaction action.
+const ActionDelegate = "Delegate"
+
+// SignedDelegateAction is the body of a Delegate action, as nearcore's
+// ActionView::Delegate shows it: the user's delegate action and the
+// user's signature over it.
+type SignedDelegateAction struct {
+	DelegateAction DelegateAction `json:"delegate_action"`
+	Signature      string         `json:"signature"`
+}
+
+// DelegateAction is what the user (SenderID) signed: actions to run on
+// ReceiverID as SenderID, valid up to MaxBlockHeight with Nonce on the
+// access key PublicKey. Nested actions are never Delegate themselves.
+type DelegateAction struct {
+	SenderID       string       `json:"sender_id"`
+	ReceiverID     string       `json:"receiver_id"`
+	Actions        []ActionView `json:"actions"`
+	Nonce          uint64       `json:"nonce"`
+	MaxBlockHeight uint64       `json:"max_block_height"`
+	PublicKey      string       `json:"public_key"`
 }
 
 // DeployContractAction deploys code (base64 in JSON).
@@ -128,6 +156,8 @@ func (a ActionView) Kind() string {
 		return ActionUseGlobalContract
 	case a.UseGlobalContractByAccountID != nil:
 		return ActionUseGlobalContractByAccountID
+	case a.Delegate != nil:
+		return ActionDelegate
 	}
 	return VariantName(a.Other)
 }
@@ -160,6 +190,8 @@ func (a ActionView) MarshalJSON() ([]byte, error) {
 		body = a.UseGlobalContract
 	case a.UseGlobalContractByAccountID != nil:
 		body = a.UseGlobalContractByAccountID
+	case a.Delegate != nil:
+		body = a.Delegate
 	case a.Other != nil:
 		return a.Other, nil
 	default:
@@ -223,6 +255,16 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 		case ActionUseGlobalContractByAccountID:
 			a.UseGlobalContractByAccountID = new(UseGlobalContractByAccountIDAction)
 			target = a.UseGlobalContractByAccountID
+		case ActionDelegate:
+			// Only the shape nearcore serves today is modelled; another
+			// (new members, a later version) is kept as it came.
+			d, ok := decodeDelegate(body)
+			if !ok {
+				a.Other = append(json.RawMessage(nil), data...)
+				return nil
+			}
+			a.Delegate = d
+			return nil
 		default:
 			a.Other = append(json.RawMessage(nil), data...)
 			return nil
@@ -232,6 +274,38 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// decodeDelegate decodes a Delegate action's body when it has exactly the
+// members SignedDelegateAction models, so that encoding it again gives the
+// same JSON; ok is false otherwise.
+func decodeDelegate(body []byte) (*SignedDelegateAction, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	d := new(SignedDelegateAction)
+	if dec.Decode(d) != nil || dec.More() {
+		return nil, false
+	}
+	for _, a := range d.DelegateAction.Actions {
+		if a.Other != nil || a.Delegate != nil {
+			return nil, false
+		}
+	}
+	again, err := json.Marshal(d)
+	if err != nil || !jsonEqual(again, body) {
+		return nil, false
+	}
+	return d, true
+}
+
+// jsonEqual reports whether a and b are the same JSON text once
+// insignificant whitespace is removed.
+func jsonEqual(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 // ReceiptView is a receipt as a chunk or a tx status shows it.

@@ -112,8 +112,11 @@
 //     multi-value, reference types; not SIMD or threads). Contracts on chain
 //     passed nearcore's stricter checks, so this only matters for new code.
 //   - The storage iterator functions fail with HostError Deprecated, as in
-//     current nearcore; alt_bn128, bls12381 and yield/resume are not provided
-//     and fail to link.
+//     current nearcore; alt_bn128 and bls12381 are not provided and fail to
+//     link.
+//   - Yield data ids are YieldDataID(Context.ActionHash, n), not nearcore's
+//     derivation; the runtime that runs the call decides what a yield means
+//     (Outcome.Receipts with YieldDataID, Outcome.Resumes).
 //   - wazero's traps carry no exported sentinel, so they are told apart by
 //     their fixed message text (trapFromError).
 package nearvm

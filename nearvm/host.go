@@ -77,6 +77,8 @@ type callState struct {
 	promises        []promise
 	receipts        []PromiseReceipt
 	returnedReceipt int
+	yields          int // promise_yield_create calls so far
+	resumes         []Resume
 
 	hostErr     *FunctionCallError
 	internalErr error
@@ -113,6 +115,7 @@ func (s *callState) outcome() *Outcome {
 		Writes:          s.writes,
 		Receipts:        s.receipts,
 		ReturnedReceipt: s.returnedReceipt,
+		Resumes:         s.resumes,
 		StorageUsage:    s.storageUsage,
 	}
 }
@@ -287,7 +290,7 @@ type hostFunc func(ctx context.Context, s *callState, stack []uint64)
 type hostDef struct {
 	name    string
 	params  int // number of i64 parameters (abort alone takes i32s)
-	results int // 0 or 1 i64 result
+	results int // 0 or 1 i64 result (promise_yield_resume's is a u32)
 	fn      hostFunc
 }
 
@@ -309,6 +312,9 @@ func (r *Runtime) instantiateHost(ctx context.Context) error {
 		results := make([]api.ValueType, d.results)
 		for i := range results {
 			results[i] = api.ValueTypeI64
+			if d.name == "promise_yield_resume" {
+				results[i] = api.ValueTypeI32
+			}
 		}
 		ft := funcType{params: make([]byte, len(params)), results: make([]byte, len(results))}
 		for i, p := range params {
@@ -348,6 +354,7 @@ func hostDefs() []hostDef {
 	defs = append(defs, storageDefs()...)
 	defs = append(defs, cryptoDefs()...)
 	defs = append(defs, promiseDefs()...)
+	defs = append(defs, yieldDefs()...)
 	defs = append(defs, hostDef{tickImport, 0, 0, hostTick})
 	return defs
 }

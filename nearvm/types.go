@@ -102,6 +102,11 @@ type Context struct {
 	// PromiseResults are the results of the receipts this call depends on
 	// (callbacks), for promise_results_count and promise_result.
 	PromiseResults []PromiseResult
+	// ActionHash is the hash the data ids of the call's yields derive from
+	// (YieldDataID); the runtime gives each action its own.
+	ActionHash []byte
+	// Yields answers promise_yield_resume; nil: no yield is waiting.
+	Yields YieldState
 }
 
 // PromiseStatus is the state of a promise result as promise_result reports it.
@@ -171,10 +176,15 @@ type Action struct {
 // PromiseReceipt is a receipt the call created through the promise API.
 // DependsOn lists indexes into Outcome.Receipts whose results this receipt
 // waits for (promise_then), in order.
+//
+// YieldDataID is set on a PromiseYield receipt (promise_yield_create): a
+// call on the contract itself that waits for the data with that id, kept by
+// the runtime instead of sent (nearcore's is_promise_yield).
 type PromiseReceipt struct {
-	ReceiverID string
-	Actions    []Action
-	DependsOn  []int
+	ReceiverID  string
+	Actions     []Action
+	DependsOn   []int
+	YieldDataID []byte
 }
 
 // Outcome is the result of a call. On a contract error Call returns the
@@ -193,6 +203,9 @@ type Outcome struct {
 	ReturnedReceipt int
 	// StorageUsage is the account's storage usage after the call's writes.
 	StorageUsage uint64
+	// Resumes are the yields the call resumed (promise_yield_resume that
+	// returned 1), in order.
+	Resumes []Resume
 }
 
 // ViewContext is the Context nearcore builds for call_function on accountID

@@ -9,6 +9,8 @@ type testImport struct {
 	results int // i64 results
 	// i32Params makes the parameters i32 (AssemblyScript's abort).
 	i32Params bool
+	// i32Result makes the result i32 (promise_yield_resume's u32).
+	i32Result bool
 }
 
 type testFunc struct {
@@ -61,6 +63,9 @@ func (m testModule) encode() []byte {
 			for i := 0; i < imp.params; i++ {
 				t[2+i] = valI32
 			}
+		}
+		if imp.i32Result && imp.results == 1 {
+			t[len(t)-1] = valI32
 		}
 		types = append(types, t...)
 		n++

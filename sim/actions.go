@@ -115,6 +115,7 @@ func (e *executor) applyActions(r *receiptRecord) (*receiptResult, error) {
 			res.status = successValue(out.ret)
 			res.value = out.ret
 			res.receipts = append(res.receipts, out.receipts...)
+			res.data = append(res.data, out.resumes...)
 			if out.returned != nil {
 				res.returned = out.returned
 				res.status = successReceipt(out.returned.view.ReceiptID)
@@ -134,6 +135,12 @@ func (e *executor) applyActions(r *receiptRecord) (*receiptResult, error) {
 		case a.DeleteAccount != nil:
 			e.deleteAccount(id, work, a.DeleteAccount.BeneficiaryID, r, res)
 			return res, nil
+		case a.Delegate != nil:
+			nr := e.applyDelegate(r, i, a.Delegate, res)
+			if nr == nil {
+				return res, nil
+			}
+			res.receipts = append(res.receipts, nr)
 		}
 	}
 	e.setAccount(id, work)

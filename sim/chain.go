@@ -42,6 +42,9 @@ type chain struct {
 	// producing receipt failed); postponed the receipts waiting for them.
 	received  map[string]*[]byte
 	postponed map[string]*receiptRecord
+	// yields are the yields waiting for their data, by account, oldest
+	// first (metayield.go).
+	yields map[string][]yieldWait
 	// execMu guards txs, receipts, received and postponed while the shards
 	// of a block execute in parallel.
 	execMu sync.Mutex

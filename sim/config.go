@@ -41,6 +41,10 @@ type Config struct {
 	// NoContracts leaves the WASM contracts out of genesis and of the
 	// generated transactions (chain). Default false.
 	NoContracts bool
+	// YieldTimeout is the protocol's yield_timeout_length_in_blocks: a
+	// yielded promise not resumed within it runs with a failed result
+	// (chain). Default DefaultYieldTimeout, nearcore's.
+	YieldTimeout uint64
 	// ForkAt, when non-zero, serves a different chain from this height on:
 	// block ForkAt's prev_hash does not match block ForkAt-1 (chain).
 	ForkAt uint64
@@ -139,6 +143,9 @@ func DefaultConfig() Config {
 // (trie_viewer_state_size_limit), in bytes.
 const DefaultViewStateLimit = 50_000
 
+// DefaultYieldTimeout is nearcore's yield_timeout_length_in_blocks (mainnet).
+const DefaultYieldTimeout = 200
+
 func (c Config) withDefaults() Config {
 	if c.Shards == 0 {
 		c.Shards = 4
@@ -151,6 +158,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ChainID == "" {
 		c.ChainID = "nearline-sim"
+	}
+	if c.YieldTimeout == 0 {
+		c.YieldTimeout = DefaultYieldTimeout
 	}
 	if c.RPCAddr == "" {
 		c.RPCAddr = "0.0.0.0:3030"

@@ -37,6 +37,8 @@ var contractKinds = []contractKind{
 		setup: []genesisCall{{method: "storage_deposit", args: `{"account_id":"status.near"}`, depositMilli: 100}}},
 	{name: "guestbook_rs", account: "guestbook.near"},
 	{name: "non_fungible_token", account: "nft.near", initFn: "new_default_meta", initArgs: `{"owner_id":"nft.near"}`},
+	// Yields in request and resumes in respond (source: yield_resume.wat).
+	{name: "yield_resume", account: yieldAccount},
 }
 
 func contractCode(name string) ([]byte, error) {
@@ -77,6 +79,7 @@ type callOutcome struct {
 	failure  json.RawMessage // receipt status when the call failed
 	receipts []*receiptRecord
 	returned *receiptRecord
+	resumes  []*receiptRecord // PromiseResume data receipts
 }
 
 // callContract runs a FunctionCall action of receipt r on the receiver's
@@ -107,6 +110,8 @@ func (e *executor) callContract(r *receiptRecord, work *near.Account, fc *near.F
 		PrepaidGas:           fc.Gas,
 		RandomSeed:           hashBytes([]byte("seed"), []byte(e.prevHash)),
 		Validators:           c.validatorStakes(),
+		ActionHash:           hashBytes([]byte("action"), []byte(r.view.ReceiptID), u64bytes(uint64(index))),
+		Yields:               yieldState{c: c, account: id},
 	}
 	c.execMu.Lock()
 	inputs := make([]*[]byte, len(act.InputDataIDs))
@@ -141,8 +146,16 @@ func (e *executor) callContract(r *receiptRecord, work *near.Account, fc *near.F
 		}
 	}
 	work.StorageUsage = out.StorageUsage
-	res := &callOutcome{gas: out.GasUsed, logs: out.Logs, ret: out.ReturnData}
+	res := &callOutcome{gas: out.GasUsed, logs: out.Logs, ret: out.ReturnData, resumes: resumeReceipts(r, id, out.Resumes)}
 	for i, p := range out.Receipts {
+		if p.YieldDataID != nil {
+			nr := yieldReceipt(r, id, i, p)
+			res.receipts = append(res.receipts, nr)
+			if out.ReturnedReceipt == i {
+				res.returned = nr
+			}
+			continue
+		}
 		nr := &receiptRecord{
 			txHash: r.txHash,
 			view: near.ReceiptView{

@@ -23,7 +23,8 @@
 // Invariants a reader must know:
 //   - Determinism: the chain is a function of the Config fields marked
 //     "chain" (Seed, Shards, GenesisHeight, EpochLength, ProtocolVersion,
-//     ChainID, SkipRate, MissingChunkRate, TxsPerBlock, NoContracts, ForkAt).
+//     ChainID, SkipRate, MissingChunkRate, TxsPerBlock, NoContracts, ForkAt,
+//     YieldTimeout).
 //     Two nodes with the same ones serve byte-identical JSON for every block,
 //     chunk, change, query and transaction. Timestamps derive from a fixed
 //     genesis time, never from the clock; only `status` (uptime) and fault
@@ -45,6 +46,11 @@
 //     receipts travel in chunks but have no outcome, as in nearcore.
 //     Causes: transaction_processing, receipt_processing,
 //     action_receipt_gas_reward, validator_accounts_update.
+//   - Relayed transactions (a relayer's Delegate action) and yield/resume
+//     run as nearcore runs them (metayield.go): a PromiseYield receipt is
+//     listed by the outcome that made it but carried by no chunk; it runs
+//     when a PromiseResume receipt brings its data, or after YieldTimeout
+//     blocks with none.
 //   - State is kept as history (versions per account, key, code, data key),
 //     so `query` answers at every height. Changes are listed in nearcore's
 //     trie key order (accounts, code, access keys, data; then account id),

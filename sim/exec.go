@@ -76,6 +76,7 @@ func (e *executor) run(produced []bool) error {
 					return err
 				}
 			}
+			se.resolveYieldTimeouts(s)
 			return nil
 		})
 	}
@@ -125,6 +126,11 @@ func (e *executor) processTx(s int, p txPlan) error {
 		}
 		if a.Transfer != nil {
 			deposit = add(deposit, a.Transfer.Deposit)
+		}
+		if a.Delegate != nil {
+			p := delegateCost(a.Delegate)
+			prepaid += p.nestedGas
+			deposit = add(deposit, p.deposit)
 		}
 	}
 	price := c.gasPrice
@@ -243,6 +249,11 @@ type receiptResult struct {
 	distributions []*receiptRecord
 	burnt         near.U128 // tokens burnt beyond gas (global deployments)
 	failed        bool
+	// unburnt is gas counted in the actions' execution fees that was not
+	// burnt (a Delegate's nested fees: prepaid for the receipt it makes,
+	// or refunded when it failed); forwarded is the gas prepaid for the
+	// receipt a Delegate made, neither burnt nor refunded here.
+	unburnt, forwarded uint64
 }
 
 // receiveData stores a data receipt's payload and runs the receipt that
@@ -294,7 +305,7 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 		_, eg := actionFees(a, act.SignerID == r.view.ReceiverID)
 		execGas += eg
 	}
-	gasBurnt := execGas + res.fnGas
+	gasBurnt := execGas + res.fnGas - res.unburnt
 	if isRefund {
 		gasBurnt = 0
 	}
@@ -315,7 +326,7 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 	// Refunds: unused prepaid gas, and the deposit of a failed receipt.
 	if !isRefund {
 		paid := mul(r.pessimistic, r.prepaidGas)
-		if refund := sub(paid, gasTokens); !refund.IsZero() {
+		if refund := sub(sub(paid, gasTokens), mul(r.pessimistic, res.forwarded)); !refund.IsZero() {
 			res.receipts = append(res.receipts, e.refundReceipt(r, act.SignerID, refund, 0))
 		}
 		if res.failed {
@@ -355,6 +366,10 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 		c.execMu.Lock()
 		c.receipts[nr.view.ReceiptID] = nr
 		c.execMu.Unlock()
+		if isYield(nr) { // waits here, in no chunk
+			e.holdYield(nr)
+			continue
+		}
 		c.outgoing[s] = append(c.outgoing[s], nr)
 	}
 	logs := res.logs
@@ -388,6 +403,9 @@ func depositOf(actions []near.ActionView) near.U128 {
 		}
 		if a.FunctionCall != nil {
 			d = add(d, a.FunctionCall.Deposit)
+		}
+		if a.Delegate != nil { // the relayer attached the nested deposits
+			d = add(d, depositOf(a.Delegate.DelegateAction.Actions))
 		}
 	}
 	return d

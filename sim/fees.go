@@ -70,6 +70,10 @@ func actionFees(a near.ActionView, sir bool) (send, exec uint64) {
 		add(feeDeleteKey, 1)
 	case a.DeleteAccount != nil:
 		add(feeDeleteAccount, 1)
+	case a.Delegate != nil:
+		p := delegateCost(a.Delegate)
+		send += feeDelegate.send(sir)
+		exec += p.execOwn + p.nestedSend + p.nestedExec
 	}
 	return send, exec
 }

@@ -25,6 +25,7 @@ func newChain(ctx context.Context, cfg Config) (*chain, error) {
 		receipts:      map[string]*receiptRecord{},
 		received:      map[string]*[]byte{},
 		postponed:     map[string]*receiptRecord{},
+		yields:        map[string][]yieldWait{},
 		next:          cfg.GenesisHeight,
 		lastChunk:     make([]*near.ChunkHeaderView, cfg.Shards),
 		applied:       make([]appliedChunk, cfg.Shards),
@@ -147,13 +148,13 @@ func (c *chain) protocolConfig() (json.RawMessage, error) {
 				},
 				"delete_key_cost":     feeDeleteKey.view(),
 				"delete_account_cost": feeDeleteAccount.view(),
-				"delegate_cost":       feeDeleteAccount.view(),
+				"delegate_cost":       feeDelegate.view(),
 			},
 			"storage_usage_config":                  map[string]any{"num_bytes_account": storageAccount, "num_extra_bytes_record": storageExtraRecord},
 			"burnt_gas_reward":                      near.Rational{3, 10},
 			"pessimistic_gas_price_inflation_ratio": near.Rational{103, 100},
 		},
-		"wasm_config":               vmConfigView(),
+		"wasm_config":               vmConfigView(c.cfg.YieldTimeout),
 		"account_creation_config":   map[string]any{"min_allowed_top_level_account_length": 65, "registrar_account_id": "registrar"},
 		"congestion_control_config": congestionConfigView(),
 		"witness_config":            map[string]any{"main_storage_proof_size_soft_limit": 4_000_000, "combined_transactions_size_limit": 4_194_304, "new_transactions_validation_state_size_soft_limit": 572_864},
@@ -184,7 +185,7 @@ func (c *chain) protocolConfig() (json.RawMessage, error) {
 	return b, nil
 }
 
-func vmConfigView() map[string]any {
+func vmConfigView(yieldTimeout uint64) map[string]any {
 	ext := map[string]uint64{}
 	for name, v := range extCosts {
 		ext[name] = v
@@ -215,7 +216,7 @@ func vmConfigView() map[string]any {
 			"max_receipt_size": 4_194_304, "max_length_storage_key": 2048, "max_length_storage_value": 4_194_304,
 			"max_promises_per_function_call_action": 1024, "max_number_input_data_dependencies": 128,
 			"max_functions_number_per_contract": 10_000, "max_locals_per_contract": 1_000_000,
-			"account_id_validity_rules_version": 1, "yield_timeout_length_in_blocks": 200, "max_yield_payload_size": 1024,
+			"account_id_validity_rules_version": 1, "yield_timeout_length_in_blocks": yieldTimeout, "max_yield_payload_size": 1024,
 			"per_receipt_storage_proof_size_limit": 4_000_000, "max_tables_per_contract": 1, "max_elements_per_contract_table": 10_000,
 		},
 	}

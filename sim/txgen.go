@@ -44,6 +44,7 @@ func newGenerator(c *chain) *generator {
 	if c.cfg.ProtocolVersion >= minGlobalContractsProtocol {
 		g.kinds = append(slices.Clone(txKinds), globalKinds()...)
 	}
+	g.kinds = append(slices.Clone(g.kinds), metaYieldKinds()...)
 	for _, u := range userNames {
 		g.users = append(g.users, u+".near")
 	}

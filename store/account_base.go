@@ -50,7 +50,8 @@ SELECT DISTINCT ON (account_id) account_id, block_height, source FROM (
       AND sc.change_type = 'account_update' AND sc.cause_type = 'receipt_processing'
       AND (EXISTS (SELECT 1 FROM actions a
                    WHERE a.block_height = r.block_height AND a.shard_id = r.shard_id AND a.parent_kind = 'receipt'
-                     AND a.parent_index = r.index_in_chunk AND a.kind = 'CreateAccount')
+                     AND a.parent_index = r.index_in_chunk AND a.kind = 'CreateAccount'
+                     AND a.delegate_parent_index IS NULL)
            OR (r.predecessor_id <> 'system'
                AND (sc.account_id ~ '^[0-9a-f]{64}$' OR sc.account_id ~ '^0x[0-9a-f]{40}$')
                AND NOT EXISTS (SELECT 1 FROM actions a

@@ -159,12 +159,9 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 		r.transactions = append(r.transactions, []any{hdr.ChunkHash, int32(i), tx.Hash, height, shard, tx.SignerID,
 			tx.PublicKey, numeric64(tx.Nonce), tx.ReceiverID, numeric64(tx.PriorityFee), int32(len(tx.Actions))})
 		r.addTxActivity(height, shard, i, tx.Hash, tx.SignerID, tx.ReceiverID)
-		for j, a := range tx.Actions {
-			row, err := r.actionRow(hdr.ChunkHash, shard, "transaction", i, j, height, &tx.Hash, nil, a)
-			if err != nil {
-				return err
-			}
-			r.actions = append(r.actions, row)
+		p := actionParent{chunkHash: hdr.ChunkHash, shard: shard, kind: "transaction", index: i, height: height, txHash: &tx.Hash, signer: tx.SignerID}
+		if err := r.addActions(p, tx.Actions); err != nil {
+			return err
 		}
 	}
 	for i, rc := range v.Receipts {
@@ -183,13 +180,10 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 			s := act.SignerID
 			signer = &s
 			r.addReceiptActivity(height, shard, i, rc.ReceiptID, rc.PredecessorID, rc.ReceiverID)
-			for j, a := range act.Actions {
-				id := rc.ReceiptID
-				row, err := r.actionRow(hdr.ChunkHash, shard, "receipt", i, j, height, nil, &id, a)
-				if err != nil {
-					return err
-				}
-				r.actions = append(r.actions, row)
+			id := rc.ReceiptID
+			p := actionParent{chunkHash: hdr.ChunkHash, shard: shard, kind: "receipt", index: i, height: height, receiptID: &id, signer: act.SignerID}
+			if err := r.addActions(p, act.Actions); err != nil {
+				return err
 			}
 		}
 		r.receipts = append(r.receipts, []any{hdr.ChunkHash, int32(i), rc.ReceiptID, height, shard,
@@ -212,7 +206,61 @@ func (r *rowSet) addGlobalDistribution(height int64, shard int32, index int, rc 
 		int32(d.TargetShard), d.ID.Kind(), d.ID.Value(), hash, rc.PredecessorID, nonce})
 }
 
-func (r *rowSet) actionRow(chunkHash string, shard int32, parentKind string, parent, index int, height int64, txHash, receiptID *string, a near.ActionView) ([]any, error) {
+// actionParent is the transaction or action receipt whose actions are
+// being stored.
+type actionParent struct {
+	chunkHash         string
+	shard             int32
+	kind              string // "transaction" or "receipt"
+	index             int    // its index_in_chunk
+	height            int64
+	txHash, receiptID *string
+	signer            string // who pays: the relayer of a Delegate
+}
+
+// delegation is what an action's row says about a meta-transaction: the
+// relayer who paid, the user who acted, and for a nested action the
+// action_index of its Delegate (nil otherwise).
+type delegation struct {
+	by, sender  string
+	parentIndex *int32
+}
+
+// addActions stores a parent's actions, then the actions nested in its
+// Delegate actions, numbered after its own, each naming its Delegate.
+func (r *rowSet) addActions(p actionParent, actions []near.ActionView) error {
+	next := len(actions)
+	for j, a := range actions {
+		var d *delegation
+		if a.Delegate != nil {
+			d = &delegation{by: p.signer, sender: a.Delegate.DelegateAction.SenderID}
+		}
+		row, err := r.actionRow(p, j, a, d)
+		if err != nil {
+			return err
+		}
+		r.actions = append(r.actions, row)
+	}
+	for j, a := range actions {
+		if a.Delegate == nil {
+			continue
+		}
+		parent := int32(j)
+		d := &delegation{by: p.signer, sender: a.Delegate.DelegateAction.SenderID, parentIndex: &parent}
+		for _, nested := range a.Delegate.DelegateAction.Actions {
+			row, err := r.actionRow(p, next, nested, d)
+			if err != nil {
+				return err
+			}
+			r.actions = append(r.actions, row)
+			next++
+		}
+	}
+	return nil
+}
+
+func (r *rowSet) actionRow(p actionParent, index int, a near.ActionView, d *delegation) ([]any, error) {
+	chunkHash, shard, parentKind, parent, height := p.chunkHash, p.shard, p.kind, p.index, p.height
 	if a.Other != nil {
 		r.unknown["action:"+a.Kind()]++ // stored as it came, in detail
 	}
@@ -264,6 +312,9 @@ func (r *rowSet) actionRow(chunkHash string, shard int32, parentKind string, par
 		deploy(a.DeployGlobalContractByAccountID)
 	case a.UseGlobalContract != nil:
 		codeHash = &a.UseGlobalContract.CodeHash
+	case a.Delegate != nil:
+		publicKey = &a.Delegate.DelegateAction.PublicKey
+		typed = false // nonce, max_block_height, signature; nested actions have rows too
 	default:
 		typed = false
 	}
@@ -276,8 +327,13 @@ func (r *rowSet) actionRow(chunkHash string, shard int32, parentKind string, par
 		text := string(b)
 		detail = &text
 	}
-	return []any{chunkHash, shard, parentKind, int32(parent), int32(index), height, txHash, receiptID, a.Kind(),
-		method, gas, deposit, publicKey, beneficiary, args, codeHash, detail}, nil
+	var by, sender *string
+	var parentIndex *int32
+	if d != nil {
+		by, sender, parentIndex = &d.by, &d.sender, d.parentIndex
+	}
+	return []any{chunkHash, shard, parentKind, int32(parent), int32(index), height, p.txHash, p.receiptID, a.Kind(),
+		method, gas, deposit, publicKey, beneficiary, args, codeHash, detail, parentIndex, by, sender}, nil
 }
 
 // TxStatusBody is the part of an EXPERIMENTAL_tx_status result the store

@@ -57,7 +57,7 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", indexer.DefaultMaxInFlight, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
 		batchSize:        intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", indexer.DefaultBatchSize, "heights committed per transaction"),
 		requestTimeout:   durationFlag(fs, env, "request-timeout", "NEARLINE_REQUEST_TIMEOUT", near.DefaultTimeout, "time limit of one upstream request"),
-		pollInterval:     durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", indexer.DefaultPollInterval, "how often the final head is polled when caught up"),
+		pollInterval:     durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", indexer.DefaultPollInterval, "how often the final head is polled when caught up (within a batch of it); further behind, every 30 s"),
 		progressInterval: durationFlag(fs, env, "progress-interval", "NEARLINE_PROGRESS_INTERVAL", indexer.DefaultProgressInterval, "how often progress is logged"),
 		metricsListen:    stringFlag(fs, env, "metrics-listen", "NEARLINE_METRICS_LISTEN", "", "address to serve Prometheus metrics on at /metrics (default: off)"),
 		genesis:          stringFlag(fs, env, "genesis", "NEARLINE_GENESIS", "", "nearcore genesis.json whose records are the state at the genesis height"),

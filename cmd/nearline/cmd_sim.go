@@ -46,6 +46,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	rateLimit := float64Flag(fs, env, "rate-limit", "NEARLINE_RATE_LIMIT", 0, "requests per second before HTTP 429 (0 = no limit)")
 	finalityLag := uint64Flag(fs, env, "finality-lag", "NEARLINE_FINALITY_LAG", 0, "blocks by which `final` trails the head while blocks are produced (0 = every block final at once; nearcore's is 2)")
 	forkAt := uint64Flag(fs, env, "fork-at", "NEARLINE_FORK_AT", 0, "from this height on serve a different chain whose first block does not link to the previous one (0 = never)")
+	yieldTimeout := uint64Flag(fs, env, "yield-timeout", "NEARLINE_YIELD_TIMEOUT", sim.DefaultYieldTimeout, "blocks a yielded promise waits for its resume before it runs with a timeout (yield_timeout_length_in_blocks)")
 	nearcoreNext := boolFlag(fs, env, "nearcore-next", "NEARLINE_NEARCORE_NEXT", false, "serve every answer and write genesis.json as a newer nearcore would: members and variants Nearline does not model added to accounts, access keys, chunk headers, transactions, outcomes, receipts and some Transfer actions")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -68,7 +69,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	cfg := sim.Config{
 		Seed: *seed, Shards: *shards, EpochLength: *epochLength, GenesisHeight: *genesisHeight, ProtocolVersion: uint32(*protocolVersion),
 		SkipRate: *skipRate, MissingChunkRate: *missingChunkRate, TxsPerBlock: *txsPerBlock, DeployRate: *deployRate,
-		ForkAt: *forkAt, FinalityLag: *finalityLag, BlockTime: *blockTime, MaxHeight: *maxHeight, GCWindow: *gcWindow,
+		ForkAt: *forkAt, YieldTimeout: *yieldTimeout, FinalityLag: *finalityLag, BlockTime: *blockTime, MaxHeight: *maxHeight, GCWindow: *gcWindow,
 		ViewStateLimit: *viewStateLimit, RPCAddr: *listen, NearcoreNext: *nearcoreNext,
 		Faults: sim.FaultConfig{
 			Seed: *seed, Latency: *latency, LatencyJitter: *jitter, Fail5xx: *fail5xx,
