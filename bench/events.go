@@ -20,6 +20,7 @@ import (
 type eventsReport struct {
 	on, off []indexRun // backfills with and without the explorer tables
 	rows    map[string]int64
+	bytes   map[string]int64 // pg_total_relation_size of the explorer tables
 	pages   []pageDepth
 	account string
 	total   int64 // the account's activity rows
@@ -71,7 +72,7 @@ func (e *benchEnv) events(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := &eventsReport{rows: map[string]int64{}}
+	r := &eventsReport{rows: map[string]int64{}, bytes: map[string]int64{}}
 	var onURL string
 	for i := range e.o.runs {
 		for _, skip := range []bool{true, false} {
@@ -101,6 +102,11 @@ func (e *benchEnv) events(ctx context.Context) error {
 			return fmt.Errorf("count %s: %w", t, err)
 		}
 		r.rows[t] = n
+		var size int64
+		if err := pool.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree($1)`, t).Scan(&size); err != nil {
+			return fmt.Errorf("size of %s: %w", t, err)
+		}
+		r.bytes[t] = size
 	}
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE account_activity"); err != nil {
 		return fmt.Errorf("analyze account_activity: %w", err)
@@ -228,10 +234,29 @@ func (r *report) printEvents(w io.Writer) {
 	onC, offC := medianBy(ev.on, commit), medianBy(ev.off, commit)
 	pg := func(x indexRun) float64 { return 1000 * x.cpu.postgres / float64(x.blocks) }
 	onP, offP := medianBy(ev.on, pg), medianBy(ev.off, pg)
-	fmt.Fprintf(w, "| backfill, %d blocks, explorer tables on (%d ft, %d nft, %d mt event rows, %d activity rows) | %.2f blocks/s; %.1f s in Commit; PostgreSQL %.1f ms CPU per block | `--events=false`: %.2f blocks/s; %.1f s in Commit; PostgreSQL %.1f ms | %.0f%% (Commit time %.2f×) | ≥ 90%% |\n",
+	// Runs alternate off, on: each pair ran under about the same load
+	// from the rest of the machine, so the median of the pairs' ratios is
+	// the steadier figure.
+	var pairs []float64
+	var each []string
+	for i := range min(len(ev.on), len(ev.off)) {
+		ratio := rate(ev.on[i]) / rate(ev.off[i])
+		pairs = append(pairs, ratio)
+		each = append(each, fmt.Sprintf("%.0f%%", 100*ratio))
+	}
+	slices.Sort(pairs)
+	fmt.Fprintf(w, "| backfill, %d blocks, explorer tables on (%d ft, %d nft, %d mt event rows, %d activity rows) | %.2f blocks/s; %.1f s in Commit; PostgreSQL %.1f ms CPU per block | `--events=false`: %.2f blocks/s; %.1f s in Commit; PostgreSQL %.1f ms | medians %.0f%%; median of the %d pairs' ratios %.0f%% (%s) | ≥ 90%% |\n",
 		on.blocks, ev.rows["ft_events"], ev.rows["nft_events"], ev.rows["mt_events"], ev.rows["account_activity"],
 		rate(on), onC.commitSeconds, pg(onP), rate(off), offC.commitSeconds, pg(offP), 100*rate(on)/rate(off),
-		onC.commitSeconds/offC.commitSeconds)
+		len(pairs), 100*pairs[len(pairs)/2], strings.Join(each, ", "))
+	var total int64
+	for _, b := range ev.bytes {
+		total += b
+	}
+	fmt.Fprintf(w, "| storage of the explorer tables per block (tables + indexes) | %s: ft_events %s, nft_events %s, mt_events %s, account_activity %s | | | |\n",
+		kib(float64(total)/float64(on.blocks)), kib(float64(ev.bytes["ft_events"])/float64(on.blocks)),
+		kib(float64(ev.bytes["nft_events"])/float64(on.blocks)), kib(float64(ev.bytes["mt_events"])/float64(on.blocks)),
+		kib(float64(ev.bytes["account_activity"])/float64(on.blocks)))
 	for _, p := range ev.pages {
 		fmt.Fprintf(w, "| account activity page of 50 rows, %d rows deep of %d (`%s`), 1 client | p50 %s, p99 %s | | | p50 < 5 ms |\n",
 			p.depth, ev.total, ev.account, ms(p.p50), ms(p.p99))
