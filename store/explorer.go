@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -217,7 +218,7 @@ func fillEventTimes(ctx context.Context, tx pgx.Tx, hi int64) error {
 
 // replaceTxEvents replaces the token events of a transaction's status (a
 // newer answer lists more outcomes) and adds their activity. The block
-// times come from the blocks committed so far (up to the cursor).
+// times come from the blocks committed so far.
 func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int64, rows *rowSet) error {
 	for _, t := range explorerTables {
 		if t.heightColumn == "tx_block_height" {
@@ -230,11 +231,15 @@ func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int
 			return err
 		}
 	}
-	var cursor int64
-	if err := tx.QueryRow(ctx, `SELECT height FROM indexer_cursor WHERE name = $1`, cursorName).Scan(&cursor); err != nil {
-		return fmt.Errorf("read cursor: %w", err)
+	var highest int64
+	err := tx.QueryRow(ctx, `SELECT height FROM blocks ORDER BY height DESC LIMIT 1`).Scan(&highest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
 	}
-	return fillEventTimes(ctx, tx, cursor)
+	if err != nil {
+		return fmt.Errorf("read highest block: %w", err)
+	}
+	return fillEventTimes(ctx, tx, highest)
 }
 
 // notifyCommit tells listeners of NotifyChannel that the batch first..c
