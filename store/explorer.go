@@ -43,8 +43,8 @@ type explorerRows struct {
 	// malformed are the event logs skipped, for the log and CommitStats.
 	malformed []malformedLog
 	// parsed are the outcomes whose logs were parsed, by transaction
-	// height and receipt id: a status may list an outcome twice (the
-	// simulator's do), and its events count once.
+	// height and receipt id: should a status list an outcome twice (the
+	// simulator's did, before promiseID), its events count once.
 	parsed map[outcomeKey]bool
 }
 

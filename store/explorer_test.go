@@ -57,7 +57,7 @@ func addOutcomes(t *testing.T, b *store.Bundle, h uint64, specs ...outcomeSpec) 
 
 // withEvents adds to the bundle at h a successful outcome of token.near
 // that logs ftTransferLog, nftMintLog, mtBurnLog, a plain log, otherLog and
-// malformedLog, listed twice as the simulator's statuses sometimes do (its
+// malformedLog, listed twice as the simulator's statuses once did (its
 // events count once), and a failed one that logs ftTransferLog (not an
 // event: it failed).
 func withEvents(t *testing.T, b *store.Bundle, h uint64) {
