@@ -103,7 +103,7 @@ func (e *benchEnv) events(ctx context.Context) error {
 		}
 		r.rows[t] = n
 		var size int64
-		if err := pool.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree($1)`, t).Scan(&size); err != nil {
+		if err := pool.QueryRow(ctx, `SELECT coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree($1)), pg_total_relation_size($1))`, t).Scan(&size); err != nil {
 			return fmt.Errorf("size of %s: %w", t, err)
 		}
 		r.bytes[t] = size
