@@ -154,13 +154,14 @@ type indexRun struct {
 }
 
 // backfillOnce indexes heights 1..to of upstream into a fresh database
-// through source (sourceRPC or sourceNeardata).
-func (e *benchEnv) backfillOnce(ctx context.Context, dbName, source, upstream string, to uint64) (indexRun, string, error) {
+// through source (sourceRPC or sourceNeardata), the explorer tables
+// written unless skipEvents.
+func (e *benchEnv) backfillOnce(ctx context.Context, dbName, source, upstream string, to uint64, skipEvents bool) (indexRun, string, error) {
 	dbURL, err := e.freshDatabase(ctx, dbName, true)
 	if err != nil {
 		return indexRun{}, "", err
 	}
-	st, err := store.Open(ctx, dbURL, store.Config{MaxConns: 8, Logger: e.logger})
+	st, err := store.Open(ctx, dbURL, store.Config{MaxConns: 8, Logger: e.logger, SkipEvents: skipEvents})
 	if err != nil {
 		return indexRun{}, "", err
 	}
@@ -211,7 +212,7 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, source, upstream st
 func (e *benchEnv) backfill(ctx context.Context) error {
 	var idx []indexRun
 	for i := range e.o.backfillRuns {
-		r, dbURL, err := e.backfillOnce(ctx, "nearline_bench_index", sourceRPC, e.chain.plainURL, e.o.blocks)
+		r, dbURL, err := e.backfillOnce(ctx, "nearline_bench_index", sourceRPC, e.chain.plainURL, e.o.blocks, false)
 		if err != nil {
 			return err
 		}
@@ -257,7 +258,7 @@ func (e *benchEnv) latencyBackfill(ctx context.Context) error {
 	to := min(e.o.latencyBlocks, e.o.blocks)
 	for _, source := range []string{sourceRPC, sourceNeardata} {
 		for i := range e.o.runs {
-			r, _, err := e.backfillOnce(ctx, "nearline_bench_latency", source, e.chain.distantURL, to)
+			r, _, err := e.backfillOnce(ctx, "nearline_bench_latency", source, e.chain.distantURL, to, false)
 			if err != nil {
 				return err
 			}

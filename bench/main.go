@@ -50,6 +50,7 @@ type options struct {
 	blockConcurrency int
 	latency          time.Duration
 	latencyBlocks    uint64
+	eventsBlocks     uint64
 	clients          int
 	serveTime        time.Duration
 	only             map[string]bool
@@ -83,9 +84,10 @@ func main() {
 	flag.IntVar(&o.blockConcurrency, "block-concurrency", 0, "upstream calls at once for one block (0: the indexer's default)")
 	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "simulator latency of the distant-upstream backfill")
 	flag.Uint64Var(&o.latencyBlocks, "latency-blocks", 500, "heights backfilled from the distant upstream")
+	flag.Uint64Var(&o.eventsBlocks, "events-blocks", 1000, "heights backfilled by the events phase, with the explorer tables and without (at most --blocks)")
 	flag.IntVar(&o.clients, "clients", 16, "concurrent clients of the serving benchmark")
 	flag.DurationVar(&o.serveTime, "serve-time", 3*time.Second, "duration of one serving measurement")
-	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, serve, storage (default all; serve and storage need backfill)")
+	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, serve, storage, events (default all; serve and storage need backfill)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each phase to PREFIX.<phase>.prof")
 	flag.BoolVar(&o.simProcess, "sim-process", true, "run the simulator in a child process (its in-memory chain then stays out of the indexer's garbage collections)")
 	flag.StringVar(&o.simListen, "sim-listen", "", "internal: be the simulator child process (the address is unused: it serves on loopback ports it prints)")
@@ -156,6 +158,11 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.want("serve") {
 		if err := env.phase(ctx, "serve", env.serve); err != nil {
+			return err
+		}
+	}
+	if o.want("events") {
+		if err := env.phase(ctx, "events", env.events); err != nil {
 			return err
 		}
 	}

@@ -23,6 +23,7 @@ type report struct {
 	storage     *storageReport
 	serve       []serveRow
 	single      *serveRow
+	events      *eventsReport
 }
 
 // medianBy returns the run with the median value of key.
@@ -119,6 +120,7 @@ func (r *report) print(w io.Writer, o options) {
 		fmt.Fprintf(w, "| warm `ft_balance_of` call_function, 1 client | %.0f calls/s, p50 %s, p99 %s | simulator %.0f calls/s, p50 %s, p99 %s | %.0f%% | p50 < 2 ms |\n",
 			s.serve.rps, ms(s.serve.p50), ms(s.serve.p99), s.sim.rps, ms(s.sim.p50), ms(s.sim.p99), 100*s.serve.rps/s.sim.rps)
 	}
+	r.printEvents(w)
 	if s := r.storage; s != nil {
 		per := float64(s.dbBytes) / float64(s.blocks)
 		fmt.Fprintf(w, "| storage per block (tables + indexes + TOAST) | %s | the answers served about the block, each gzip'd: %s | %.0f%% | ≤ 50%% |\n",

@@ -28,6 +28,7 @@ type Metrics struct {
 	rowRate        prometheus.Gauge
 	upstreamErrors *prometheus.CounterVec
 	unknown        *prometheus.CounterVec
+	malformed      prometheus.Counter
 	commitSeconds  prometheus.Histogram
 }
 
@@ -52,10 +53,12 @@ func NewMetrics() *Metrics {
 			Help: "Failed upstream attempts by kind (timeout, http_5xx, http_429, malformed, ...)."}, []string{"kind"}),
 		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nearline_unknown_variants_total",
 			Help: "Things stored as the upstream served them that Nearline does not model, by kind (state_change:<type>, receipt:<kind>, action:<kind>, access_key_permission:<variant>)."}, []string{"kind"}),
+		malformed: prometheus.NewCounter(prometheus.CounterOpts{Name: "nearline_malformed_event_logs_total",
+			Help: "EVENT_JSON logs of NEP-141, NEP-171 or NEP-245 skipped because they do not follow their standard (each is logged)."}),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "nearline_commit_seconds",
 			Help: "Latency of one batch commit.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
 	}
-	m.registry.MustRegister(m.indexedHeight, m.headHeight, m.blocks, m.rows, m.blockRate, m.rowRate, m.upstreamErrors, m.unknown, m.commitSeconds,
+	m.registry.MustRegister(m.indexedHeight, m.headHeight, m.blocks, m.rows, m.blockRate, m.rowRate, m.upstreamErrors, m.unknown, m.malformed, m.commitSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -92,6 +95,7 @@ func (m *Metrics) committed(stats store.CommitStats, height uint64, took time.Du
 	m.blocks.Add(float64(stats.Blocks))
 	m.rows.Add(float64(stats.Rows))
 	m.commitSeconds.Observe(took.Seconds())
+	m.malformed.Add(float64(stats.MalformedEventLogs))
 	for kind, n := range stats.Unknown {
 		m.unknown.WithLabelValues(kind).Add(float64(n))
 	}

@@ -75,3 +75,44 @@ func TestUnknownVariantsAreCountedAndLoggedOnce(t *testing.T) {
 	require.Contains(t, rec.Body.String(), `nearline_unknown_variants_total{kind="state_change:gas_key_nonce_update"} 3`)
 	require.Equal(t, 1, strings.Count(logs.String(), "kind=state_change:gas_key_nonce_update"), "logged once per kind:\n%s", logs.String())
 }
+
+// TestMalformedEventLogsAreCountedAndLogged indexes blocks whose
+// transactions' receipts log an EVENT_JSON of NEP-141 that does not follow
+// it: the indexer runs through them, nearline_malformed_event_logs_total
+// counts each and the store logs each with its receipt id.
+func TestMalformedEventLogsAreCountedAndLogged(t *testing.T) {
+	t.Parallel()
+	c := testChain()
+	src := newFakeSource(c, 40)
+	const bad = `EVENT_JSON:{"standard":"nep141","version":"1.0.0","event":"ft_transfer","data":[{"old_owner_id":"alice.near","amount":"1"}]}`
+	const good = `EVENT_JSON:{"standard":"nep141","version":"1.0.0","event":"ft_mint","data":[{"owner_id":"alice.near","amount":"1"}]}`
+	for _, h := range []uint64{8, 12, 25} {
+		b, ok := c.Bundle(h)
+		require.True(t, ok)
+		b.TxStatuses = append([]store.TxStatus(nil), b.TxStatuses...)
+		var view near.FinalExecutionOutcomeView
+		require.NoError(t, json.Unmarshal(b.TxStatuses[0].JSON, &view))
+		view.ReceiptsOutcome[0].Outcome.Logs = []string{bad, good}
+		raw, err := json.Marshal(view)
+		require.NoError(t, err)
+		b.TxStatuses[0].JSON, b.TxStatuses[0].Body = raw, nil
+		src.override[h] = b
+	}
+	var logs bytes.Buffer
+	s, err := store.Open(context.Background(), storetest.NewDatabaseURL(t), store.Config{MaxConns: 4,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	m := indexer.NewMetrics()
+	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(30), BatchSize: 10, Metrics: m}, src, s, nil)
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(context.Background()), "a malformed event log never stops the indexer")
+
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	require.Contains(t, rec.Body.String(), "nearline_malformed_event_logs_total 3\n")
+	require.Equal(t, 3, strings.Count(logs.String(), "malformed event log skipped"), logs.String())
+	var minted int
+	require.NoError(t, s.Pool().QueryRow(context.Background(), `SELECT count(*) FROM ft_events WHERE event = 'ft_mint'`).Scan(&minted))
+	require.Equal(t, 3, minted, "the well-formed log beside each malformed one is kept")
+}

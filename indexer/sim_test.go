@@ -358,7 +358,8 @@ func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := sim.Config{Seed: 21, Shards: 2, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 80}
+	cfg := sim.Config{Seed: 21, Shards: 2, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 80,
+		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
 	node, err := sim.New(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })

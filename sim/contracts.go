@@ -160,7 +160,7 @@ func (e *executor) callContract(r *receiptRecord, work *near.Account, fc *near.F
 			txHash: r.txHash,
 			view: near.ReceiptView{
 				PredecessorID: id, ReceiverID: p.ReceiverID,
-				ReceiptID: hashOf([]byte("promise"), []byte(r.view.ReceiptID), u64bytes(uint64(i))),
+				ReceiptID: promiseID(r.view.ReceiptID, index, i),
 				Receipt: near.ReceiptEnumView{Action: &near.ActionReceiptView{
 					SignerID: act.SignerID, SignerPublicKey: act.SignerPublicKey, GasPrice: act.GasPrice,
 					OutputDataReceivers: []near.DataReceiverView{}, InputDataIDs: []string{},
@@ -188,6 +188,17 @@ func (e *executor) callContract(r *receiptRecord, work *near.Account, fc *near.F
 		}
 	}
 	return res, nil
+}
+
+// promiseID is the id of promise i made by action (a function call) of
+// receipt. Every call numbers its promises from 0, so the action is part of
+// the id after the first: two calls in one receipt must not make the same
+// receipt (the first call's ids are those the simulator always made).
+func promiseID(receipt string, action, i int) string {
+	if action == 0 {
+		return hashOf([]byte("promise"), []byte(receipt), u64bytes(uint64(i)))
+	}
+	return hashOf([]byte("promise"), []byte(receipt), u64bytes(uint64(action)), u64bytes(uint64(i)))
 }
 
 func (c *chain) validatorStakes() map[string]nearvm.U128 {

@@ -418,7 +418,8 @@ func TestShapes(t *testing.T) {
 		got = rpcResult(t, url, "EXPERIMENTAL_tx_status", params)
 		var fc *txRecord
 		for _, r := range n.chain.txs {
-			if len(r.view.Actions) == 1 && r.view.Actions[0].FunctionCall != nil && r.view.ReceiverID == "status.near" &&
+			if len(r.view.Actions) == 1 && r.view.Actions[0].FunctionCall != nil && r.view.Actions[0].FunctionCall.MethodName == "set_status" &&
+				r.view.ReceiverID == "status.near" &&
 				r.height < head.height-10 && (fc == nil || r.height < fc.height) {
 				fc = r
 			}

@@ -24,7 +24,11 @@ type generator struct {
 	counter  int
 	ftUsers  []string // accounts registered with the FT contract
 	nftCount int
-	produced []bool // shards with a chunk at the height being generated
+	// nftOwners are the owners of minted NFTs by token id, as of the
+	// transactions generated (a transfer signed before the mint or the
+	// previous transfer ran fails, as on a real chain).
+	nftOwners map[string]string
+	produced  []bool // shards with a chunk at the height being generated
 	// kinds are the transaction kinds drawn from: txKinds, and the global
 	// contract kinds when the protocol has them.
 	kinds []kindWeight
@@ -34,7 +38,8 @@ type generator struct {
 }
 
 func newGenerator(c *chain) *generator {
-	g := &generator{c: c, r: newRand(c.cfg.Seed, streamTxs), keyIdx: map[string]int{}, extra: map[string][]genKey{}}
+	g := &generator{c: c, r: newRand(c.cfg.Seed, streamTxs), keyIdx: map[string]int{}, extra: map[string][]genKey{},
+		nftOwners: map[string]string{}}
 	g.kinds = txKinds
 	if c.cfg.ProtocolVersion >= minGlobalContractsProtocol {
 		g.kinds = append(slices.Clone(txKinds), globalKinds()...)
@@ -93,6 +98,12 @@ var txKinds = []kindWeight{
 	{3, (*generator).ftTransfer},
 	{2, (*generator).ftTransferCall},
 	{2, (*generator).nftMint},
+	// Token events (NEP-297 logs) beyond the above: user-to-user FT
+	// transfers, burns and NFT transfers. The example FT contract mints
+	// without an event at init and the NFT one has no burn.
+	{2, (*generator).ftUserTransfer},
+	{1, (*generator).ftBurn},
+	{2, (*generator).nftTransfer},
 	{3, (*generator).stake},
 	{3, (*generator).deleteAccount},
 	{1, (*generator).badCall},
@@ -320,7 +331,62 @@ func (g *generator) nftMint(h uint64) (txPlan, bool) {
 	g.nftCount++
 	owner := g.pickUser()
 	args := fmt.Sprintf(`{"token_id":"%d","token_owner_id":"%s","token_metadata":{"title":"Token %d","description":"minted at height %d"}}`, g.nftCount, owner, g.nftCount, h)
-	return g.plan("nft.near", "nft.near", call("nft_mint", args, 50, milliNEAR(100)))
+	p, ok := g.plan("nft.near", "nft.near", call("nft_mint", args, 50, milliNEAR(100)))
+	if ok {
+		g.nftOwners[fmt.Sprint(g.nftCount)] = owner
+	}
+	return p, ok
+}
+
+// nftTransfer has an NFT's owner give it to another user.
+func (g *generator) nftTransfer(h uint64) (txPlan, bool) {
+	if g.c.vm == nil || g.nftCount == 0 {
+		return txPlan{}, false
+	}
+	token := fmt.Sprint(1 + g.r.IntN(g.nftCount))
+	owner, minted := g.nftOwners[token]
+	to := g.pickUser()
+	if !minted || to == owner {
+		return txPlan{}, false
+	}
+	args := fmt.Sprintf(`{"receiver_id":"%s","token_id":"%s","memo":"height %d"}`, to, token, h)
+	p, ok := g.plan(owner, "nft.near", call("nft_transfer", args, 30, near.U128From64(1)))
+	if ok {
+		g.nftOwners[token] = to
+	}
+	return p, ok
+}
+
+// ftUserTransfer has a registered user send tokens to another; one without
+// enough fails (and logs no event).
+func (g *generator) ftUserTransfer(h uint64) (txPlan, bool) {
+	if g.c.vm == nil || len(g.ftUsers) < 2 {
+		return txPlan{}, false
+	}
+	from, to := g.ftUsers[g.r.IntN(len(g.ftUsers))], g.ftUsers[g.r.IntN(len(g.ftUsers))]
+	if from == to {
+		return txPlan{}, false
+	}
+	args := fmt.Sprintf(`{"receiver_id":"%s","amount":"%d","memo":"height %d"}`, to, 1+g.r.IntN(50_000), h)
+	return g.plan(from, "ft.near", call("ft_transfer", args, 30, near.U128From64(1)))
+}
+
+// ftBurn has a registered user send tokens with ft_transfer_call to
+// status.near (which fails them) and, in the same receipt, leave the token
+// (storage_unregister with force, burning its balance): the refund finds
+// no sender and is burnt (an ft_burn event from ft_resolve_transfer).
+func (g *generator) ftBurn(h uint64) (txPlan, bool) {
+	if g.c.vm == nil || len(g.ftUsers) == 0 {
+		return txPlan{}, false
+	}
+	id := g.ftUsers[g.r.IntN(len(g.ftUsers))]
+	args := fmt.Sprintf(`{"receiver_id":"status.near","amount":"%d","msg":"burn at %d"}`, 1+g.r.IntN(1000), h)
+	p, ok := g.plan(id, "ft.near", call("ft_transfer_call", args, 100, near.U128From64(1)),
+		call("storage_unregister", `{"force":true}`, 30, near.U128From64(1)))
+	if ok {
+		g.ftUsers = slices.DeleteFunc(g.ftUsers, func(u string) bool { return u == id })
+	}
+	return p, ok
 }
 
 func (g *generator) stake(h uint64) (txPlan, bool) {

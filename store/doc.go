@@ -20,6 +20,19 @@
 //     creation or deletion in an indexed block; see account_base.go for the
 //     exact rules), recorded in the transaction that stores what makes it
 //     true, and read with one primary-key probe (AccountBase).
+//   - The explorer tables (explorer.go) are written by the same Commit,
+//     unless Config.SkipEvents: ft_events, nft_events and mt_events hold
+//     the token events of successful receipt outcomes, keyed and
+//     partitioned by their transaction's height like execution_outcomes
+//     (an outcome listed twice is parsed once; a malformed event log is
+//     skipped and counted in CommitStats.MalformedEventLogs, never an
+//     error); their block_time is NULL only while the executing block is
+//     not committed, and the commit that writes it fills it in.
+//     account_activity is keyed by account (one range scan per page) and
+//     rewritten by source_height. UpdateTxStatus replaces a transaction's
+//     events and adds their activity.
+//   - Every Commit notifies NotifyChannel inside its transaction: a
+//     notification means the blocks are committed.
 //   - Every "not there" answer satisfies errors.Is(err, ErrNotFound).
 //   - `view` columns hold the JSON exactly as the upstream node served it and
 //     are returned as-is; StateChanges hands each change's stored JSON back

@@ -2,25 +2,32 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
 // readmeQueries returns the SQL blocks of the README's "Example queries".
-func readmeQueries(t *testing.T) []string {
+func readmeQueries(t *testing.T) []string { return readmeSQL(t, "### Example queries") }
+
+// readmeSQL returns the SQL blocks of the README from heading to the next
+// "### " heading.
+func readmeSQL(t *testing.T, heading string) []string {
 	t.Helper()
 	b, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	text := string(b)
-	start := strings.Index(text, "### Example queries")
-	require.GreaterOrEqual(t, start, 0, "README has its example queries")
-	text = text[start:]
+	start := strings.Index(text, "\n"+heading+"\n")
+	require.GreaterOrEqual(t, start, 0, "README has %q", heading)
+	text = text[start+1:]
 	if end := strings.Index(text[1:], "\n### "); end >= 0 {
 		text = text[:end+1]
 	}
@@ -60,4 +67,64 @@ func TestReadmeExampleQueriesRunOnTheSchema(t *testing.T) {
 		})
 		require.NoError(t, err, q)
 	}
+}
+
+// TestReadmeExplorerQueriesAnswer: the README's explorer queries run on an
+// archive whose blocks carry token events (ft.near sends bob 5 tokens a
+// block; nft.near mints bob a token a block and moves the previous one to
+// carol), each returns rows, and the balance and holders they give are
+// right.
+func TestReadmeExplorerQueriesAnswer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	end := uint64(2*storetest.PartitionSize + 10)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: end})
+	var batch []store.Bundle
+	for h := uint64(1); h <= end; h++ {
+		b, ok := c.Bundle(h)
+		require.True(t, ok)
+		nft := []string{fmt.Sprintf(`EVENT_JSON:{"standard":"nep171","version":"1.0.0","event":"nft_mint","data":[{"owner_id":"bob.near","token_ids":["t%03d"]}]}`, h)}
+		if h > 1 {
+			nft = append(nft, fmt.Sprintf(`EVENT_JSON:{"standard":"nep171","version":"1.0.0","event":"nft_transfer","data":[{"old_owner_id":"bob.near","new_owner_id":"carol.near","token_ids":["t%03d"]}]}`, h-1))
+		}
+		addOutcomes(t, &b, h,
+			outcomeSpec{executor: "ft.near", logs: []string{`EVENT_JSON:{"standard":"nep141","version":"1.0.0","event":"ft_transfer","data":[{"old_owner_id":"alice.near","new_owner_id":"bob.near","amount":"5"}]}`}},
+			outcomeSpec{executor: "nft.near", logs: nft})
+		batch = append(batch, b)
+	}
+	_, err := s.Commit(ctx, batch[:end/2])
+	require.NoError(t, err)
+	_, err = s.Commit(ctx, batch[end/2:])
+	require.NoError(t, err)
+
+	queries := readmeSQL(t, "#### Explorer queries")
+	require.Len(t, queries, 5)
+	results := make([][][]any, len(queries))
+	for i, q := range queries {
+		rows, err := s.Pool().Query(ctx, q)
+		require.NoError(t, err, q)
+		for rows.Next() {
+			v, err := rows.Values()
+			require.NoError(t, err)
+			results[i] = append(results[i], v)
+		}
+		require.NoError(t, rows.Err(), q)
+		require.NotEmpty(t, results[i], q)
+	}
+	// Balance history: bob's newest balance is 5 per block.
+	balance := results[2][0][4].(pgtype.Numeric)
+	require.Equal(t, int64(5*end), balance.Int.Int64()*pow10(balance.Exp))
+	// Holders: every token but the last went to carol.
+	require.Len(t, results[3], 50)
+	require.Equal(t, []any{"carol.near", int64(end - 1)}, results[4][0])
+	require.Equal(t, []any{"bob.near", int64(1)}, results[4][1])
+}
+
+func pow10(exp int32) int64 {
+	out := int64(1)
+	for range exp {
+		out *= 10
+	}
+	return out
 }

@@ -26,11 +26,14 @@ type rowSet struct {
 	epochFirst map[string]int64
 	// unknown counts variants stored verbatim but not modelled, by kind.
 	unknown map[string]int
+	// events says whether the explorer tables' rows (ex) are built.
+	events bool
+	ex     explorerRows
 }
 
 func newRowSet(codec *packed.Codec) *rowSet {
 	return &rowSet{codec: codec, seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{},
-		epochFirst: map[string]int64{}, unknown: map[string]int{}}
+		epochFirst: map[string]int64{}, unknown: map[string]int{}, ex: explorerRows{blockTimes: map[int64]time.Time{}}}
 }
 
 func numeric(v near.U128) pgtype.Numeric {
@@ -68,8 +71,10 @@ func (r *rowSet) addBundle(b *Bundle) error {
 		p := int64(*h.PrevHeight)
 		prevHeight = &p
 	}
+	blockTime := time.Unix(0, int64(h.Timestamp)).UTC()
+	r.ex.blockTimes[height] = blockTime
 	r.blocks = append(r.blocks, []any{height, h.Hash, h.PrevHash, prevHeight, h.EpochID, b.Block.Author,
-		int64(h.Timestamp), time.Unix(0, int64(h.Timestamp)).UTC(), numeric(h.GasPrice), numeric(h.TotalSupply),
+		int64(h.Timestamp), blockTime, numeric(h.GasPrice), numeric(h.TotalSupply),
 		int32(h.LatestProtocolVersion), int32(h.ChunksIncluded), blockJSON})
 	for _, s := range b.Skipped {
 		r.skipped = append(r.skipped, []any{int64(s), height})
@@ -160,6 +165,7 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 	for i, tx := range v.Transactions {
 		r.transactions = append(r.transactions, []any{hdr.ChunkHash, int32(i), tx.Hash, height, shard, tx.SignerID,
 			tx.PublicKey, numeric64(tx.Nonce), tx.ReceiverID, numeric64(tx.PriorityFee), int32(len(tx.Actions))})
+		r.addTxActivity(height, shard, i, tx.Hash, tx.SignerID, tx.ReceiverID)
 		p := actionParent{chunkHash: hdr.ChunkHash, shard: shard, kind: "transaction", index: i, height: height, txHash: &tx.Hash, signer: tx.SignerID}
 		if err := r.addActions(p, tx.Actions); err != nil {
 			return err
@@ -180,6 +186,7 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 		if act := rc.Receipt.Action; act != nil {
 			s := act.SignerID
 			signer = &s
+			r.addReceiptActivity(height, shard, i, rc.ReceiptID, rc.PredecessorID, rc.ReceiverID)
 			id := rc.ReceiptID
 			p := actionParent{chunkHash: hdr.ChunkHash, shard: shard, kind: "receipt", index: i, height: height, receiptID: &id, signer: act.SignerID}
 			if err := r.addActions(p, act.Actions); err != nil {
@@ -356,6 +363,8 @@ type OutcomeFields struct {
 		TokensBurnt near.U128       `json:"tokens_burnt"`
 		ExecutorID  string          `json:"executor_id"`
 		Status      json.RawMessage `json:"status"`
+		// Logs is decoded only when it holds an event log.
+		Logs json.RawMessage `json:"logs"`
 	} `json:"outcome"`
 }
 
@@ -370,7 +379,7 @@ func (r *rowSet) addTxStatus(height int64, index int, st *TxStatus) error {
 		}
 	}
 	r.txStatuses = append(r.txStatuses, []any{st.TxHash, st.SignerID, height, body.FinalExecutionStatus, int32(index)})
-	for _, o := range append([]*OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
+	for i, o := range append([]*OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
 		if o == nil { // absent or null
 			continue
 		}
@@ -384,6 +393,9 @@ func (r *rowSet) addTxStatus(height int64, index int, st *TxStatus) error {
 		}
 		r.outcomes = append(r.outcomes, []any{o.ID, at, o.Outcome.ExecutorID, int64(o.Outcome.GasBurnt),
 			numeric(o.Outcome.TokensBurnt), status, st.TxHash, height})
+		if i > 0 { // receipts' outcomes: a transaction's logs nothing
+			r.addOutcomeEvents(height, at, st.TxHash, o)
+		}
 	}
 	return nil
 }

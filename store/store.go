@@ -46,6 +46,10 @@ type Config struct {
 	StatementTimeout time.Duration
 	// Logger receives the store's logs. Default: discard.
 	Logger *slog.Logger
+	// SkipEvents, when true, leaves the explorer tables (ft_events,
+	// nft_events, mt_events, account_activity) unwritten: `--events=false`.
+	// Default false: Commit writes them.
+	SkipEvents bool
 }
 
 func (c Config) withDefaults() Config {
@@ -73,6 +77,8 @@ type Store struct {
 	pool   *pgxpool.Pool
 	logger *slog.Logger
 	codec  *packed.Codec
+	// events says whether Commit writes the explorer tables.
+	events bool
 	// partitions are the height ranges whose partitions exist.
 	partitions partitions
 }
@@ -109,7 +115,7 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &Store{pool: pool, logger: cfg.Logger, codec: codec}, nil
+	return &Store{pool: pool, logger: cfg.Logger, codec: codec, events: !cfg.SkipEvents}, nil
 }
 
 // Close closes the pool, waiting for connections in use.

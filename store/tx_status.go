@@ -36,6 +36,7 @@ func (s *Store) PendingTxStatuses(ctx context.Context, maxHeight uint64, limit i
 // UpdateTxStatus replaces a stored status (in its block's document) and its
 // execution outcomes with a newer answer, in one transaction.
 func (s *Store) UpdateTxStatus(ctx context.Context, ref TxRef, st TxStatus) error {
+	var malformed []malformedLog
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var (
 			height int64
@@ -58,9 +59,11 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref TxRef, st TxStatus) erro
 		}
 		statuses[index] = st.JSON
 		rows := newRowSet(s.codec)
+		rows.events = s.events
 		if err := rows.addTxStatus(height, int(index), &st); err != nil {
 			return err
 		}
+		malformed = rows.ex.malformed
 		if _, err := tx.Exec(ctx, `DELETE FROM execution_outcomes WHERE tx_hash = $1 AND tx_block_height = $2`,
 			ref.TxHash, height); err != nil {
 			return fmt.Errorf("clear outcomes of %s: %w", ref.TxHash, err)
@@ -81,10 +84,14 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref TxRef, st TxStatus) erro
 				}
 			}
 		}
+		if s.events {
+			return replaceTxEvents(ctx, tx, ref.TxHash, height, rows)
+		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("update status of tx %s: %w", ref.TxHash, err)
 	}
+	s.logMalformed(&explorerRows{malformed: malformed})
 	return nil
 }

@@ -102,6 +102,9 @@ const commitLockID = 7_146_233_004
 type CommitStats struct {
 	Blocks int
 	Rows   int
+	// MalformedEventLogs counts the EVENT_JSON logs of the token standards
+	// skipped because they do not follow their standard (each is logged).
+	MalformedEventLogs int
 	// Unknown counts what the batch held that Nearline stores as it came
 	// but does not model, by kind (e.g. "state_change:gas_key_nonce_update",
 	// "access_key_permission:GasKeyFullAccess"): nothing of it stopped the
@@ -122,6 +125,7 @@ type Batch struct {
 // Prepare makes bundles (ascending heights) into a Batch for Write.
 func (s *Store) Prepare(bundles []Bundle) (*Batch, error) {
 	rows := newRowSet(s.codec)
+	rows.events = s.events
 	for i := range bundles {
 		if i > 0 && bundles[i].Height() <= bundles[i-1].Height() {
 			return nil, fmt.Errorf("prepare: heights not ascending: %d after %d", bundles[i].Height(), bundles[i-1].Height())
@@ -130,6 +134,7 @@ func (s *Store) Prepare(bundles []Bundle) (*Batch, error) {
 			return nil, fmt.Errorf("prepare: %w", err)
 		}
 	}
+	rows.finishExplorer()
 	return &Batch{Bundles: bundles, rows: rows}, nil
 }
 
@@ -165,7 +170,11 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
 	last := bundles[len(bundles)-1].Block.Header
-	stats := CommitStats{Blocks: len(bundles), Unknown: rows.unknown}
+	stats := CommitStats{Blocks: len(bundles), Unknown: rows.unknown, MalformedEventLogs: len(rows.ex.malformed)}
+	written := tables
+	if s.events {
+		written = append(tables[:len(tables):len(tables)], explorerTables...)
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// Commits take turns: a commit whose client gave up (a stopped
 		// indexer) may still be finishing on the server when the next
@@ -177,7 +186,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 		if err != nil {
 			return err
 		}
-		for _, t := range tables {
+		for _, t := range written {
 			if rewrite && t.heightColumn != "" {
 				q := fmt.Sprintf("DELETE FROM %s WHERE %s BETWEEN $1 AND $2", t.name, t.heightColumn)
 				if _, err := tx.Exec(ctx, q, lo, hi); err != nil {
@@ -193,11 +202,21 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 		if err := recordBases(ctx, tx, lo, hi); err != nil {
 			return err
 		}
-		return setCursor(ctx, tx, Cursor{Height: last.Height, Hash: last.Hash})
+		if s.events {
+			if err := fillEventTimes(ctx, tx, hi); err != nil {
+				return err
+			}
+		}
+		cursor := Cursor{Height: last.Height, Hash: last.Hash}
+		if err := setCursor(ctx, tx, cursor); err != nil {
+			return err
+		}
+		return notifyCommit(ctx, tx, lo, cursor)
 	})
 	if err != nil {
 		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
+	s.logMalformed(&rows.ex)
 	return stats, nil
 }
 

@@ -24,7 +24,10 @@ func simulated(t *testing.T, tamper func(method string, body []byte) []byte) (*A
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	node, err := sim.New(ctx, sim.Config{Seed: 3, Shards: 3, TxsPerBlock: 12, SkipRate: 0.1, MissingChunkRate: 0.1, ProtocolVersion: 77, MaxHeight: 80})
+	// A chain whose 80 heights hold every kind the plans ask about, global
+	// contracts deployed by hash and used included (seed 3's no longer does
+	// since the token-event traffic changed the mix; 4 to 7 all do).
+	node, err := sim.New(ctx, sim.Config{Seed: 4, Shards: 3, TxsPerBlock: 12, SkipRate: 0.1, MissingChunkRate: 0.1, ProtocolVersion: 77, MaxHeight: 80})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, 80))

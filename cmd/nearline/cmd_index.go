@@ -41,6 +41,7 @@ type indexFlags struct {
 	genesis          *string
 	snapshotAccounts *string
 	maxConns         *int
+	events           *bool
 }
 
 func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
@@ -62,6 +63,7 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		genesis:          stringFlag(fs, env, "genesis", "NEARLINE_GENESIS", "", "nearcore genesis.json whose records are the state at the genesis height"),
 		snapshotAccounts: stringFlag(fs, env, "snapshot-accounts", "NEARLINE_SNAPSHOT_ACCOUNTS", "", "comma-separated accounts whose state at --from is fetched as the start of their history"),
 		maxConns:         intFlag(fs, env, "db-max-conns", "NEARLINE_DB_MAX_CONNS", indexPoolSize, "PostgreSQL pool size"),
+		events:           boolFlag(fs, env, "events", "NEARLINE_EVENTS", true, "write the explorer tables (ft_events, nft_events, mt_events, account_activity) with every block; false skips them"),
 	}
 }
 
@@ -145,7 +147,8 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 	if err := store.MigrateLogged(ctx, *flags.databaseURL, env.logger); err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, *flags.databaseURL, store.Config{MaxConns: int32(*flags.maxConns), Logger: env.logger})
+	s, err := store.Open(ctx, *flags.databaseURL, store.Config{MaxConns: int32(*flags.maxConns), Logger: env.logger,
+		SkipEvents: !*flags.events})
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,8 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 	if err := store.MigrateLogged(ctx, *index.databaseURL, env.logger); err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, *index.databaseURL, store.Config{MaxConns: int32(*index.maxConns + *serve.maxConns), Logger: env.logger})
+	s, err := store.Open(ctx, *index.databaseURL, store.Config{MaxConns: int32(*index.maxConns + *serve.maxConns), Logger: env.logger,
+		SkipEvents: !*index.events})
 	if err != nil {
 		return err
 	}

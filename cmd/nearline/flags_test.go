@@ -175,3 +175,26 @@ func TestEveryCommandRefusesMalformedEnvironment(t *testing.T) {
 	}
 	require.Greater(t, checked, 50, "flags checked: the help's format may have changed")
 }
+
+// TestEventsFlagTurnsTheExplorerTablesOff: --events defaults to true,
+// NEARLINE_EVENTS=false turns it off and the command line wins.
+func TestEventsFlagTurnsTheExplorerTablesOff(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		want bool
+	}{
+		{nil, nil, true},
+		{nil, []string{"--events=false"}, false},
+		{map[string]string{"NEARLINE_EVENTS": "false"}, nil, false},
+		{map[string]string{"NEARLINE_EVENTS": "false"}, []string{"--events"}, true},
+	} {
+		env, _, _ := testEnv(c.env)
+		fs := newFlagSet(env, "index", "")
+		fs.SetOutput(io.Discard)
+		flags := registerIndexFlags(fs, env)
+		require.NoError(t, parseFlags(fs, c.args))
+		require.Equal(t, c.want, *flags.events, "env %v, args %v", c.env, c.args)
+	}
+}

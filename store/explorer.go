@@ -1,0 +1,268 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/nearline/nearline/events"
+)
+
+// The explorer tables (migration 00008): token events parsed from the
+// EVENT_JSON logs of successful receipt outcomes, and account_activity.
+// Config.SkipEvents leaves them unwritten.
+
+// Kinds of account_activity rows.
+const (
+	ActivityTxSigner   = "tx_signer"   // signed a transaction (ref_id: its hash)
+	ActivityTxReceiver = "tx_receiver" // received a transaction (ref_id: its hash)
+	ActivityReceipt    = "receipt"     // received an action receipt (ref_id: its id)
+	ActivityFT         = "ft"          // a row of ft_events (ref_id: the receipt id)
+	ActivityNFT        = "nft"         // a row of nft_events
+	ActivityMT         = "mt"          // a row of mt_events
+	ActivityBalance    = "balance"     // the account changed in the block (ref_id ''): account_history
+)
+
+// NotifyChannel is the PostgreSQL channel every commit notifies, with
+// {"height": H, "hash": "...", "first_height": L}: the new cursor and the
+// first block of the batch.
+const NotifyChannel = "nearline_blocks"
+
+// explorerRows are the explorer tables' rows of a batch.
+type explorerRows struct {
+	ftEvents, nftEvents, mtEvents, activity [][]any
+	// blockTimes are the batch's block times by height, for the events'
+	// block_time.
+	blockTimes map[int64]time.Time
+	// malformed are the event logs skipped, for the log and CommitStats.
+	malformed []malformedLog
+	// parsed are the outcomes whose logs were parsed, by transaction
+	// height and receipt id: should a status list an outcome twice (the
+	// simulator's did, before promiseID), its events count once.
+	parsed map[outcomeKey]bool
+}
+
+type outcomeKey struct {
+	txHeight  int64
+	receiptID string
+}
+
+type malformedLog struct {
+	receiptID, contractID string
+	logIndex              int
+	err                   error
+}
+
+// Column positions of the event rows the commit patches.
+const eventBlockTimeColumn = 5
+
+var (
+	eventKeyColumns = []string{"tx_block_height", "receipt_id", "log_index", "event_index", "block_height", "block_time",
+		"tx_hash", "contract_id", "standard", "version", "event", "item_index"}
+	ftEventColumns     = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "account_id", "other_account_id", "delta_amount", "memo")
+	tokenEventColumns  = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "token_index", "token_id", "account_id", "other_account_id", "delta_amount", "authorized_id", "memo")
+	activityColumns    = []string{"account_id", "block_height", "kind", "ref_id", "position", "source_height", "other_account_id", "contract_id", "amount"}
+	explorerTableNames = []string{"ft_events", "nft_events", "mt_events"}
+)
+
+// explorerTables are the tables Commit writes when events are on, after
+// the others.
+var explorerTables = []table{
+	// An outcome's events are parsed once per transaction height (parsed);
+	// should an upstream list one under two statuses of different
+	// transactions anyway, the key keeps its rows once rather than stop
+	// the indexer.
+	{name: "ft_events", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
+		rows: func(r *rowSet) [][]any { return r.ex.ftEvents }, columns: ftEventColumns},
+	{name: "nft_events", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
+		rows: func(r *rowSet) [][]any { return r.ex.nftEvents }, columns: tokenEventColumns},
+	{name: "mt_events", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
+		rows: func(r *rowSet) [][]any { return r.ex.mtEvents }, columns: tokenEventColumns},
+	{name: "account_activity", heightColumn: "source_height", conflict: "ON CONFLICT DO NOTHING",
+		rows: func(r *rowSet) [][]any { return r.ex.activity }, columns: activityColumns},
+}
+
+// activityPosition orders a chunk's transactions and receipts within a
+// block.
+func activityPosition(shard int32, index int) int64 { return int64(shard)<<32 | int64(index) }
+
+// addTxActivity records a transaction for its signer and its receiver.
+func (r *rowSet) addTxActivity(height int64, shard int32, index int, hash, signer, receiver string) {
+	if !r.events {
+		return
+	}
+	pos := activityPosition(shard, index)
+	r.ex.activity = append(r.ex.activity,
+		[]any{signer, height, ActivityTxSigner, hash, pos, height, receiver, nil, nil},
+		[]any{receiver, height, ActivityTxReceiver, hash, pos, height, signer, nil, nil})
+}
+
+// addReceiptActivity records an action receipt for its receiver.
+func (r *rowSet) addReceiptActivity(height int64, shard int32, index int, receiptID, predecessor, receiver string) {
+	if !r.events {
+		return
+	}
+	r.ex.activity = append(r.ex.activity,
+		[]any{receiver, height, ActivityReceipt, receiptID, activityPosition(shard, index), height, predecessor, nil, nil})
+}
+
+// addOutcomeEvents parses the token events of one receipt outcome of the
+// status of transaction txHash (included at txHeight), executed at height.
+func (r *rowSet) addOutcomeEvents(txHeight, height int64, txHash string, o *OutcomeFields) {
+	if !r.events || len(o.Outcome.Logs) == 0 || !bytes.Contains(o.Outcome.Logs, []byte(events.Prefix)) || !succeeded(o.Outcome.Status) {
+		return
+	}
+	key := outcomeKey{txHeight, o.ID}
+	if r.ex.parsed[key] {
+		return
+	}
+	if r.ex.parsed == nil {
+		r.ex.parsed = map[outcomeKey]bool{}
+	}
+	r.ex.parsed[key] = true
+	var logs []string
+	if err := json.Unmarshal(o.Outcome.Logs, &logs); err != nil {
+		r.ex.malformed = append(r.ex.malformed, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: -1, err: err})
+		return
+	}
+	contract := o.Outcome.ExecutorID
+	for li, log := range logs {
+		evs, err := events.Parse(log)
+		if err != nil {
+			r.ex.malformed = append(r.ex.malformed, malformedLog{receiptID: o.ID, contractID: contract, logIndex: li, err: err})
+			continue
+		}
+		for _, e := range evs {
+			key := []any{txHeight, o.ID, int32(li), int32(e.Index), height, nil, txHash, contract, e.Standard, e.Version,
+				e.Event, int32(e.ItemIndex)}
+			var other *string
+			if e.OtherAccountID != "" {
+				other = &e.OtherAccountID
+			}
+			kind := ActivityFT
+			var amount any = pgtype.Numeric{Int: e.Delta, Valid: true}
+			switch e.Standard {
+			case events.NEP141:
+				r.ex.ftEvents = append(r.ex.ftEvents, append(key, e.AccountID, other, amount, e.Memo))
+			case events.NEP171:
+				kind = ActivityNFT
+				r.ex.nftEvents = append(r.ex.nftEvents, append(key, int32(e.TokenIndex), e.TokenID, e.AccountID, other,
+					int16(e.Delta.Int64()), e.AuthorizedID, e.Memo))
+			case events.NEP245:
+				kind = ActivityMT
+				r.ex.mtEvents = append(r.ex.mtEvents, append(key, int32(e.TokenIndex), e.TokenID, e.AccountID, other,
+					amount, e.AuthorizedID, e.Memo))
+			}
+			r.ex.activity = append(r.ex.activity, []any{e.AccountID, height, kind, o.ID, int64(li)<<32 | int64(e.Index),
+				txHeight, other, contract, amount})
+		}
+	}
+}
+
+// succeeded reports whether an outcome status is a success (NEP-297: only
+// the events of successful executions count).
+func succeeded(status json.RawMessage) bool {
+	var s struct {
+		SuccessValue     *json.RawMessage `json:"SuccessValue"`
+		SuccessReceiptID *string          `json:"SuccessReceiptId"`
+	}
+	if json.Unmarshal(status, &s) != nil {
+		return false
+	}
+	return s.SuccessValue != nil || s.SuccessReceiptID != nil
+}
+
+// finishExplorer adds the balance activity of the batch's account history
+// rows and the block time of every event executed in the batch.
+func (r *rowSet) finishExplorer() {
+	if !r.events {
+		return
+	}
+	for _, a := range r.accounts {
+		height := a[1].(int64)
+		var amount any
+		if a[3] != nil {
+			amount = a[3]
+		}
+		r.ex.activity = append(r.ex.activity, []any{a[0], height, ActivityBalance, "", int64(0), height, nil, nil, amount})
+	}
+	for _, rows := range [][][]any{r.ex.ftEvents, r.ex.nftEvents, r.ex.mtEvents} {
+		for _, row := range rows {
+			if t, ok := r.ex.blockTimes[row[4].(int64)]; ok {
+				row[eventBlockTimeColumn] = t
+			}
+		}
+	}
+}
+
+// fillEventTimes sets the block_time of event rows executed at or below hi
+// (committed: every height up to hi is a stored or a skipped block) whose
+// block was not in the batch that wrote them. The partial index finds the
+// rows, and each looks its block up by key: a join could scan blocks.
+func fillEventTimes(ctx context.Context, tx pgx.Tx, hi int64) error {
+	for _, t := range explorerTableNames {
+		q := fmt.Sprintf(`UPDATE %s e SET block_time = (SELECT b.block_time FROM blocks b WHERE b.height = e.block_height)
+			WHERE e.block_time IS NULL AND e.block_height <= $1`, t)
+		if _, err := tx.Exec(ctx, q, hi); err != nil {
+			return fmt.Errorf("fill block times of %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// replaceTxEvents replaces the token events of a transaction's status (a
+// newer answer lists more outcomes) and adds their activity. The block
+// times come from the blocks committed so far.
+func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int64, rows *rowSet) error {
+	for _, t := range explorerTables {
+		if t.heightColumn == "tx_block_height" {
+			q := fmt.Sprintf("DELETE FROM %s WHERE tx_hash = $1 AND tx_block_height = $2", t.name)
+			if _, err := tx.Exec(ctx, q, txHash, txHeight); err != nil {
+				return fmt.Errorf("clear %s of %s: %w", t.name, txHash, err)
+			}
+		}
+		if _, err := copyRows(ctx, tx, t, t.rows(rows)); err != nil {
+			return err
+		}
+	}
+	var highest int64
+	err := tx.QueryRow(ctx, `SELECT height FROM blocks ORDER BY height DESC LIMIT 1`).Scan(&highest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read highest block: %w", err)
+	}
+	return fillEventTimes(ctx, tx, highest)
+}
+
+// notifyCommit tells listeners of NotifyChannel that the batch first..c
+// committed (a notification is delivered only if its transaction commits).
+func notifyCommit(ctx context.Context, tx pgx.Tx, first int64, c Cursor) error {
+	payload, err := json.Marshal(struct {
+		Height      uint64 `json:"height"`
+		Hash        string `json:"hash"`
+		FirstHeight int64  `json:"first_height"`
+	}{c.Height, c.Hash, first})
+	if err != nil {
+		return fmt.Errorf("encode notification: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, string(payload)); err != nil {
+		return fmt.Errorf("notify %s: %w", NotifyChannel, err)
+	}
+	return nil
+}
+
+// logMalformed logs each event log skipped as malformed.
+func (s *Store) logMalformed(ex *explorerRows) {
+	for _, m := range ex.malformed {
+		s.logger.Warn("malformed event log skipped", "receipt_id", m.receiptID, "contract_id", m.contractID,
+			"log_index", m.logIndex, "error", m.err)
+	}
+}
