@@ -251,11 +251,11 @@ func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) ([]fetched, er
 }
 
 // linkedBatch is a batch's blocks that follow the last one linked before
-// them, prepared for the sink, and the continuity error that ended the
-// batch, if one did (the blocks before it are still written).
+// them, prepared for the sink (nil when none did), and the continuity
+// error that ended the batch, if one did (the blocks before it are still
+// written).
 type linkedBatch struct {
 	batch   *store.Batch
-	last    store.Cursor
 	linkErr error
 }
 
@@ -287,7 +287,7 @@ func (ix *Indexer) link(ctx context.Context, start uint64, prev *store.Cursor, i
 			if err != nil {
 				return fmt.Errorf("prepare heights %d-%d: %w", bundles[0].Height(), prev.Height, err)
 			}
-			l.batch, l.last = prepared, *prev
+			l.batch = prepared
 		}
 		select {
 		case out <- l:
@@ -306,6 +306,7 @@ func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *pro
 	lastRevisit := time.Now()
 	for l := range in {
 		if l.batch != nil {
+			last := l.batch.Bundles[len(l.batch.Bundles)-1].Height()
 			began := time.Now()
 			var stats store.CommitStats
 			err := ix.retryDB(ctx, "commit", func() (err error) {
@@ -315,13 +316,12 @@ func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *pro
 			if err != nil {
 				return err
 			}
-			ix.cfg.Metrics.committed(stats, l.last.Height, time.Since(began))
-			ix.noteUnknown(stats.Unknown, l.last.Height)
-			prog.committed(l.last.Height, stats.Blocks, stats.Rows)
+			ix.cfg.Metrics.committed(stats, last, time.Since(began))
+			ix.noteUnknown(stats.Unknown, last)
+			prog.committed(last, stats.Blocks, stats.Rows)
 			if time.Since(lastRevisit) >= ix.cfg.RevisitInterval {
 				lastRevisit = time.Now()
-				height := l.last.Height
-				if err := ix.retryDB(ctx, "revisit tx statuses", func() error { return ix.revisitTxStatuses(ctx, height) }); err != nil {
+				if err := ix.retryDB(ctx, "revisit tx statuses", func() error { return ix.revisitTxStatuses(ctx, last) }); err != nil {
 					return err
 				}
 			}
