@@ -22,6 +22,8 @@ import (
 type Store interface {
 	LatestBlock(ctx context.Context) (height uint64, hash string, err error)
 	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
+	// Ranges returns the indexers' ranges (heights indexed), lowest first.
+	Ranges(ctx context.Context) ([]store.Range, error)
 	BlockView(ctx context.Context, id near.BlockID) (json.RawMessage, error)
 	BlockStamp(ctx context.Context, id near.BlockID) (near.BlockStamp, error)
 	ChunkView(ctx context.Context, chunkHash string) (json.RawMessage, error)
@@ -143,6 +145,9 @@ type Backend struct {
 	mu           sync.Mutex
 	genesisCache *genesisFacts
 	historyStart *historyStart
+	// segments are the indexed segments last read (ranges only grow, so
+	// an old read errs only towards "not indexed", and is read again then).
+	segs []store.Segment
 }
 
 var _ rpcserve.Backend = (*Backend)(nil)

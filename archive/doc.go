@@ -13,6 +13,11 @@
 //     rpcserve.ForwardError: forwarded upstream, or refused with a message
 //     naming where the archive starts. Before the first block:
 //     NOT_SYNCED_YET / NO_SYNCED_BLOCKS.
+//   - Split backfills (ranges.go): a height between the indexers' ranges
+//     is a ForwardError naming the heights not indexed yet; a query at a
+//     height whose segment of joined ranges does not reach down to the
+//     start of state history is a ForwardError naming the heights missing
+//     below it. `final` selects the highest block of all ranges.
 //   - State before the archive's start: with a genesis base (--genesis)
 //     every account is known from the genesis height. Otherwise an account
 //     is answered in full only from its base (snapshotted at the start by

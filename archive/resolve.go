@@ -100,14 +100,21 @@ func (a *Backend) resolve(ctx context.Context, ref near.BlockReference, fl flavo
 		if id.Height < start {
 			return near.BlockStamp{}, &rpcserve.ForwardError{Reason: rpcserve.BeforeArchive(id.Height, start)}
 		}
+		if gap, err := a.gapError(ctx, id.Height); err != nil || gap != nil {
+			if err != nil {
+				return near.BlockStamp{}, err
+			}
+			return near.BlockStamp{}, gap
+		}
 	}
 	// A height the chain skipped, or one above the head.
 	return near.BlockStamp{}, fl.unknown(ref)
 }
 
 // checkState makes sure a query's state is known at the block: state
-// history is complete from the recorded history start (or, when none was recorded, from
-// the first indexed block).
+// history is complete from the recorded history start (or, when none was
+// recorded, from the first indexed block), up to the block when the ranges
+// between them are all indexed.
 func (a *Backend) checkState(ctx context.Context, stamp near.BlockStamp, fl flavor) (near.BlockStamp, error) {
 	if fl != queryFlavor {
 		return stamp, nil
@@ -118,6 +125,13 @@ func (a *Backend) checkState(ctx context.Context, stamp near.BlockStamp, fl flav
 	}
 	if stamp.BlockHeight < start {
 		return near.BlockStamp{}, &rpcserve.ForwardError{Reason: rpcserve.BeforeArchive(stamp.BlockHeight, start)}
+	}
+	decided, missing, err := a.stateDecided(ctx, stamp.BlockHeight, start)
+	if err != nil {
+		return near.BlockStamp{}, err
+	}
+	if !decided {
+		return near.BlockStamp{}, &rpcserve.ForwardError{Reason: stateNotDecided(stamp.BlockHeight, missing)}
 	}
 	return stamp, nil
 }

@@ -17,9 +17,10 @@
 //     (a status stored before it was FINAL, fetched again). NodeSource is
 //     the JSON-RPC implementation; DocSource builds the same Bundles from
 //     block documents (see below).
-//   - Sink, the archive: Cursor and BlockBefore (where to resume and what
-//     the next block must link to), EarliestBlock (the floor given to
-//     Prepare), Prepare and Write (a batch made into rows without the
+//   - Sink, the archive: Range and LinkBelow (where the cursor's range
+//     resumes, what the next block must link to and the floor given to
+//     Prepare), RangeAbove (where the range meets another cursor's),
+//     Prepare and Write (a batch made into rows without the
 //     database, then written with the cursor in one transaction: the loop
 //     prepares a batch while the one before it is written),
 //     PutGenesisConfig, and PendingTxStatuses with UpdateTxStatus (the
@@ -58,6 +59,12 @@
 //   - With To set, Run returns once To is committed; if the chain skipped To,
 //     once the next block (which proves it skipped) is committed. A run whose
 //     To is already committed returns at once.
+//   - Ranges: each Indexer advances one cursor (store.Config.Cursor), so
+//     several fill disjoint height ranges of one archive. A run ends where
+//     its range meets another cursor's range above it, as if To were the
+//     height below that range; the commit that makes two ranges meet
+//     checks the link between them (store.Write), so a split backfill is
+//     as continuous as one indexer's.
 //   - NodeSource treats UNKNOWN_BLOCK as "skipped" only when the answering
 //     upstream's final head is at or past the height; an upstream that is
 //     behind (after a failover) is asked again until it catches up.

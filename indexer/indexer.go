@@ -17,8 +17,9 @@ import (
 var ErrNoBlock = errors.New("no block at height")
 
 // ErrContinuity is returned (wrapped) when a block does not link to the last
-// committed block. Nothing from that block on is written.
-var ErrContinuity = errors.New("chain continuity broken")
+// committed block, or a batch's edge to the range of another cursor it
+// meets. Nothing from that block on is written.
+var ErrContinuity = store.ErrContinuity
 
 // Source fetches the chain: the indexer's view of an upstream node. It is
 // the indexer's whole contract with the upstream: nothing else is looked
@@ -46,14 +47,16 @@ type Source interface {
 // Sink stores what the indexer fetched (*store.Store implements it). It is
 // the indexer's whole contract with the archive.
 type Sink interface {
-	// Cursor returns the last committed block; ok is false before any.
-	Cursor(ctx context.Context) (c store.Cursor, ok bool, err error)
-	// BlockBefore returns the stored block with the greatest height below
-	// height.
-	BlockBefore(ctx context.Context, height uint64) (c store.Cursor, ok bool, err error)
-	// EarliestBlock returns the lowest stored block, store.ErrNotFound
-	// before any.
-	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
+	// Range returns the range of the indexer's cursor; ok is false before
+	// its first commit.
+	Range(ctx context.Context) (r store.Range, ok bool, err error)
+	// LinkBelow returns where heights from start on join the range below
+	// them (the block the next block must link to); ok is false when
+	// start begins a range.
+	LinkBelow(ctx context.Context, start uint64) (l store.Link, ok bool, err error)
+	// RangeAbove returns the lowest range of another cursor that covers
+	// height or starts above it: where this indexer's range meets it.
+	RangeAbove(ctx context.Context, height uint64) (r store.Range, ok bool, err error)
 	// Prepare makes bundles (ascending heights) into a batch for Write,
 	// without the database: the loop prepares a batch while the one
 	// before it is written.
@@ -88,12 +91,16 @@ const (
 // cursor (or from genesis on an empty archive).
 type Config struct {
 	// From is the first height to index. Default: after the cursor, or the
-	// genesis height on an empty archive. It may not leave a gap above the
-	// cursor; at or below the cursor it re-indexes.
+	// genesis height on an empty archive (a new cursor on an archive
+	// holding other ranges needs it). It may not leave a gap above the
+	// cursor, nor start below the cursor's range; at or below the cursor
+	// it re-indexes.
 	From *uint64
 	// To, when set, is the last height: Run returns nil once it is
 	// committed (if the chain skipped To, once the next block linking over
-	// it is). Unset: follow the head until ctx ends.
+	// it is). Unset: follow the head until ctx ends. Either way the run
+	// ends where its range meets another cursor's range above it, once the
+	// two are linked.
 	To *uint64
 	// Workers bounds concurrent block fetches. Default DefaultWorkers: a block's
 	// fetch is a chain of dependent calls (block, chunks, tx statuses), so

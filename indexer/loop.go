@@ -44,17 +44,16 @@ func (ix *Indexer) run(ctx context.Context) error {
 	if err := ix.retryDB(ctx, "store genesis config", func() error { return ix.sink.PutGenesisConfig(ctx, genesis) }); err != nil {
 		return err
 	}
-	start, prev, err := ix.plan(ctx, genesis)
+	p, err := ix.plan(ctx, genesis)
 	if err != nil {
 		return err
 	}
-	if ix.cfg.To != nil && prev != nil && prev.Height >= *ix.cfg.To {
-		ix.logger.Info("already indexed up to --to", "to", *ix.cfg.To, "height", prev.Height)
+	if p.done != "" {
+		ix.logger.Info(p.done)
 		return nil
 	}
-	if err := ix.prepareSource(ctx, start); err != nil {
-		return err
-	}
+	start, prev := p.start, p.prev
+	ix.src.Prepare(p.floor)
 	attrs := []any{"from", start, "workers", ix.cfg.Workers, "batch_size", ix.cfg.BatchSize}
 	if ix.cfg.To != nil {
 		attrs = append(attrs, "to", *ix.cfg.To)
@@ -89,47 +88,108 @@ func (ix *Indexer) run(ctx context.Context) error {
 	return err
 }
 
-// plan returns the first height to fetch and the block it must link to
-// (nil when the archive has nothing below it).
-func (ix *Indexer) plan(ctx context.Context, genesis []byte) (uint64, *store.Cursor, error) {
-	var cur store.Cursor
+// plan is where a run starts.
+type plan struct {
+	start uint64
+	// prev is the block the first block must link to; nil when start
+	// begins a range.
+	prev *store.Cursor
+	// floor is the lowest height the run's range reaches down to (start,
+	// or the first height of the range below it that it joins): a block
+	// repeating a chunk included below it carries that chunk.
+	floor uint64
+	// done, when set, says why there is nothing to index.
+	done string
+}
+
+// plan decides the first height to fetch, the block it must link to and
+// whether the run has anything to do.
+func (ix *Indexer) plan(ctx context.Context, genesis []byte) (plan, error) {
+	var own store.Range
 	var ok bool
 	err := ix.retryDB(ctx, "read cursor", func() (err error) {
-		cur, ok, err = ix.sink.Cursor(ctx)
+		own, ok, err = ix.sink.Range(ctx)
 		return err
 	})
 	if err != nil {
-		return 0, nil, err
+		return plan{}, err
 	}
 	var start uint64
 	switch {
 	case ix.cfg.From != nil:
 		start = *ix.cfg.From
-		if ok && start > cur.Height+1 {
-			return 0, nil, fmt.Errorf("--from %d would leave heights %d-%d unindexed after the cursor at %d",
-				start, cur.Height+1, start-1, cur.Height)
+		if ok && start > own.Last.Height+1 {
+			return plan{}, fmt.Errorf("--from %d would leave heights %d-%d unindexed after the cursor at %d",
+				start, own.Last.Height+1, start-1, own.Last.Height)
+		}
+		if ok && start < own.First {
+			return plan{}, fmt.Errorf("--from %d is below the cursor's range %d-%d: index heights below a range on a cursor of their own (--cursor NAME --to %d)",
+				start, own.First, own.Last.Height, own.First-1)
 		}
 	case ok:
-		start = cur.Height + 1
+		start = own.Last.Height + 1
 	default:
+		other, others, err := ix.rangeAbove(ctx, 0)
+		if err != nil {
+			return plan{}, err
+		}
+		if others {
+			return plan{}, fmt.Errorf("the cursor is new and the archive holds other ranges (cursor %s: %d-%d): give --from", other.Cursor, other.First, other.Last.Height)
+		}
 		h, err := genesisHeight(genesis)
 		if err != nil {
-			return 0, nil, fmt.Errorf("empty archive and no --from: %w", err)
+			return plan{}, fmt.Errorf("empty archive and no --from: %w", err)
 		}
 		start = h
 	}
-	var before store.Cursor
-	err = ix.retryDB(ctx, "read block before start", func() (err error) {
-		before, ok, err = ix.sink.BlockBefore(ctx, start)
+	var link store.Link
+	var linked bool
+	err = ix.retryDB(ctx, "read the range below", func() (err error) {
+		link, linked, err = ix.sink.LinkBelow(ctx, start)
 		return err
 	})
 	if err != nil {
-		return 0, nil, err
+		return plan{}, err
 	}
-	if !ok {
-		return start, nil, nil
+	p := plan{start: start, floor: start}
+	if linked {
+		p.prev, p.floor = &link.Block, min(start, link.RangeFirst)
 	}
-	return start, &before, nil
+	if to := ix.cfg.To; to != nil && p.prev != nil && p.prev.Height >= *to {
+		p.done = fmt.Sprintf("already indexed up to --to %d (height %d)", *to, p.prev.Height)
+		return p, nil
+	}
+	if other, ok, err := ix.rangeAbove(ctx, start); err != nil {
+		return plan{}, err
+	} else if ok && other.First <= start {
+		p.done = fmt.Sprintf("heights from %d are in the range of cursor %s (%d-%d): nothing to index", start, other.Cursor, other.First, other.Last.Height)
+	}
+	return p, nil
+}
+
+// rangeAbove returns the lowest range of another cursor that covers height
+// or starts above it.
+func (ix *Indexer) rangeAbove(ctx context.Context, height uint64) (r store.Range, ok bool, err error) {
+	err = ix.retryDB(ctx, "read ranges", func() (err error) {
+		r, ok, err = ix.sink.RangeAbove(ctx, height)
+		return err
+	})
+	return r, ok, err
+}
+
+// lastHeight is the last height to fetch from next on: Config.To, or the
+// height below the next range of another cursor, whichever is lower; nil
+// when neither bounds the run. met names the range when it is the bound.
+func (ix *Indexer) lastHeight(ctx context.Context, next uint64) (to *uint64, met *store.Range, err error) {
+	to = ix.cfg.To
+	other, ok, err := ix.rangeAbove(ctx, next)
+	if err != nil || !ok || other.First == 0 {
+		return to, nil, err
+	}
+	if below := other.First - 1; to == nil || below < *to {
+		return &below, &other, nil
+	}
+	return to, nil, nil
 }
 
 // produce fetches batches of consecutive heights up to the final head and
@@ -140,9 +200,16 @@ func (ix *Indexer) produce(ctx context.Context, start uint64, out chan<- batch, 
 	var headAt time.Time
 	var lastBlock uint64
 	seenBlock := false
-	to := ix.cfg.To
 	for {
+		to, met, err := ix.lastHeight(ctx, next)
+		if err != nil {
+			return err
+		}
 		if to != nil && seenBlock && lastBlock >= *to {
+			if met != nil {
+				ix.logger.Info("range meets the range of another cursor", "cursor", met.Cursor,
+					"its_first_height", met.First, "last_block", lastBlock)
+			}
 			return nil
 		}
 		if next > head || ix.headStale(next, head, headAt) {
@@ -361,25 +428,6 @@ func linkTo(prev *store.Cursor, start uint64, b *store.Bundle) ([]uint64, error)
 		skipped = append(skipped, h)
 	}
 	return skipped, nil
-}
-
-// prepareSource tells the source the lowest height the archive will hold:
-// the lower of start and the earliest stored block.
-func (ix *Indexer) prepareSource(ctx context.Context, start uint64) error {
-	floor := start
-	var earliest uint64
-	err := ix.retryDB(ctx, "read earliest block", func() (err error) {
-		earliest, _, err = ix.sink.EarliestBlock(ctx)
-		return err
-	})
-	switch {
-	case err == nil:
-		floor = min(floor, earliest)
-	case !errors.Is(err, store.ErrNotFound):
-		return err
-	}
-	ix.src.Prepare(floor)
-	return nil
 }
 
 // noteUnknown logs, once per kind and Indexer, that a batch held something

@@ -28,33 +28,30 @@ type memSink struct {
 
 var _ indexer.Sink = (*memSink)(nil)
 
-func (m *memSink) Cursor(context.Context) (store.Cursor, bool, error) {
+func (m *memSink) Range(context.Context) (store.Range, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.blocks) == 0 {
-		return store.Cursor{}, false, nil
+		return store.Range{}, false, nil
 	}
-	return m.blocks[len(m.blocks)-1], true, nil
+	return store.Range{Cursor: store.DefaultCursor, First: m.blocks[0].Height, Last: m.blocks[len(m.blocks)-1]}, true, nil
 }
 
-func (m *memSink) BlockBefore(_ context.Context, height uint64) (store.Cursor, bool, error) {
+// LinkBelow: the one range is contiguous from its first block.
+func (m *memSink) LinkBelow(_ context.Context, start uint64) (store.Link, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := len(m.blocks) - 1; i >= 0; i-- {
-		if m.blocks[i].Height < height {
-			return m.blocks[i], true, nil
+		if m.blocks[i].Height < start {
+			return store.Link{Block: m.blocks[i], RangeFirst: m.blocks[0].Height}, true, nil
 		}
 	}
-	return store.Cursor{}, false, nil
+	return store.Link{}, false, nil
 }
 
-func (m *memSink) EarliestBlock(context.Context) (uint64, string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.blocks) == 0 {
-		return 0, "", store.ErrNotFound
-	}
-	return m.blocks[0].Height, m.blocks[0].Hash, nil
+// RangeAbove: there is no other cursor.
+func (m *memSink) RangeAbove(context.Context, uint64) (store.Range, bool, error) {
+	return store.Range{}, false, nil
 }
 
 func (m *memSink) Prepare(bundles []store.Bundle) (*store.Batch, error) {

@@ -30,8 +30,8 @@ const (
 )
 
 // NotifyChannel is the PostgreSQL channel every commit notifies, with
-// {"height": H, "hash": "...", "first_height": L}: the new cursor and the
-// first block of the batch.
+// {"height": H, "hash": "...", "first_height": L, "cursor": NAME}: the new
+// position of cursor NAME and the first block of the batch.
 const NotifyChannel = "nearline_blocks"
 
 // explorerRows are the explorer tables' rows of a batch.
@@ -201,15 +201,26 @@ func (r *rowSet) finishExplorer() {
 	}
 }
 
-// fillEventTimes sets the block_time of event rows executed at or below hi
-// (committed: every height up to hi is a stored or a skipped block) whose
-// block was not in the batch that wrote them. The partial index finds the
-// rows, and each looks its block up by key: a join could scan blocks.
-func fillEventTimes(ctx context.Context, tx pgx.Tx, hi int64) error {
+// fillEventTimes sets the block_time of event rows whose block was not in
+// the batch that wrote them, once their block is stored: every untimed row
+// executed at or below the highest stored block (not only below this
+// batch: a range filled below another one writes events executed in
+// blocks the range above committed before; a row whose block is in a gap
+// stays NULL). The partial index finds the rows, and each looks its block
+// up by key: a join could scan blocks.
+func fillEventTimes(ctx context.Context, tx pgx.Tx) error {
+	var highest int64
+	err := tx.QueryRow(ctx, `SELECT height FROM blocks ORDER BY height DESC LIMIT 1`).Scan(&highest)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read highest block: %w", err)
+	}
 	for _, t := range explorerTableNames {
 		q := fmt.Sprintf(`UPDATE %s e SET block_time = (SELECT b.block_time FROM blocks b WHERE b.height = e.block_height)
 			WHERE e.block_time IS NULL AND e.block_height <= $1`, t)
-		if _, err := tx.Exec(ctx, q, hi); err != nil {
+		if _, err := tx.Exec(ctx, q, highest); err != nil {
 			return fmt.Errorf("fill block times of %s: %w", t, err)
 		}
 	}
@@ -231,25 +242,18 @@ func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int
 			return err
 		}
 	}
-	var highest int64
-	err := tx.QueryRow(ctx, `SELECT height FROM blocks ORDER BY height DESC LIMIT 1`).Scan(&highest)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read highest block: %w", err)
-	}
-	return fillEventTimes(ctx, tx, highest)
+	return fillEventTimes(ctx, tx)
 }
 
 // notifyCommit tells listeners of NotifyChannel that the batch first..c
 // committed (a notification is delivered only if its transaction commits).
-func notifyCommit(ctx context.Context, tx pgx.Tx, first int64, c Cursor) error {
+func notifyCommit(ctx context.Context, tx pgx.Tx, cursor string, first int64, c Cursor) error {
 	payload, err := json.Marshal(struct {
 		Height      uint64 `json:"height"`
 		Hash        string `json:"hash"`
 		FirstHeight int64  `json:"first_height"`
-	}{c.Height, c.Hash, first})
+		Cursor      string `json:"cursor"`
+	}{c.Height, c.Hash, first, cursor})
 	if err != nil {
 		return fmt.Errorf("encode notification: %w", err)
 	}

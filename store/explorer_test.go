@@ -258,8 +258,9 @@ func TestEveryCommitNotifiesItsBlocks(t *testing.T) {
 		Height      uint64 `json:"height"`
 		Hash        string `json:"hash"`
 		FirstHeight uint64 `json:"first_height"`
+		Cursor      string `json:"cursor"`
 	}
-	for _, want := range []note{{3, storetest.BlockHash(3), 1}, {6, storetest.BlockHash(6), 4}} {
+	for _, want := range []note{{3, storetest.BlockHash(3), 1, "main"}, {6, storetest.BlockHash(6), 4, "main"}} {
 		n, err := listener.WaitForNotification(ctx)
 		require.NoError(t, err)
 		require.Equal(t, store.NotifyChannel, n.Channel)

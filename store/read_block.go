@@ -10,16 +10,15 @@ import (
 	"github.com/nearline/nearline/near"
 )
 
-// LatestBlock returns the cursor's block: the newest committed block.
+// LatestBlock returns the newest committed block: the highest of the
+// cursors' last blocks.
 func (s *Store) LatestBlock(ctx context.Context) (height uint64, hash string, err error) {
-	c, ok, err := s.Cursor(ctx)
+	var h int64
+	err = s.pool.QueryRow(ctx, `SELECT height, hash FROM indexer_cursor ORDER BY height DESC LIMIT 1`).Scan(&h, &hash)
 	if err != nil {
-		return 0, "", err
+		return 0, "", notFound(err, "latest block")
 	}
-	if !ok {
-		return 0, "", fmt.Errorf("latest block: %w", ErrNotFound)
-	}
-	return c.Height, c.Hash, nil
+	return uint64(h), hash, nil
 }
 
 // EarliestBlock returns the lowest stored block.

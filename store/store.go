@@ -22,9 +22,6 @@ var ErrNotFound = errors.New("not found")
 // exceeds the byte limit.
 var ErrTooLarge = errors.New("contract state too large")
 
-// cursorName is the indexer_cursor row the indexer advances.
-const cursorName = "main"
-
 // Defaults of Config.
 const (
 	DefaultMaxConns         = 10
@@ -46,6 +43,9 @@ type Config struct {
 	StatementTimeout time.Duration
 	// Logger receives the store's logs. Default: discard.
 	Logger *slog.Logger
+	// Cursor names the indexer_cursor row (the range) Commit advances:
+	// `--cursor`. Default DefaultCursor.
+	Cursor string
 	// SkipEvents, when true, leaves the explorer tables (ft_events,
 	// nft_events, mt_events, account_activity) unwritten: `--events=false`.
 	// Default false: Commit writes them.
@@ -56,6 +56,7 @@ func (c Config) withDefaults() Config {
 	c.MaxConns = cmp.Or(c.MaxConns, DefaultMaxConns)
 	c.ApplicationName = cmp.Or(c.ApplicationName, DefaultApplicationName)
 	c.StatementTimeout = cmp.Or(c.StatementTimeout, DefaultStatementTimeout)
+	c.Cursor = cmp.Or(c.Cursor, DefaultCursor)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -69,7 +70,7 @@ func (c Config) validate() error {
 	if c.MinConns < 0 || c.MinConns > c.MaxConns {
 		return fmt.Errorf("min conns %d: want 0 to max conns %d", c.MinConns, c.MaxConns)
 	}
-	return nil
+	return ValidCursorName(c.Cursor)
 }
 
 // Store is the archive. It is safe for concurrent use.
@@ -77,6 +78,8 @@ type Store struct {
 	pool   *pgxpool.Pool
 	logger *slog.Logger
 	codec  *packed.Codec
+	// cursor is the indexer_cursor row Commit advances.
+	cursor string
 	// events says whether Commit writes the explorer tables.
 	events bool
 	// partitions are the height ranges whose partitions exist.
@@ -115,7 +118,7 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &Store{pool: pool, logger: cfg.Logger, codec: codec, events: !cfg.SkipEvents}, nil
+	return &Store{pool: pool, logger: cfg.Logger, codec: codec, cursor: cfg.Cursor, events: !cfg.SkipEvents}, nil
 }
 
 // Close closes the pool, waiting for connections in use.

@@ -182,7 +182,10 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, commitLockID); err != nil {
 			return fmt.Errorf("wait for other commits: %w", err)
 		}
-		rewrite, err := s.needsRewrite(ctx, tx, lo)
+		if err := checkJoins(ctx, tx, coveredFrom(bundles), &bundles[0].Block.Header, &last); err != nil {
+			return err
+		}
+		rewrite, err := needsRewrite(ctx, tx, lo, hi)
 		if err != nil {
 			return err
 		}
@@ -203,15 +206,15 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 			return err
 		}
 		if s.events {
-			if err := fillEventTimes(ctx, tx, hi); err != nil {
+			if err := fillEventTimes(ctx, tx); err != nil {
 				return err
 			}
 		}
 		cursor := Cursor{Height: last.Height, Hash: last.Hash}
-		if err := setCursor(ctx, tx, cursor); err != nil {
+		if err := setCursor(ctx, tx, s.cursor, coveredFrom(bundles), cursor); err != nil {
 			return err
 		}
-		return notifyCommit(ctx, tx, lo, cursor)
+		return notifyCommit(ctx, tx, s.cursor, lo, cursor)
 	})
 	if err != nil {
 		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
@@ -235,9 +238,20 @@ func lowestHeight(bundles []Bundle) uint64 {
 	return low
 }
 
-// needsRewrite reports whether heights from lo on may already be stored:
-// only then are their rows deleted first.
-func (s *Store) needsRewrite(ctx context.Context, tx pgx.Tx, lo int64) (bool, error) {
+// coveredFrom is the lowest height a batch covers: its first block, or the
+// first of the heights skipped before it.
+func coveredFrom(bundles []Bundle) uint64 {
+	if skipped := bundles[0].Skipped; len(skipped) > 0 {
+		return min(skipped[0], bundles[0].Height())
+	}
+	return bundles[0].Height()
+}
+
+// needsRewrite reports whether heights lo..hi may already be stored: only
+// then are their rows deleted first. Following the head, lo is above the
+// highest block (one probe); filling a range below another, a block or a
+// chunk (a missing chunk's, written by the range above) must be there.
+func needsRewrite(ctx context.Context, tx pgx.Tx, lo, hi int64) (bool, error) {
 	var maxHeight int64
 	err := tx.QueryRow(ctx, `SELECT height FROM blocks ORDER BY height DESC LIMIT 1`).Scan(&maxHeight)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -246,7 +260,16 @@ func (s *Store) needsRewrite(ctx context.Context, tx pgx.Tx, lo int64) (bool, er
 	if err != nil {
 		return false, fmt.Errorf("read highest block: %w", err)
 	}
-	return lo <= maxHeight, nil
+	if lo > maxHeight {
+		return false, nil
+	}
+	var stored bool
+	err = tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blocks WHERE height BETWEEN $1 AND $2)
+		OR EXISTS (SELECT 1 FROM chunks WHERE block_height BETWEEN $1 AND $2)`, lo, hi).Scan(&stored)
+	if err != nil {
+		return false, fmt.Errorf("look for stored heights %d-%d: %w", lo, hi, err)
+	}
+	return stored, nil
 }
 
 func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error) {
@@ -300,23 +323,26 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error
 	return int(tag.RowsAffected()), nil
 }
 
+// setCursorSQL advances a cursor, never backwards. A new cursor's range
+// starts at the batch's lowest covered height; a range never grows down
+// (the indexer refuses --from below it).
 const setCursorSQL = `
-INSERT INTO indexer_cursor (name, height, hash, updated_at) VALUES ($1, $2, $3, now())
+INSERT INTO indexer_cursor (name, first_height, height, hash, updated_at) VALUES ($1, $2, $3, $4, now())
 ON CONFLICT (name) DO UPDATE SET height = EXCLUDED.height, hash = EXCLUDED.hash, updated_at = now()
 WHERE indexer_cursor.height <= EXCLUDED.height`
 
-func setCursor(ctx context.Context, tx pgx.Tx, c Cursor) error {
-	if _, err := tx.Exec(ctx, setCursorSQL, cursorName, int64(c.Height), c.Hash); err != nil {
-		return fmt.Errorf("advance cursor to %d: %w", c.Height, err)
+func setCursor(ctx context.Context, tx pgx.Tx, name string, first uint64, c Cursor) error {
+	if _, err := tx.Exec(ctx, setCursorSQL, name, int64(first), int64(c.Height), c.Hash); err != nil {
+		return fmt.Errorf("advance cursor %s to %d: %w", name, c.Height, err)
 	}
 	return nil
 }
 
-// Cursor returns the last committed block; ok is false before the first
-// commit.
+// Cursor returns the last block committed on the store's cursor
+// (Config.Cursor); ok is false before its first commit.
 func (s *Store) Cursor(ctx context.Context) (c Cursor, ok bool, err error) {
 	var height int64
-	err = s.pool.QueryRow(ctx, `SELECT height, hash FROM indexer_cursor WHERE name = $1`, cursorName).Scan(&height, &c.Hash)
+	err = s.pool.QueryRow(ctx, `SELECT height, hash FROM indexer_cursor WHERE name = $1`, s.cursor).Scan(&height, &c.Hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Cursor{}, false, nil
 	}

@@ -42,6 +42,7 @@ type indexFlags struct {
 	snapshotAccounts *string
 	maxConns         *int
 	events           *bool
+	cursor           *string
 }
 
 func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
@@ -64,6 +65,7 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		snapshotAccounts: stringFlag(fs, env, "snapshot-accounts", "NEARLINE_SNAPSHOT_ACCOUNTS", "", "comma-separated accounts whose state at --from is fetched as the start of their history"),
 		maxConns:         intFlag(fs, env, "db-max-conns", "NEARLINE_DB_MAX_CONNS", indexPoolSize, "PostgreSQL pool size"),
 		events:           boolFlag(fs, env, "events", "NEARLINE_EVENTS", true, "write the explorer tables (ft_events, nft_events, mt_events, account_activity) with every block; false skips them"),
+		cursor:           stringFlag(fs, env, "cursor", "NEARLINE_CURSOR", store.DefaultCursor, "the indexer_cursor row (range) this indexer advances: several indexers with their own --cursor and --from/--to fill disjoint ranges of one archive"),
 	}
 }
 
@@ -95,8 +97,12 @@ const (
 	sourceLake     = "lake"
 )
 
-// checkSource reports a --source combination that cannot work.
-func (f *indexFlags) checkSource() error {
+// check reports a --cursor name or a --source combination that cannot
+// work.
+func (f *indexFlags) check() error {
+	if err := store.ValidCursorName(*f.cursor); err != nil {
+		return fmt.Errorf("--cursor: %w", err)
+	}
 	switch *f.source {
 	case sourceRPC:
 		if *f.rpcUpstream != "" {
@@ -140,7 +146,7 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	if err := flags.checkSource(); err != nil {
+	if err := flags.check(); err != nil {
 		fmt.Fprintln(fs.Output(), "nearline index:", err)
 		return errUsage
 	}
@@ -148,7 +154,7 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	s, err := store.Open(ctx, *flags.databaseURL, store.Config{MaxConns: int32(*flags.maxConns), Logger: env.logger,
-		SkipEvents: !*flags.events})
+		SkipEvents: !*flags.events, Cursor: *flags.cursor})
 	if err != nil {
 		return err
 	}
@@ -188,10 +194,12 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		if err != nil {
 			return err
 		}
-		if _, indexed, err := s.Cursor(ctx); err != nil {
+		// A split backfill's range above the genesis is not a mistake: its
+		// state is answered once the ranges below it are in.
+		if ranges, err := s.Ranges(ctx); err != nil {
 			return err
-		} else if !indexed && from != nil && *from > start {
-			return fmt.Errorf("--genesis holds the state at height %d; indexing from --from %d would leave blocks %d-%d out of the state history", start, *from, start, *from-1)
+		} else if len(ranges) == 0 && from != nil && *from > start && *flags.cursor == store.DefaultCursor {
+			return fmt.Errorf("--genesis holds the state at height %d; indexing from --from %d would leave blocks %d-%d out of the state history (for one range of a split backfill, give it a --cursor)", start, *from, start, *from-1)
 		}
 	}
 	if accounts := splitList(*flags.snapshotAccounts); len(accounts) > 0 {

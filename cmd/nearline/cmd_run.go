@@ -28,7 +28,7 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		fs.Usage()
 		return errUsage
 	}
-	if err := index.checkSource(); err != nil {
+	if err := index.check(); err != nil {
 		fmt.Fprintln(fs.Output(), "nearline run:", err)
 		return errUsage
 	}
@@ -43,7 +43,7 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	s, err := store.Open(ctx, *index.databaseURL, store.Config{MaxConns: int32(*index.maxConns + *serve.maxConns), Logger: env.logger,
-		SkipEvents: !*index.events})
+		SkipEvents: !*index.events, Cursor: *index.cursor})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,8 @@ import (
 	"github.com/nearline/nearline/store"
 )
 
-// runStatus prints the archive's indexed range, cursor and history start.
+// runStatus prints the archive's indexed ranges, the heights between them,
+// its counts and its history start.
 func runStatus(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "status", "--database-url URL")
 	databaseURL := stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)")
@@ -35,10 +36,21 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 	} else {
 		fmt.Fprintf(w, "cursor:          %d %s (updated %s)\n", st.Cursor.Height, st.Cursor.Hash, st.CursorUpdated.UTC().Format("2006-01-02T15:04:05Z"))
 		fmt.Fprintf(w, "indexed range:   %d-%d\n", st.EarliestHeight, st.Cursor.Height)
+		for _, r := range st.Ranges {
+			fmt.Fprintf(w, "range %-9s %d-%d, last block %s (updated %s)\n", r.Cursor+":", r.First, r.Last.Height, r.Last.Hash,
+				r.Updated.UTC().Format("2006-01-02T15:04:05Z"))
+		}
+		for _, g := range st.UnindexedRuns {
+			fmt.Fprintf(w, "not indexed:     %d-%d (%d heights between ranges)\n", g.First, g.Last, g.Last-g.First+1)
+		}
 		fmt.Fprintf(w, "blocks:          %d\n", st.Blocks)
 		fmt.Fprintf(w, "skipped heights: %d\n", st.SkippedHeights)
-		if st.Gaps > 0 {
-			fmt.Fprintf(w, "gaps:            %d heights neither indexed nor skipped (re-run index --from to fill)\n", st.Gaps)
+		var between uint64
+		for _, g := range st.UnindexedRuns {
+			between += g.Last - g.First + 1
+		}
+		if other := st.Gaps - int64(between); other > 0 {
+			fmt.Fprintf(w, "gaps:            %d heights inside ranges neither indexed nor skipped (re-run index --from to fill)\n", other)
 		}
 	}
 	start, err := s.HistoryStart(ctx)
