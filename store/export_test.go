@@ -3,3 +3,7 @@ package store
 // MigrateTo applies the embedded migrations up to version, for tests of
 // upgrades from an older layout.
 var MigrateTo = migrateTo
+
+// PartitionedTables are the block-keyed tables the store creates height-range
+// partitions for.
+var PartitionedTables = partitionedTables

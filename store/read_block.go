@@ -196,9 +196,14 @@ FROM (SELECT array_agg(index_in_block ORDER BY index_in_block) AS indexes,
       FROM state_changes
       WHERE block_height = $1 AND change_type = ANY($2) AND account_id = ANY($3)) m`
 
+// receiptSQL and receiptToTxSQL join on the height as well as the hash (a
+// receipt's chunk is new in the receipt's block; an outcome's transaction
+// status is at its tx_block_height): the same rows, and a join within one
+// shard of a database distributed by height (README, "A distributed
+// PostgreSQL").
 const receiptSQL = `
 SELECT c.view->'receipts'->r.index_in_chunk
-FROM receipts r JOIN chunks c ON c.chunk_hash = r.chunk_hash
+FROM receipts r JOIN chunks c ON c.chunk_hash = r.chunk_hash AND c.block_height = r.block_height
 WHERE r.receipt_id = $1
 ORDER BY r.block_height LIMIT 1`
 
@@ -217,7 +222,7 @@ func (s *Store) Receipt(ctx context.Context, receiptID string) (json.RawMessage,
 
 const receiptToTxSQL = `
 SELECT e.tx_hash, s.signer_id
-FROM execution_outcomes e JOIN transaction_statuses s ON s.tx_hash = e.tx_hash
+FROM execution_outcomes e JOIN transaction_statuses s ON s.tx_hash = e.tx_hash AND s.block_height = e.tx_block_height
 WHERE e.id = $1 AND e.id <> e.tx_hash
 LIMIT 1`
 
