@@ -87,7 +87,7 @@ func main() {
 	flag.Uint64Var(&o.eventsBlocks, "events-blocks", 1000, "heights backfilled by the events phase, with the explorer tables and without (at most --blocks)")
 	flag.IntVar(&o.clients, "clients", 16, "concurrent clients of the serving benchmark")
 	flag.DurationVar(&o.serveTime, "serve-time", 3*time.Second, "duration of one serving measurement")
-	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, serve, storage, events (default all; serve and storage need backfill)")
+	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, split, serve, storage, events (default all; serve and storage need backfill)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each phase to PREFIX.<phase>.prof")
 	flag.BoolVar(&o.simProcess, "sim-process", true, "run the simulator in a child process (its in-memory chain then stays out of the indexer's garbage collections)")
 	flag.StringVar(&o.simListen, "sim-listen", "", "internal: be the simulator child process (the address is unused: it serves on loopback ports it prints)")
@@ -148,6 +148,11 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.want("latency") {
 		if err := env.phase(ctx, "latency", env.latencyBackfill); err != nil {
+			return err
+		}
+	}
+	if o.want("split") {
+		if err := env.phase(ctx, "split", env.splitBackfill); err != nil {
 			return err
 		}
 	}

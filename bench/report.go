@@ -24,6 +24,8 @@ type report struct {
 	serve       []serveRow
 	single      *serveRow
 	events      *eventsReport
+	// split are the split backfills, one and two indexers alternating.
+	split []splitRun
 }
 
 // medianBy returns the run with the median value of key.
@@ -111,6 +113,7 @@ func (r *report) print(w io.Writer, o options) {
 				got, rpc, float64(l.requests)/float64(l.blocks), got/rpc)
 		}
 	}
+	r.printSplit(w, o)
 	for _, s := range r.serve {
 		fmt.Fprintf(w, "| serve `%s`, %d clients | %.0f req/s, p50 %s, p99 %s | bare handler %.0f req/s (p50 %s, p99 %s); simulator %.0f req/s (p50 %s, p99 %s) | %.0f%% of bare | ≥ 50%% |\n",
 			s.method, s.clients, s.serve.rps, ms(s.serve.p50), ms(s.serve.p99), s.bare.rps, ms(s.bare.p50), ms(s.bare.p99),
