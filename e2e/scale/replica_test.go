@@ -116,10 +116,10 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 		maxLag    = 2 * time.Second
 	)
 	host := newPGHost(t)
-	primary := host.primary(t, "primary")
-	replica := primary.replica(t, "replica")
-	primary.exec(t, "postgres", "CREATE DATABASE nearline")
-	primaryURL := primary.url("postgres", "nearline")
+	primary := startPrimary(t, host, "primary")
+	replica := startReplica(t, primary, "replica")
+	execSQL(t, primary, "postgres", "CREATE DATABASE nearline")
+	primaryURL := primary.URL("postgres", "nearline")
 
 	// Blocks an hour in the future: their age never exceeds
 	// --health-max-lag, so only the replica's lag can fail health.
@@ -137,18 +137,18 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 	if len(grants) != 1 || !strings.Contains(grants[0], "nearline_reader") {
 		t.Fatalf("README's Serving from replicas: want one SQL block creating nearline_reader, got %q", grants)
 	}
-	primary.exec(t, "nearline", grants[0])
+	execSQL(t, primary, "nearline", grants[0])
 
 	first := shape.Head - 40
 	binary.Index(t, 5*time.Minute, primaryURL, "http://"+simAddr, first, "--genesis", genesisPath)
-	replay := e2ekit.WaitCursor(t, replica.url("postgres", "nearline"), first, 2*time.Minute)
+	replay := e2ekit.WaitCursor(t, replica.URL("postgres", "nearline"), first, 2*time.Minute)
 	t.Logf("replica replayed the cursor to %d", replay)
 
-	readerURL := replica.url("nearline_reader", "nearline")
+	readerURL := replica.URL("nearline_reader", "nearline")
 	_, primaryAddr, onPrimary := binary.Serve(t, primaryURL, "--upstream", "http://"+simAddr)
 	_, replicaAddr, onReplica := binary.Serve(t, readerURL, "--upstream", "http://"+simAddr)
 	_, _, health := binary.Serve(t, readerURL, "--health-max-lag", maxLag.String())
-	if n := replica.queryInt(t, "postgres", `SELECT count(*) FROM pg_stat_activity
+	if n := queryInt(t, replica, "postgres", `SELECT count(*) FROM pg_stat_activity
 		WHERE application_name = 'nearline-serve' AND usename = 'nearline_reader'`); n == 0 {
 		t.Fatal("no connection of serve as nearline_reader on the replica")
 	}
@@ -185,7 +185,7 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 	wait.For(t, time.Minute, "health on the caught-up replica", healthy)
 
 	// Replay paused, more blocks on the primary: the replica falls behind.
-	replica.exec(t, "postgres", "SELECT pg_wal_replay_pause()")
+	execSQL(t, replica, "postgres", "SELECT pg_wal_replay_pause()")
 	binary.Index(t, 5*time.Minute, primaryURL, "http://"+simAddr, shape.Head, "--genesis", genesisPath)
 	var failure string
 	wait.For(t, time.Minute, "health to fail on the paused replica", func() bool {
@@ -218,9 +218,9 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 
 	// Replay resumed: healthy again, and the new blocks served as the
 	// primary serves them.
-	replica.exec(t, "postgres", "SELECT pg_wal_replay_resume()")
+	execSQL(t, replica, "postgres", "SELECT pg_wal_replay_resume()")
 	wait.For(t, time.Minute, "health on the replica after replay resumed", healthy)
-	e2ekit.WaitCursor(t, replica.url("postgres", "nearline"), shape.Head, 2*time.Minute)
+	e2ekit.WaitCursor(t, replica.URL("postgres", "nearline"), shape.Head, 2*time.Minute)
 	if got, want := finalHeight(t, onReplica), finalHeight(t, onPrimary); got != want {
 		t.Errorf("resumed replica serves final height %d, primary %d", got, want)
 	}
