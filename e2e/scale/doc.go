@@ -3,5 +3,6 @@
 // PostgreSQL: `nearline serve` from a streaming replica of the archive
 // (replica_test.go). Tests that need a PostgreSQL cluster of their own
 // (a primary and its replica) make one with the server binaries of the
-// machine's PostgreSQL installation (cluster_test.go).
+// machine's PostgreSQL installation (cluster_test.go, over
+// internal/pgcluster).
 package scale

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -109,7 +110,9 @@ func lagGauge(t *testing.T, addr string) (float64, bool) {
 // the replica and more blocks indexed on the primary, the replica serves
 // the old head and health with --health-max-lag fails with NO_NEW_BLOCKS
 // saying the replica is behind; after replay resumes, health passes again
-// and the replica serves the new blocks as the primary does.
+// and the replica serves the new blocks as the primary does. With the
+// primary stopped, the replica (its WAL receiver disconnected, all it
+// received replayed) is not counted as caught up: health fails again.
 func TestServeFromAStreamingReplica(t *testing.T) {
 	const (
 		maxHeight = 200
@@ -231,4 +234,21 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 	e2ekit.RequireResults(t, e2ekit.CompareWith(t, onPrimary, onReplica, more, sameBytes), "block", "chunk")
 	t.Logf("after resume: %d more requests byte for byte over heights %d..%d; replica_lag_seconds %s", len(more), first+1, shape.Head,
 		syncInfo(t, onReplica)["replica_lag_seconds"])
+
+	// The primary gone, the replica's WAL receiver is disconnected. It has
+	// replayed all it received, yet it is not counted as caught up: its lag
+	// is the age of the last transaction it replayed (the second index run,
+	// some seconds ago), and health fails saying so.
+	stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := primary.Stop(stopCtx); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, time.Minute, "health to fail on the replica cut off from its primary", func() bool {
+		env, err := health.Call("health", nil)
+		return err == nil && env.Error != nil && strings.Contains(string(env.Error), "The database replica is")
+	})
+	if _, ok := syncInfo(t, onReplica)["replica_lag_seconds"]; !ok {
+		t.Error("status on the replica cut off from its primary has no replica_lag_seconds")
+	}
 }

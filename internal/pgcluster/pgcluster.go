@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -226,8 +227,12 @@ func (c *Cluster) start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops the server (pg_ctl stop -m fast) and waits for it to exit.
+// Stop stops the server (pg_ctl stop -m fast) and waits for it to exit; a
+// server already stopped is left as it is.
 func (c *Cluster) Stop(ctx context.Context) error {
+	if _, err := os.Stat(filepath.Join(c.Data(), "postmaster.pid")); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err := c.host.run(ctx, "pg_ctl", "--pgdata", c.Data(), "--mode", "fast", "--wait", "stop"); err != nil {
 		return fmt.Errorf("stop PostgreSQL %s: %w", c.Name, err)
 	}
