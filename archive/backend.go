@@ -47,6 +47,9 @@ type Store interface {
 	HistorySource(ctx context.Context) (height uint64, source string, err error)
 	AccountBase(ctx context.Context, accountID string) (height uint64, source string, err error)
 	CodeByHash(ctx context.Context, codeHash string) ([]byte, error)
+	// ReplicaLag reports whether the database is a streaming replica (in
+	// recovery) and, if so, how far its replay trails the primary.
+	ReplicaLag(ctx context.Context) (lag time.Duration, replica bool, err error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -71,8 +74,9 @@ type Config struct {
 	// cache.
 	CodeCacheSize int
 	// HealthMaxLag makes `health` fail with NO_NEW_BLOCKS when the latest
-	// indexed block's timestamp is older than this. Default 0: off (an
-	// archive of a chain that stopped is still healthy).
+	// indexed block's timestamp is older than this, or when the database is
+	// a replica whose replay trails its primary by more than this. Default
+	// 0: off (an archive of a chain that stopped is still healthy).
 	HealthMaxLag time.Duration
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -78,7 +79,9 @@ func (a *Backend) validators(context.Context, json.RawMessage) (json.RawMessage,
 }
 
 // health reports NOT_SYNCED_YET until the first block is indexed and, with
-// HealthMaxLag set, NO_NEW_BLOCKS while the latest block is older than it.
+// HealthMaxLag set, NO_NEW_BLOCKS while the database is a replica whose
+// replay trails its primary by more than it (saying so), or while the
+// latest block is older than it.
 func (a *Backend) health(ctx context.Context) error {
 	latest, _, err := a.store.LatestBlock(ctx)
 	if isNotFound(err) {
@@ -90,6 +93,14 @@ func (a *Backend) health(ctx context.Context) error {
 	if a.cfg.HealthMaxLag <= 0 {
 		return nil
 	}
+	lag, replica, err := a.store.ReplicaLag(ctx)
+	if err != nil {
+		return fmt.Errorf("read replica lag: %w", err)
+	}
+	if a.replicaBehind(lag, replica) {
+		return noNewBlocks(lag, fmt.Sprintf("The database replica is %s behind its primary (replay lag; at most %s allowed)",
+			lag.Round(time.Millisecond), a.cfg.HealthMaxLag))
+	}
 	head, err := a.header(ctx, latest)
 	if err != nil {
 		return err
@@ -97,11 +108,16 @@ func (a *Backend) health(ctx context.Context) error {
 	if !a.lagging(head) {
 		return nil
 	}
-	lag := time.Since(time.Unix(0, int64(head.Timestamp)))
-	secs := uint64(lag / time.Second)
-	nanos := uint64(lag % time.Second)
-	return near.HandlerError("NO_NEW_BLOCKS", map[string]any{"elapsed": map[string]uint64{"secs": secs, "nanos": nanos}},
-		fmt.Sprintf("No blocks for %s", lag.Round(time.Millisecond)))
+	lag = time.Since(time.Unix(0, int64(head.Timestamp)))
+	return noNewBlocks(lag, fmt.Sprintf("No blocks for %s", lag.Round(time.Millisecond)))
+}
+
+// noNewBlocks is nearcore's NO_NEW_BLOCKS error: elapsed as its info, text
+// as its data.
+func noNewBlocks(elapsed time.Duration, text string) error {
+	secs := uint64(elapsed / time.Second)
+	nanos := uint64(elapsed % time.Second)
+	return near.HandlerError("NO_NEW_BLOCKS", map[string]any{"elapsed": map[string]uint64{"secs": secs, "nanos": nanos}}, text)
 }
 
 // lagging reports whether head is older than HealthMaxLag (never when the
@@ -110,16 +126,35 @@ func (a *Backend) lagging(head blockHeader) bool {
 	return a.cfg.HealthMaxLag > 0 && time.Since(time.Unix(0, int64(head.Timestamp))) > a.cfg.HealthMaxLag
 }
 
+// replicaBehind reports whether a replica's lag exceeds HealthMaxLag
+// (never when the check is off).
+func (a *Backend) replicaBehind(lag time.Duration, replica bool) bool {
+	return a.cfg.HealthMaxLag > 0 && replica && lag > a.cfg.HealthMaxLag
+}
+
 // status reports the archive in nearcore's status shape: the latest and
 // earliest indexed blocks; syncing while nothing is indexed yet or, with
-// HealthMaxLag set, while the latest block is older than it.
+// HealthMaxLag set, while the latest block is older than it or the replica
+// the archive is read from trails its primary by more than it. On a
+// replica, sync_info has one member nearcore's has not,
+// replica_lag_seconds: the replay lag (store.ReplicaLag), in seconds to
+// the millisecond. On a primary it is left out.
 func (a *Backend) status(ctx context.Context) (json.RawMessage, error) {
+	lag, replica, err := a.store.ReplicaLag(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read replica lag: %w", err)
+	}
+	var lagSeconds *float64
+	if replica {
+		s := math.Round(lag.Seconds()*1000) / 1000
+		lagSeconds = &s
+	}
 	view := near.StatusView{
 		Version:       near.NodeVersion{Version: a.cfg.Version, Build: a.cfg.Version, Commit: a.cfg.Commit, RustcVersion: ""},
 		Validators:    []near.ValidatorInfoView{},
 		NodePublicKey: "ed25519:11111111111111111111111111111111",
 		UptimeSec:     int64(time.Since(a.started).Seconds()),
-		SyncInfo:      near.StatusSyncInfo{Syncing: true},
+		SyncInfo:      near.StatusSyncInfo{Syncing: true, ReplicaLagSeconds: lagSeconds},
 	}
 	if a.cfg.RPCAddr != "" {
 		addr := a.cfg.RPCAddr
@@ -169,11 +204,12 @@ func (a *Backend) status(ctx context.Context) (json.RawMessage, error) {
 		LatestBlockHeight:   head.Height,
 		LatestStateRoot:     head.PrevStateRoot,
 		LatestBlockTime:     headerTime(head),
-		Syncing:             a.lagging(head),
+		Syncing:             a.lagging(head) || a.replicaBehind(lag, replica),
 		EarliestBlockHash:   &first.Hash,
 		EarliestBlockHeight: &first.Height,
 		EarliestBlockTime:   &earliestTime,
 		EpochID:             &epochID,
+		ReplicaLagSeconds:   lagSeconds,
 	}
 	return json.Marshal(view)
 }

@@ -15,7 +15,10 @@
 //   - serving (the archive backend through rpcserve, over the backfilled
 //     database) against the simulator answering from memory and a bare
 //     handler running one SQL statement per request;
-//   - storage per block against the JSON-RPC responses, raw and gzip'd.
+//   - storage per block against the JSON-RPC responses, raw and gzip'd;
+//   - with --only replica: serving from a PostgreSQL primary plus a
+//     streaming replica (a `nearline serve` on each behind a round-robin)
+//     against one `nearline serve` on the primary.
 //
 // It is a program, not a test: `go test ./...` never runs it.
 package main
@@ -51,6 +54,7 @@ type options struct {
 	latency          time.Duration
 	latencyBlocks    uint64
 	eventsBlocks     uint64
+	replicaBlocks    uint64
 	clients          int
 	serveTime        time.Duration
 	only             map[string]bool
@@ -61,7 +65,11 @@ type options struct {
 	verbose          bool
 }
 
-func (o options) want(phase string) bool { return len(o.only) == 0 || o.only[phase] }
+// want reports whether phase runs: every phase but replica by default,
+// or those --only names.
+func (o options) want(phase string) bool {
+	return (len(o.only) == 0 && phase != "replica") || o.only[phase]
+}
 
 func main() {
 	var o options
@@ -85,9 +93,10 @@ func main() {
 	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "simulator latency of the distant-upstream backfill")
 	flag.Uint64Var(&o.latencyBlocks, "latency-blocks", 500, "heights backfilled from the distant upstream")
 	flag.Uint64Var(&o.eventsBlocks, "events-blocks", 1000, "heights backfilled by the events phase, with the explorer tables and without (at most --blocks)")
+	flag.Uint64Var(&o.replicaBlocks, "replica-blocks", 500, "heights backfilled by the replica phase into a primary with a streaming replica (at most --blocks)")
 	flag.IntVar(&o.clients, "clients", 16, "concurrent clients of the serving benchmark")
 	flag.DurationVar(&o.serveTime, "serve-time", 3*time.Second, "duration of one serving measurement")
-	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, split, serve, storage, events (default all; serve and storage need backfill)")
+	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, split, serve, storage, events, replica (default all but replica, which makes PostgreSQL clusters of its own; serve and storage need backfill)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each phase to PREFIX.<phase>.prof")
 	flag.BoolVar(&o.simProcess, "sim-process", true, "run the simulator in a child process (its in-memory chain then stays out of the indexer's garbage collections)")
 	flag.StringVar(&o.simListen, "sim-listen", "", "internal: be the simulator child process (the address is unused: it serves on loopback ports it prints)")
@@ -168,6 +177,11 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.want("events") {
 		if err := env.phase(ctx, "events", env.events); err != nil {
+			return err
+		}
+	}
+	if o.want("replica") {
+		if err := env.phase(ctx, "replica", env.replica); err != nil {
 			return err
 		}
 	}

@@ -24,6 +24,7 @@ type report struct {
 	serve       []serveRow
 	single      *serveRow
 	events      *eventsReport
+	replica     *replicaReport
 	// split are the split backfills, one and two indexers alternating.
 	split []splitRun
 }
@@ -124,6 +125,7 @@ func (r *report) print(w io.Writer, o options) {
 			s.serve.rps, ms(s.serve.p50), ms(s.serve.p99), s.sim.rps, ms(s.sim.p50), ms(s.sim.p99), 100*s.serve.rps/s.sim.rps)
 	}
 	r.printEvents(w)
+	r.printReplica(w)
 	if s := r.storage; s != nil {
 		per := float64(s.dbBytes) / float64(s.blocks)
 		fmt.Fprintf(w, "| storage per block (tables + indexes + TOAST) | %s | the answers served about the block, each gzip'd: %s | %.0f%% | ≤ 50%% |\n",

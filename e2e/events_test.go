@@ -15,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/internal/e2ekit"
 )
 
 // eventRow is one row the explorer tables should hold, as the test derives
@@ -132,27 +134,27 @@ func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
-	simAddr := start(t, "sim", "--listen", anyPort, "--seed", "5", "--shards", "4", "--block-time", "0",
-		"--txs-per-block", "8", "--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath).listenAddr(t, "simulator listening")
-	sim := newClient(simAddr)
-	sim.waitReady(t, 30*time.Second)
-	shape := readShape(t, sim, maxHeight-20)
+	simAddr := binary.Start(t, "sim", "--listen", e2ekit.AnyPort, "--seed", "5", "--shards", "4", "--block-time", "0",
+		"--txs-per-block", "8", "--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath).ListenAddr(t, "simulator listening")
+	sim := e2ekit.NewClient(simAddr)
+	sim.WaitReady(t, 30*time.Second)
+	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
 	simURL := "http://" + simAddr
 
-	dbURL := freshDatabase(t)
+	dbURL := e2ekit.FreshDatabase(t)
 	listener, err := pgx.Connect(ctx, dbURL)
 	require.NoError(t, err)
 	defer listener.Close(context.Background())
 	_, err = listener.Exec(ctx, "LISTEN nearline_blocks")
 	require.NoError(t, err)
 
-	to := strconv.FormatUint(shape.head, 10)
-	out, err := runToEnd(t, 5*time.Minute, "index", "--database-url", dbURL, "--upstream", simURL, "--genesis", genesisPath,
+	to := strconv.FormatUint(shape.Head, 10)
+	out, err := binary.Run(t, 5*time.Minute, "index", "--database-url", dbURL, "--upstream", simURL, "--genesis", genesisPath,
 		"--to", to, "--batch-size", "7")
-	require.NoError(t, err, tail(out, 40))
+	require.NoError(t, err, e2ekit.Tail(out, 40))
 
-	want, logs := expectedEventRows(t, simURL, shape.head)
-	t.Logf("%d heights: event logs by name %v, %d rows expected", shape.head, logs, len(want))
+	want, logs := expectedEventRows(t, simURL, shape.Head)
+	t.Logf("%d heights: event logs by name %v, %d rows expected", shape.Head, logs, len(want))
 	for _, event := range []string{"ft_transfer", "ft_burn", "nft_mint", "nft_transfer"} {
 		require.Positive(t, logs[event], "the simulator's traffic logs %s", event)
 	}
@@ -211,14 +213,14 @@ func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
 			WHERE a.account_id = r.receiver_id AND a.block_height = r.block_height AND a.kind = 'receipt' AND a.ref_id = r.receipt_id))
 		+ (SELECT count(*) FROM account_history h WHERE h.block_height > $1 AND NOT EXISTS (SELECT 1 FROM account_activity a
 			WHERE a.account_id = h.account_id AND a.block_height = h.block_height AND a.kind = 'balance'))`,
-		int64(shape.genesisHeight)).Scan(&missing))
+		int64(shape.GenesisHeight)).Scan(&missing))
 	require.Zero(t, missing, "transactions, receipts and account changes without their activity row")
 	var activity, sources int64
 	require.NoError(t, conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM account_activity),
 		(SELECT 2 * count(*) FROM transactions) + (SELECT count(*) FROM receipts WHERE kind = 'Action')
 		+ (SELECT count(*) FROM account_history WHERE block_height > $1)
 		+ (SELECT count(*) FROM ft_events) + (SELECT count(*) FROM nft_events) + (SELECT count(*) FROM mt_events)`,
-		int64(shape.genesisHeight)).Scan(&activity, &sources))
+		int64(shape.GenesisHeight)).Scan(&activity, &sources))
 	require.Equal(t, sources, activity, "account_activity rows")
 
 	// The feed: one notification per commit, heights ascending, the last
@@ -243,14 +245,14 @@ func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
 	}
 	require.NotEmpty(t, heights)
 	require.True(t, slices.IsSorted(heights), "notified heights ascend: %v", heights)
-	require.Equal(t, shape.head, heights[len(heights)-1])
-	require.GreaterOrEqual(t, len(heights), int(shape.head)/7, "a notification per batch of 7 heights")
+	require.Equal(t, shape.Head, heights[len(heights)-1])
+	require.GreaterOrEqual(t, len(heights), int(shape.Head)/7, "a notification per batch of 7 heights")
 
 	// --events=false: the same chain, no explorer rows.
-	offURL := freshDatabase(t)
-	out, err = runToEnd(t, 5*time.Minute, "index", "--database-url", offURL, "--upstream", simURL, "--genesis", genesisPath,
+	offURL := e2ekit.FreshDatabase(t)
+	out, err = binary.Run(t, 5*time.Minute, "index", "--database-url", offURL, "--upstream", simURL, "--genesis", genesisPath,
 		"--to", to, "--events=false")
-	require.NoError(t, err, tail(out, 40))
+	require.NoError(t, err, e2ekit.Tail(out, 40))
 	off, err := pgx.Connect(ctx, offURL)
 	require.NoError(t, err)
 	defer off.Close(context.Background())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/nearline/nearline/internal/e2ekit"
 	"github.com/nearline/nearline/near"
 )
 
@@ -29,11 +30,11 @@ type relayedAndYielded struct {
 	executedYields []string
 }
 
-func countRelayedAndYielded(t *testing.T, sim *client, shape chainShape) relayedAndYielded {
+func countRelayedAndYielded(t *testing.T, sim *e2ekit.Client, shape e2ekit.ChainShape) relayedAndYielded {
 	t.Helper()
 	var n relayedAndYielded
-	for h := shape.genesisHeight; h <= shape.head; h++ {
-		for _, chunk := range newChunks(t, sim, h) {
+	for h := shape.GenesisHeight; h <= shape.Head; h++ {
+		for _, chunk := range e2ekit.NewChunks(t, sim, h) {
 			for _, tx := range chunk.Transactions {
 				if len(tx.Actions) == 1 && tx.Actions[0].Delegate != nil {
 					n.relayed++
@@ -42,7 +43,7 @@ func countRelayedAndYielded(t *testing.T, sim *client, shape chainShape) relayed
 					continue
 				}
 				n.yieldRequests++
-				env, err := sim.call("EXPERIMENTAL_tx_status", map[string]any{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID})
+				env, err := sim.Call("EXPERIMENTAL_tx_status", map[string]any{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID})
 				if err != nil || env.Result == nil {
 					t.Fatalf("status of %s from sim: %v %s", tx.Hash, err, env.Error)
 				}
@@ -110,22 +111,22 @@ func requireYieldOutcomesStored(t *testing.T, dbURL string, ids []string) {
 
 // yieldViewRequests call the yielding and resuming methods in view mode at
 // height: nearcore refuses both (ProhibitedInView).
-func yieldViewRequests(height uint64) []request {
+func yieldViewRequests(height uint64) []e2ekit.Request {
 	args := base64.StdEncoding.EncodeToString(make([]byte, 40))
-	return []request{
-		{"query", map[string]any{"request_type": "call_function", "account_id": "yield.near", "method_name": "request",
+	return []e2ekit.Request{
+		{Method: "query", Params: map[string]any{"request_type": "call_function", "account_id": "yield.near", "method_name": "request",
 			"args_base64": base64.StdEncoding.EncodeToString([]byte(`{"request":1}`)), "block_id": height}},
-		{"query", map[string]any{"request_type": "call_function", "account_id": "yield.near", "method_name": "respond",
+		{Method: "query", Params: map[string]any{"request_type": "call_function", "account_id": "yield.near", "method_name": "respond",
 			"args_base64": args, "block_id": height}},
 	}
 }
 
 // requireProhibitedInView asks the simulator the view requests and fails
 // unless each answer is nearcore's ProhibitedInView for the host function.
-func requireProhibitedInView(t *testing.T, sim *client, height uint64) {
+func requireProhibitedInView(t *testing.T, sim *e2ekit.Client, height uint64) {
 	t.Helper()
 	for i, r := range yieldViewRequests(height) {
-		env, err := sim.call(r.method, r.params)
+		env, err := sim.Call(r.Method, r.Params)
 		if err != nil {
 			t.Fatalf("%s: %v", r, err)
 		}

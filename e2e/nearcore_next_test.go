@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nearline/nearline/internal/e2ekit"
 	"github.com/nearline/nearline/internal/wait"
 )
 
@@ -22,15 +23,15 @@ import (
 // action kind in /metrics.
 func TestNewerNearcoreIsServedAsItCame(t *testing.T) {
 	const maxHeight = 160
-	dbURL := freshDatabase(t)
+	dbURL := e2ekit.FreshDatabase(t)
 	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
 
-	simAddr := start(t, "sim", "--nearcore-next", "--listen", anyPort, "--seed", "5", "--shards", "4", "--block-time", "0",
-		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath).listenAddr(t, "simulator listening")
-	sim := newClient(simAddr)
-	sim.waitReady(t, 30*time.Second)
-	shape := readShape(t, sim, maxHeight-20)
-	genesis := readGenesis(t, genesisPath)
+	simAddr := binary.Start(t, "sim", "--nearcore-next", "--listen", e2ekit.AnyPort, "--seed", "5", "--shards", "4", "--block-time", "0",
+		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath).ListenAddr(t, "simulator listening")
+	sim := e2ekit.NewClient(simAddr)
+	sim.WaitReady(t, 30*time.Second)
+	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
+	genesis := e2ekit.ReadGenesis(t, genesisPath)
 	raw, err := os.ReadFile(genesisPath)
 	if err != nil {
 		t.Fatalf("read genesis: %v", err)
@@ -41,17 +42,17 @@ func TestNewerNearcoreIsServedAsItCame(t *testing.T) {
 		}
 	}
 
-	index := start(t, "index", "--database-url", dbURL, "--genesis", genesisPath, "--upstream", "http://"+simAddr,
-		"--metrics-listen", anyPort, "--progress-interval", "1h")
-	metricsAddr := index.listenAddr(t, "serving metrics")
+	index := binary.Start(t, "index", "--database-url", dbURL, "--genesis", genesisPath, "--upstream", "http://"+simAddr,
+		"--metrics-listen", e2ekit.AnyPort, "--progress-interval", "1h")
+	metricsAddr := index.ListenAddr(t, "serving metrics")
 	var metrics map[string]float64
 	wait.For(t, 5*time.Minute, "the indexer to commit the head", func() bool {
-		m, err := scrapeMetrics(metricsAddr)
+		m, err := e2ekit.ScrapeMetrics(metricsAddr)
 		if err != nil {
 			return false
 		}
 		metrics = m
-		return m["nearline_indexed_height"] >= float64(shape.head)
+		return m["nearline_indexed_height"] >= float64(shape.Head)
 	})
 	const unknownAction = `nearline_unknown_variants_total{kind="action:TransferToGasKey"}`
 	if metrics[unknownAction] == 0 {
@@ -59,22 +60,22 @@ func TestNewerNearcoreIsServedAsItCame(t *testing.T) {
 	}
 	t.Logf("%s %.0f", unknownAction, metrics[unknownAction])
 
-	serveAddr := start(t, "serve", "--database-url", dbURL, "--listen", anyPort, "--upstream", "http://"+simAddr).listenAddr(t, "serving JSON-RPC")
-	serve := newClient(serveAddr)
-	serve.waitReady(t, 30*time.Second)
+	serveAddr := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort, "--upstream", "http://"+simAddr).ListenAddr(t, "serving JSON-RPC")
+	serve := e2ekit.NewClient(serveAddr)
+	serve.WaitReady(t, 30*time.Second)
 
-	var reqs []request
-	for h := shape.genesisHeight; h <= shape.head+2; h++ {
-		reqs = append(reqs, blockRequests(t, sim, h)...)
+	var reqs []e2ekit.Request
+	for h := shape.GenesisHeight; h <= shape.Head+2; h++ {
+		reqs = append(reqs, e2ekit.BlockRequests(t, sim, h)...)
 	}
-	more, congested := everyMethodRequests(t, sim, shape, genesis)
+	more, congested := e2ekit.EveryMethodRequests(t, sim, shape, genesis)
 	reqs = append(reqs, more...)
 	// What --nearcore-next adds, one per kind of object: answers carrying
 	// each are counted, so a comparison of nothing new cannot pass.
 	nextMembers := []string{`"next_account_field"`, `"gas_key_info"`, `"proposed_split"`, `"nonce_index"`,
 		`"compute_usage"`, `"refund_to"`, `"TransferToGasKey"`}
 	carrying := map[string]int{}
-	tally := compareWith(t, sim, serve, reqs, func(want, got json.RawMessage) bool {
+	tally := e2ekit.CompareWith(t, sim, serve, reqs, func(want, got json.RawMessage) bool {
 		for _, member := range nextMembers {
 			if bytes.Contains(want, []byte(member)) {
 				carrying[member]++
@@ -82,14 +83,14 @@ func TestNewerNearcoreIsServedAsItCame(t *testing.T) {
 		}
 		return bytes.Equal(want, got)
 	})
-	logTally(t, tally)
+	e2ekit.LogTally(t, tally)
 	for _, member := range nextMembers {
 		t.Logf("answers carrying %-22s %5d", member, carrying[member])
 		if carrying[member] == 0 {
 			t.Errorf("no answer of the simulator carried %s", member)
 		}
 	}
-	t.Logf("compared %d requests byte for byte over heights %d..%d", total(tally), shape.genesisHeight, shape.head+2)
-	requireEveryMethod(t, tally, congested)
-	requireResults(t, tally, "block", "chunk")
+	t.Logf("compared %d requests byte for byte over heights %d..%d", e2ekit.Total(tally), shape.GenesisHeight, shape.Head+2)
+	e2ekit.RequireEveryMethod(t, tally, congested)
+	e2ekit.RequireResults(t, tally, "block", "chunk")
 }

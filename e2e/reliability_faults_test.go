@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nearline/nearline/internal/e2ekit"
 )
 
 // faultChainSeed and faultChainHeights name the chain shared by the
@@ -30,7 +32,7 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 	}
 	want := reference(t, healthy)
 
-	dbURL := freshDatabase(t)
+	dbURL := e2ekit.FreshDatabase(t)
 	kinds, total, elapsed := indexCountingFaults(t, dbURL, faulty.url()+","+healthy.url(), healthy.head)
 	requireSameSums(t, want, tableSums(t, dbURL))
 	if total == 0 {
@@ -57,7 +59,7 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 		"--latency", "1ms", "--latency-jitter", "3ms",
 		"--fail-5xx", "0.02", "--fail-internal", "0.02", "--fail-malformed", "0.02", "--fail-truncated", "0.02",
 		"--stall", "0.01", "--stall-duration", "5s", "--rate-limit", "300")
-	dbURL = freshDatabase(t)
+	dbURL = e2ekit.FreshDatabase(t)
 	kinds, total, elapsed = indexCountingFaults(t, dbURL, alone.url(), shortHead)
 	requireSameSums(t, wantShort, tableSums(t, dbURL))
 	for _, kind := range []string{"http_5xx", "internal_error", "malformed", "timeout", "http_429"} {
@@ -75,16 +77,16 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 func indexCountingFaults(t *testing.T, dbURL, upstreams string, to uint64) (map[string]float64, float64, time.Duration) {
 	t.Helper()
 	began := time.Now()
-	p := start(t, indexArgs(dbURL, upstreams, to, "--request-timeout", "1s", "--metrics-listen", anyPort)...)
-	metricsAddr := p.listenAddr(t, "serving metrics")
+	p := binary.Start(t, indexArgs(dbURL, upstreams, to, "--request-timeout", "1s", "--metrics-listen", e2ekit.AnyPort)...)
+	metricsAddr := p.ListenAddr(t, "serving metrics")
 	var last map[string]float64
 	for {
-		if m, err := scrapeMetrics(metricsAddr); err == nil {
+		if m, err := e2ekit.ScrapeMetrics(metricsAddr); err == nil {
 			last = m
 		}
-		if err, ok := waitExit(p, 100*time.Millisecond); ok {
+		if err, ok := p.WaitExit(100 * time.Millisecond); ok {
 			if err != nil {
-				t.Fatalf("index from %s failed: %v\n%s", upstreams, err, tail(p.output(), 40))
+				t.Fatalf("index from %s failed: %v\n%s", upstreams, err, e2ekit.Tail(p.Output(), 40))
 			}
 			break
 		}

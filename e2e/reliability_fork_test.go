@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/nearline/nearline/internal/e2ekit"
 )
 
 // TestReliabilityForkStopsTheIndexer indexes a chain, then replaces the
@@ -29,9 +31,9 @@ func TestReliabilityForkStopsTheIndexer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			original := startSim(t, seed, maxHeight)
 			addr := original.addr
-			dbURL := freshDatabase(t)
-			if out, err := runToEnd(t, 3*time.Minute, indexArgs(dbURL, original.url(), indexedTo)...); err != nil {
-				t.Fatalf("index to %d: %v\n%s", indexedTo, err, tail(out, 20))
+			dbURL := e2ekit.FreshDatabase(t)
+			if out, err := binary.Run(t, 3*time.Minute, indexArgs(dbURL, original.url(), indexedTo)...); err != nil {
+				t.Fatalf("index to %d: %v\n%s", indexedTo, err, e2ekit.Tail(out, 20))
 			}
 			// The simulator forks at a height only if it produces a block
 			// there: take the first block from the wanted height on.
@@ -57,13 +59,13 @@ func TestReliabilityForkStopsTheIndexer(t *testing.T) {
 				t.Fatalf("block %d of the forked chain links to the original block %d: no fork", breakHeight, lastHeight)
 			}
 
-			out, err := runToEnd(t, 3*time.Minute, indexArgs(dbURL, forked.url(), forked.head)...)
+			out, err := binary.Run(t, 3*time.Minute, indexArgs(dbURL, forked.url(), forked.head)...)
 			if err == nil {
-				t.Fatalf("index over the fork exited 0:\n%s", tail(out, 20))
+				t.Fatalf("index over the fork exited 0:\n%s", e2ekit.Tail(out, 20))
 			}
 			for _, want := range []string{fmt.Sprintf("height %d", breakHeight), prevHash, lastHash} {
 				if !strings.Contains(out, want) {
-					t.Errorf("the error does not name %q:\n%s", want, tail(out, 10))
+					t.Errorf("the error does not name %q:\n%s", want, e2ekit.Tail(out, 10))
 				}
 			}
 			if cursor := requireConsistent(t, dbURL); cursor != lastHeight {
@@ -85,9 +87,9 @@ type header struct {
 
 // blockHeader returns the header of the block at height, ok false when
 // the chain skipped it.
-func blockHeader(t *testing.T, c *client, height uint64) (header, bool) {
+func blockHeader(t *testing.T, c *e2ekit.Client, height uint64) (header, bool) {
 	t.Helper()
-	env, err := c.call("block", map[string]any{"block_id": height})
+	env, err := c.Call("block", map[string]any{"block_id": height})
 	if err != nil {
 		t.Fatalf("block %d: %v", height, err)
 	}
@@ -104,7 +106,7 @@ func blockHeader(t *testing.T, c *client, height uint64) (header, bool) {
 }
 
 // firstBlockFrom returns the first block at or above height.
-func firstBlockFrom(t *testing.T, c *client, height uint64) (uint64, string) {
+func firstBlockFrom(t *testing.T, c *e2ekit.Client, height uint64) (uint64, string) {
 	t.Helper()
 	for h := height; h < height+50; h++ {
 		if b, ok := blockHeader(t, c, h); ok {
@@ -116,7 +118,7 @@ func firstBlockFrom(t *testing.T, c *client, height uint64) (uint64, string) {
 }
 
 // lastBlockUpTo returns the last block at or below height.
-func lastBlockUpTo(t *testing.T, c *client, height uint64) (uint64, string) {
+func lastBlockUpTo(t *testing.T, c *e2ekit.Client, height uint64) (uint64, string) {
 	t.Helper()
 	for h := height; h+50 > height; h-- {
 		if b, ok := blockHeader(t, c, h); ok {

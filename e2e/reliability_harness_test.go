@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -18,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/nearline/nearline/internal/wait"
+	"github.com/nearline/nearline/internal/e2ekit"
 )
 
 // Helpers shared by the reliability tests (reliability_*_test.go): a
@@ -34,8 +32,8 @@ type simChain struct {
 	addr string
 	seed int
 	head uint64
-	c    *client
-	proc *process
+	c    *e2ekit.Client
+	proc *e2ekit.Process
 }
 
 func (s *simChain) url() string { return "http://" + s.addr }
@@ -44,20 +42,20 @@ func (s *simChain) url() string { return "http://" + s.addr }
 // and waits for its final head to settle.
 func startSim(t testing.TB, seed, maxHeight int, extra ...string) *simChain {
 	t.Helper()
-	return startSimAt(t, anyPort, seed, maxHeight, extra...)
+	return startSimAt(t, e2ekit.AnyPort, seed, maxHeight, extra...)
 }
 
 func startSimAt(t testing.TB, addr string, seed, maxHeight int, extra ...string) *simChain {
 	t.Helper()
 	args := append([]string{"sim", "--listen", addr, "--seed", strconv.Itoa(seed), "--shards", "4",
 		"--block-time", "0", "--max-height", strconv.Itoa(maxHeight)}, extra...)
-	p := start(t, args...)
-	if addr == anyPort {
-		addr = p.listenAddr(t, "simulator listening")
+	p := binary.Start(t, args...)
+	if addr == e2ekit.AnyPort {
+		addr = p.ListenAddr(t, "simulator listening")
 	}
-	c := newClient(addr)
-	c.waitReady(t, time.Minute)
-	head := waitHead(t, c, uint64(maxHeight)-20, 3*time.Minute)
+	c := e2ekit.NewClient(addr)
+	c.WaitReady(t, time.Minute)
+	head := e2ekit.WaitHead(t, c, uint64(maxHeight)-20, 3*time.Minute)
 	return &simChain{addr: addr, seed: seed, head: head, c: c, proc: p}
 }
 
@@ -172,10 +170,10 @@ func reference(t *testing.T, chain *simChain) map[string]tableSum {
 	if sums, ok := referenceSums.byChain[key]; ok {
 		return sums
 	}
-	dbURL := freshDatabase(t)
+	dbURL := e2ekit.FreshDatabase(t)
 	began := time.Now()
-	if out, err := runToEnd(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
-		t.Fatalf("reference index run: %v\n%s", err, tail(out, 40))
+	if out, err := binary.Run(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
+		t.Fatalf("reference index run: %v\n%s", err, e2ekit.Tail(out, 40))
 	}
 	sums := tableSums(t, dbURL)
 	t.Logf("reference run of %s: %s; %s", key, time.Since(began).Round(time.Millisecond), describeSums(sums))
@@ -228,34 +226,12 @@ func requireSameSums(t *testing.T, want, got map[string]tableSum) {
 
 // stop sends sig to p and waits up to timeout for it to exit; it returns
 // the exit error and whether the process exited in time.
-func stop(t *testing.T, p *process, sig syscall.Signal, timeout time.Duration) (error, bool) {
+func stop(t *testing.T, p *e2ekit.Process, sig syscall.Signal, timeout time.Duration) (error, bool) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	if err := p.Signal(sig); err != nil {
 		t.Logf("signal %v: %v", sig, err)
 	}
-	return waitExit(p, timeout)
-}
-
-// waitExit waits up to timeout for p to exit.
-func waitExit(p *process, timeout time.Duration) (error, bool) {
-	select {
-	case err := <-p.done:
-		p.done <- err // for start's cleanup
-		return err, true
-	case <-time.After(timeout):
-		return nil, false
-	}
-}
-
-// exited reports whether p has exited, and how.
-func exited(p *process) (error, bool) {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return err, true
-	default:
-		return nil, false
-	}
+	return p.WaitExit(timeout)
 }
 
 // adminConn connects to the test server's maintenance database (not one of
@@ -288,72 +264,6 @@ func databaseName(t *testing.T, dbURL string) string {
 		t.Fatalf("refusing to touch database %q: not a test database", name)
 	}
 	return name
-}
-
-// cursorHeight reads the indexer's cursor (0, false before the first
-// commit or before the schema exists).
-func cursorHeight(ctx context.Context, dbURL string) (uint64, bool) {
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		return 0, false
-	}
-	defer conn.Close(context.Background())
-	var h uint64
-	if err := conn.QueryRow(ctx, `SELECT height FROM indexer_cursor WHERE name = 'main'`).Scan(&h); err != nil {
-		return 0, false
-	}
-	return h, true
-}
-
-// waitCursor waits until the cursor reaches at least height.
-func waitCursor(t *testing.T, dbURL string, height uint64, timeout time.Duration) uint64 {
-	t.Helper()
-	var (
-		h  uint64
-		ok bool
-	)
-	if !wait.Until(timeout, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		h, ok = cursorHeight(ctx, dbURL)
-		return ok && h >= height
-	}) {
-		t.Fatalf("cursor did not reach %d within %s (at %d, %v)", height, timeout, h, ok)
-	}
-	return h
-}
-
-// scrapeMetrics reads a Prometheus text exposition into sample → value
-// (sample is the metric name with its labels as written).
-func scrapeMetrics(addr string) (map[string]float64, error) {
-	c := &http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: HTTP %d", resp.StatusCode)
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			continue
-		}
-		out[line[:i]] = v
-	}
-	return out, sc.Err()
 }
 
 // goErrorMarkers are pieces of Go or driver error text that must never

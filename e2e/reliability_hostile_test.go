@@ -12,22 +12,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nearline/nearline/internal/e2ekit"
 )
 
 // TestReliabilityHostileInput sends malformed and hostile requests to the
-// real `nearline serve`: each gets NEAR's error envelope with the right
+// real `nearline serve`: each gets NEAR's error e2ekit.Envelope with the right
 // name and cause (or, for valid requests with nasty values, exactly the
 // simulator's answer), never a 5xx, a Go or database error string, or a
 // hang.
 func TestReliabilityHostileInput(t *testing.T) {
 	genesis := filepath.Join(t.TempDir(), "genesis.json")
 	chain := startSim(t, 66, 80, "--genesis-out", genesis)
-	dbURL := freshDatabase(t)
-	if out, err := runToEnd(t, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
-		t.Fatalf("index: %v\n%s", err, tail(out, 30))
+	dbURL := e2ekit.FreshDatabase(t)
+	if out, err := binary.Run(t, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
+		t.Fatalf("index: %v\n%s", err, e2ekit.Tail(out, 30))
 	}
-	addr := start(t, "serve", "--database-url", dbURL, "--listen", anyPort).listenAddr(t, "serving JSON-RPC")
-	newClient(addr).waitReady(t, 30*time.Second)
+	addr := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort).ListenAddr(t, "serving JSON-RPC")
+	e2ekit.NewClient(addr).WaitReady(t, 30*time.Second)
 	at := chain.head / 2
 
 	rpc := func(method string, params any) string {
@@ -113,18 +115,18 @@ func TestReliabilityHostileInput(t *testing.T) {
 				Error  json.RawMessage `json:"error"`
 			}
 			if err := json.Unmarshal(raw, &env); err != nil {
-				t.Fatalf("not a JSON-RPC envelope: %v: %.300s", err, raw)
+				t.Fatalf("not a JSON-RPC e2ekit.Envelope: %v: %.300s", err, raw)
 			}
 			if m := leaksGoError(string(env.Error)); m != "" {
 				t.Errorf("the error leaks %q: %.500s", m, env.Error)
 			}
 			if tc.sameAsSim {
 				_, simRaw := postRaw(t, chain.addr, tc.body)
-				var simEnv envelope
+				var simEnv e2ekit.Envelope
 				if err := json.Unmarshal(simRaw, &simEnv); err != nil {
 					t.Fatalf("decode the simulator's answer: %v", err)
 				}
-				if canonical(env.Result) != canonical(simEnv.Result) || canonical(env.Error) != canonical(simEnv.Error) {
+				if e2ekit.Canonical(env.Result) != e2ekit.Canonical(simEnv.Result) || e2ekit.Canonical(env.Error) != e2ekit.Canonical(simEnv.Error) {
 					t.Errorf("serve and sim differ:\n serve: %.400s\n sim:   %.400s", raw, simRaw)
 				}
 				if tc.wantResults && env.Result == nil {
@@ -148,8 +150,8 @@ func TestReliabilityHostileInput(t *testing.T) {
 		})
 	}
 	// The database came through unharmed.
-	c := newClient(addr)
-	if env, err := c.call("block", map[string]any{"block_id": at}); err != nil || env.Result == nil {
+	c := e2ekit.NewClient(addr)
+	if env, err := c.Call("block", map[string]any{"block_id": at}); err != nil || env.Result == nil {
 		t.Fatalf("block %d after the hostile requests: %v %s", at, err, env.Error)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/nearline/nearline/internal/e2ekit"
 )
 
 // TestReliabilitySIGKILLKeepsEveryBlockOnce kills `nearline index` with
@@ -24,7 +26,7 @@ func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
 	chain := startSim(t, 21, heights)
 	want := reference(t, chain)
 
-	dbURL := freshDatabase(t)
+	dbURL := e2ekit.FreshDatabase(t)
 	dbName := databaseName(t, dbURL)
 	admin := adminConn(t)
 	seed := uint64(time.Now().UnixNano())
@@ -36,7 +38,7 @@ func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
 	done, midCommit, lastCursor, advanced := 0, 0, uint64(0), 0
 	for done < kills {
 		batch := 1 + rng.IntN(16)
-		p := start(t, indexArgs(dbURL, chain.url(), chain.head,
+		p := binary.Start(t, indexArgs(dbURL, chain.url(), chain.head,
 			"--batch-size", strconv.Itoa(batch), "--workers", "4")...)
 		// Spread the kills over the chain: let the cursor move on by about
 		// its share first (the first run: not at all, to kill during
@@ -46,7 +48,7 @@ func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
 			// add up beyond the chain would wait for a cursor that --to
 			// never lets the indexer reach.
 			target := min(lastCursor+uint64(rng.IntN(int(2*step))), max(chain.head-step, lastCursor))
-			waitCursor(t, dbURL, target, time.Minute)
+			e2ekit.WaitCursor(t, dbURL, target, time.Minute)
 		}
 		if done%2 == 0 {
 			// Wait for a commit that has written rows, then kill it a
@@ -57,9 +59,9 @@ func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
 			// A random moment: the schedule, not a wait for something.
 			time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
 		}
-		if err, ok := exited(p); ok {
+		if err, ok := p.Exited(); ok {
 			if err != nil {
-				t.Fatalf("index exited on its own before kill %d: %v\n%s", done+1, err, tail(p.output(), 30))
+				t.Fatalf("index exited on its own before kill %d: %v\n%s", done+1, err, e2ekit.Tail(p.Output(), 30))
 			}
 			t.Fatalf("index reached --to %d after only %d kills: make the chain longer", chain.head, done)
 		}
@@ -72,7 +74,7 @@ func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
 			midCommit++
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		h, _ := cursorHeight(ctx, dbURL)
+		h, _ := e2ekit.CursorHeight(ctx, dbURL)
 		cancel()
 		if h < lastCursor {
 			t.Fatalf("cursor moved backwards after kill %d: %d < %d", done, h, lastCursor)
@@ -83,9 +85,9 @@ func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
 		lastCursor = h
 	}
 	killedAt := lastCursor
-	out, err := runToEnd(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...)
+	out, err := binary.Run(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...)
 	if err != nil {
-		t.Fatalf("last restart did not reach --to: %v\n%s", err, tail(out, 40))
+		t.Fatalf("last restart did not reach --to: %v\n%s", err, e2ekit.Tail(out, 40))
 	}
 	elapsed := time.Since(began)
 	got := tableSums(t, dbURL)
@@ -117,14 +119,14 @@ func writingTx(t *testing.T, admin *pgx.Conn, dbName string) bool {
 
 // waitWritingTx polls until a writing transaction is open in the database,
 // the process exits, or the timeout passes.
-func waitWritingTx(t *testing.T, admin *pgx.Conn, dbName string, p *process, timeout time.Duration) {
+func waitWritingTx(t *testing.T, admin *pgx.Conn, dbName string, p *e2ekit.Process, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if writingTx(t, admin, dbName) {
 			return
 		}
-		if _, ok := exited(p); ok {
+		if _, ok := p.Exited(); ok {
 			return
 		}
 		time.Sleep(3 * time.Millisecond) // finer than wait.Interval: commits are short

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/nearline/nearline/internal/e2ekit"
 )
 
 // peakMemoryBound is the most the serve process may hold resident (VmHWM)
@@ -52,13 +54,13 @@ func BenchmarkServeLoad(b *testing.B) {
 	}
 	genesis := filepath.Join(b.TempDir(), "genesis.json")
 	chain := startSim(b, 77, 300, "--genesis-out", genesis)
-	dbURL := freshDatabase(b)
-	if out, err := runToEnd(b, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
-		b.Fatalf("index: %v\n%s", err, tail(out, 30))
+	dbURL := e2ekit.FreshDatabase(b)
+	if out, err := binary.Run(b, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
+		b.Fatalf("index: %v\n%s", err, e2ekit.Tail(out, 30))
 	}
-	srv := start(b, "serve", "--database-url", dbURL, "--listen", anyPort)
-	addr := srv.listenAddr(b, "serving JSON-RPC")
-	newClient(addr).waitReady(b, 30*time.Second)
+	srv := binary.Start(b, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort)
+	addr := srv.ListenAddr(b, "serving JSON-RPC")
+	e2ekit.NewClient(addr).WaitReady(b, 30*time.Second)
 
 	mix := loadMix(chain.head, blockHeights(b, dbURL))
 	var served, failed atomic.Int64
@@ -85,7 +87,7 @@ func BenchmarkServeLoad(b *testing.B) {
 				}
 				raw, err := io.ReadAll(resp.Body)
 				resp.Body.Close()
-				var env envelope
+				var env e2ekit.Envelope
 				switch {
 				case err != nil || resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &env) != nil || env.Error != nil || env.Result == nil:
 					failed.Add(1)
@@ -99,7 +101,7 @@ func BenchmarkServeLoad(b *testing.B) {
 	wg.Wait()
 	elapsed := time.Since(began)
 	b.StopTimer()
-	hwm, rss := processMemory(b, srv.cmd.Process.Pid)
+	hwm, rss := processMemory(b, srv.Pid())
 
 	rps := float64(served.Load()) / elapsed.Seconds()
 	b.ReportMetric(float64(served.Load()), "requests")

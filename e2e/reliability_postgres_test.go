@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/nearline/nearline/internal/e2ekit"
 )
 
 // TestReliabilityPostgresConnectionsTerminated terminates every PostgreSQL
@@ -31,16 +33,16 @@ import (
 func TestReliabilityPostgresConnectionsTerminated(t *testing.T) {
 	chain := startSim(t, faultChainSeed, faultChainHeights)
 	want := reference(t, chain)
-	dbURL := freshDatabase(t)
+	dbURL := e2ekit.FreshDatabase(t)
 	dbName := databaseName(t, dbURL)
 	admin := adminConn(t)
 
-	idx := start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", "10", "--workers", "4")...)
-	indexed := waitCursor(t, dbURL, 100, time.Minute)
-	srv := start(t, "serve", "--database-url", dbURL, "--listen", anyPort)
-	serveAddr := srv.listenAddr(t, "serving JSON-RPC")
-	serve := newClient(serveAddr)
-	serve.waitReady(t, 30*time.Second)
+	idx := binary.Start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", "10", "--workers", "4")...)
+	indexed := e2ekit.WaitCursor(t, dbURL, 100, time.Minute)
+	srv := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort)
+	serveAddr := srv.ListenAddr(t, "serving JSON-RPC")
+	serve := e2ekit.NewClient(serveAddr)
+	serve.WaitReady(t, 30*time.Second)
 
 	storm := 8 * time.Second
 	if longReliability() {
@@ -76,27 +78,27 @@ func TestReliabilityPostgresConnectionsTerminated(t *testing.T) {
 		t.Errorf("no request failed while connections were being terminated: the storm did not reach serve")
 	}
 
-	if err, ok := waitExit(idx, 3*time.Minute); !ok {
-		t.Fatalf("index did not reach --to within 3 minutes after the storm\n%s", tail(idx.output(), 30))
+	if err, ok := idx.WaitExit(3 * time.Minute); !ok {
+		t.Fatalf("index did not reach --to within 3 minutes after the storm\n%s", e2ekit.Tail(idx.Output(), 30))
 	} else if err != nil {
-		t.Fatalf("index did not survive terminated connections: %v\n%s", err, tail(idx.output(), 30))
+		t.Fatalf("index did not survive terminated connections: %v\n%s", err, e2ekit.Tail(idx.Output(), 30))
 	}
 	requireSameSums(t, want, tableSums(t, dbURL))
-	retries := strings.Count(idx.output(), "database unavailable; retrying")
+	retries := strings.Count(idx.Output(), "database unavailable; retrying")
 	if retries == 0 {
 		t.Error("the indexer never saw its connections terminated")
 	}
 	t.Logf("index retried %d times after terminated connections and reached --to %d; every table equal to the uninterrupted run",
 		retries, chain.head)
-	if _, ok := exited(srv); ok {
+	if _, ok := srv.Exited(); ok {
 		t.Fatal("serve exited during the storm")
 	}
-	var reqs []request
+	var reqs []e2ekit.Request
 	for h := uint64(0); h <= chain.head; h += 37 {
-		reqs = append(reqs, blockRequests(t, chain.c, h)...)
+		reqs = append(reqs, e2ekit.BlockRequests(t, chain.c, h)...)
 	}
-	reqs = append(reqs, request{"query", map[string]any{"request_type": "view_account", "account_id": "alice.near", "block_id": chain.head / 2}})
-	requireResults(t, compare(t, chain.c, serve, reqs), "block", "chunk", "query/view_account")
+	reqs = append(reqs, e2ekit.Request{Method: "query", Params: map[string]any{"request_type": "view_account", "account_id": "alice.near", "block_id": chain.head / 2}})
+	e2ekit.RequireResults(t, e2ekit.Compare(t, chain.c, serve, reqs), "block", "chunk", "query/view_account")
 }
 
 // terminateBackends ends every backend of the database but the caller's.
@@ -127,7 +129,7 @@ type loadTally struct {
 }
 
 // hammer sends read requests to serve from workers clients until ctx
-// ends. Every answer must be a JSON-RPC envelope with HTTP 200, no Go error
+// ends. Every answer must be a JSON-RPC e2ekit.Envelope with HTTP 200, no Go error
 // text, within the client timeout.
 func hammer(ctx context.Context, t *testing.T, addr string, maxHeight uint64, workers int) loadTally {
 	t.Helper()
@@ -191,7 +193,7 @@ func hammer(ctx context.Context, t *testing.T, addr string, maxHeight uint64, wo
 					t.Errorf("HTTP %d for %s: %.300s", resp.StatusCode, body, raw)
 					return
 				case decodeErr != nil || (env.Result == nil && env.Error == nil):
-					t.Errorf("not a JSON-RPC envelope for %s: %.300s", body, raw)
+					t.Errorf("not a JSON-RPC e2ekit.Envelope for %s: %.300s", body, raw)
 					return
 				case leaksGoError(string(env.Raw)) != "":
 					t.Errorf("error leaks %q for %s: %s", leaksGoError(string(env.Raw)), body, env.Raw)
@@ -232,12 +234,12 @@ func TestReliabilityPostgresRestart(t *testing.T) {
 	}
 	chain := startSim(t, faultChainSeed, faultChainHeights)
 	want := reference(t, chain)
-	dbURL := freshDatabase(t)
-	idx := start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", "10", "--workers", "4")...)
-	indexed := waitCursor(t, dbURL, 100, time.Minute)
-	serveAddr := start(t, "serve", "--database-url", dbURL, "--listen", anyPort).listenAddr(t, "serving JSON-RPC")
-	serve := newClient(serveAddr)
-	serve.waitReady(t, 30*time.Second)
+	dbURL := e2ekit.FreshDatabase(t)
+	idx := binary.Start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", "10", "--workers", "4")...)
+	indexed := e2ekit.WaitCursor(t, dbURL, 100, time.Minute)
+	serveAddr := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort).ListenAddr(t, "serving JSON-RPC")
+	serve := e2ekit.NewClient(serveAddr)
+	serve.WaitReady(t, 30*time.Second)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -257,17 +259,17 @@ func TestReliabilityPostgresRestart(t *testing.T) {
 	}
 	t.Logf("through a server restart serve answered %d results, %d errors (%v), %d connection errors; slowest answer %s",
 		tally.results, tally.errors, tally.errorNames, tally.transport, tally.slowest.Round(time.Millisecond))
-	if err, ok := waitExit(idx, 3*time.Minute); !ok || err != nil {
-		t.Fatalf("index did not survive the restart (exited %v, err %v)\n%s", ok, err, tail(idx.output(), 30))
+	if err, ok := idx.WaitExit(3 * time.Minute); !ok || err != nil {
+		t.Fatalf("index did not survive the restart (exited %v, err %v)\n%s", ok, err, e2ekit.Tail(idx.Output(), 30))
 	}
 	requireSameSums(t, want, tableSums(t, dbURL))
-	retries := strings.Count(idx.output(), "database unavailable; retrying")
+	retries := strings.Count(idx.Output(), "database unavailable; retrying")
 	if retries == 0 {
 		t.Error("the indexer never saw the restart")
 	}
 	t.Logf("index retried %d times through the restart and reached --to %d; every table equal to the uninterrupted run", retries, chain.head)
-	reqs := blockRequests(t, chain.c, chain.head/2)
-	requireResults(t, compare(t, chain.c, serve, reqs), "block")
+	reqs := e2ekit.BlockRequests(t, chain.c, chain.head/2)
+	e2ekit.RequireResults(t, e2ekit.Compare(t, chain.c, serve, reqs), "block")
 }
 
 // clusterOnPort finds the local cluster (pg_lsclusters) listening on the

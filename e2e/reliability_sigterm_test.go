@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/nearline/nearline/internal/e2ekit"
 	"github.com/nearline/nearline/internal/wait"
 )
 
@@ -27,7 +28,7 @@ import (
 func TestReliabilityIndexSIGTERM(t *testing.T) {
 	chain := startSim(t, faultChainSeed, faultChainHeights)
 	want := reference(t, chain)
-	dbURL := freshDatabase(t)
+	dbURL := e2ekit.FreshDatabase(t)
 
 	var stoppedAt []uint64
 	// The first stop usually lands in the start-up migration, the others
@@ -35,17 +36,17 @@ func TestReliabilityIndexSIGTERM(t *testing.T) {
 	// the next batch.
 	var last uint64
 	for i, ahead := range []uint64{0, 50, 200} {
-		p := start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", fmt.Sprint(5+10*i))...)
+		p := binary.Start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", fmt.Sprint(5+10*i))...)
 		// These pauses place the signal, they wait for nothing: whatever the
 		// moment, the archive must be consistent after the exit.
 		if ahead == 0 {
 			time.Sleep(300 * time.Millisecond)
 		} else {
-			waitCursor(t, dbURL, last+ahead, time.Minute)
+			e2ekit.WaitCursor(t, dbURL, last+ahead, time.Minute)
 			time.Sleep(30 * time.Millisecond)
 		}
-		if _, ok := exited(p); ok {
-			t.Fatalf("index exited before SIGTERM %d:\n%s", i+1, tail(p.output(), 20))
+		if _, ok := p.Exited(); ok {
+			t.Fatalf("index exited before SIGTERM %d:\n%s", i+1, e2ekit.Tail(p.Output(), 20))
 		}
 		began := time.Now()
 		err, ok := stop(t, p, syscall.SIGTERM, 20*time.Second)
@@ -53,15 +54,15 @@ func TestReliabilityIndexSIGTERM(t *testing.T) {
 			t.Fatalf("index did not exit within 20s of SIGTERM %d", i+1)
 		}
 		if err != nil {
-			t.Fatalf("index exited with %v after SIGTERM %d, want 0\n%s", err, i+1, tail(p.output(), 20))
+			t.Fatalf("index exited with %v after SIGTERM %d, want 0\n%s", err, i+1, e2ekit.Tail(p.Output(), 20))
 		}
 		cursor := requireConsistent(t, dbURL)
 		stoppedAt = append(stoppedAt, cursor)
 		last = cursor
 		t.Logf("SIGTERM %d: exit 0 after %s; cursor %d, data agrees with it", i+1, time.Since(began).Round(time.Millisecond), cursor)
 	}
-	if out, err := runToEnd(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
-		t.Fatalf("restart after SIGTERMs: %v\n%s", err, tail(out, 30))
+	if out, err := binary.Run(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
+		t.Fatalf("restart after SIGTERMs: %v\n%s", err, e2ekit.Tail(out, 30))
 	}
 	requireSameSums(t, want, tableSums(t, dbURL))
 	t.Logf("stopped at cursors %v, then reached %d; every table equal to the uninterrupted run", stoppedAt, chain.head)
@@ -146,13 +147,13 @@ func requireConsistent(t *testing.T, dbURL string) uint64 {
 // afterwards connections are refused.
 func TestReliabilityServeSIGTERM(t *testing.T) {
 	chain := startSim(t, 44, 120)
-	dbURL := freshDatabase(t)
-	if out, err := runToEnd(t, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
-		t.Fatalf("index: %v\n%s", err, tail(out, 30))
+	dbURL := e2ekit.FreshDatabase(t)
+	if out, err := binary.Run(t, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
+		t.Fatalf("index: %v\n%s", err, e2ekit.Tail(out, 30))
 	}
-	srv := start(t, "serve", "--database-url", dbURL, "--listen", anyPort, "--shutdown-timeout", "10s")
-	addr := srv.listenAddr(t, "serving JSON-RPC")
-	newClient(addr).waitReady(t, 30*time.Second)
+	srv := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort, "--shutdown-timeout", "10s")
+	addr := srv.ListenAddr(t, "serving JSON-RPC")
+	e2ekit.NewClient(addr).WaitReady(t, 30*time.Second)
 
 	// A batch of 100 block and changes requests: long enough that some are
 	// always in flight.
@@ -203,7 +204,7 @@ func TestReliabilityServeSIGTERM(t *testing.T) {
 							} `json:"error"`
 						}
 						if jerr := json.Unmarshal(raw, &env); jerr != nil || env.Error == nil {
-							err = fmt.Errorf("503 without an error envelope: %.200s", raw)
+							err = fmt.Errorf("503 without an error e2ekit.Envelope: %.200s", raw)
 						}
 					} else if err == nil {
 						if jerr := json.Unmarshal(raw, &answers); jerr != nil {
@@ -250,7 +251,7 @@ func TestReliabilityServeSIGTERM(t *testing.T) {
 		t.Fatal("serve did not exit within 20s of SIGTERM")
 	}
 	if err != nil {
-		t.Fatalf("serve exited with %v after SIGTERM, want 0\n%s", err, tail(srv.output(), 20))
+		t.Fatalf("serve exited with %v after SIGTERM, want 0\n%s", err, e2ekit.Tail(srv.Output(), 20))
 	}
 
 	var before, inFlight, refused, drained, resetAfter int
@@ -258,7 +259,7 @@ func TestReliabilityServeSIGTERM(t *testing.T) {
 		switch {
 		case o.err == nil && o.status == http.StatusServiceUnavailable && o.ended.After(signalled):
 			// Reached the server while it drained: answered with NEAR's
-			// error envelope (a 503) instead of being run or reset.
+			// error e2ekit.Envelope (a 503) instead of being run or reset.
 			drained++
 		case o.err == nil:
 			if o.status != http.StatusOK || o.answers != len(batch) {

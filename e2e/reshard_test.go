@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nearline/nearline/internal/e2ekit"
 	"github.com/nearline/nearline/near"
 )
 
@@ -24,41 +25,41 @@ import (
 // and shard id for every shard id any layout named, at every height.
 func TestEveryMethodMatchesTheSimulatorAcrossSplits(t *testing.T) {
 	const maxHeight = 150
-	dbURL := freshDatabase(t)
+	dbURL := e2ekit.FreshDatabase(t)
 	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
 
 	// Seed 3: children miss their first chunks (7 chunk headers repeat a
 	// parent's); the draw moves with the traffic mix (seed 5 stopped
 	// doing it when yields and relayed transactions joined the chain).
-	simAddr := start(t, "sim", "--listen", anyPort, "--seed", "3", "--shards", "4", "--block-time", "0",
+	simAddr := binary.Start(t, "sim", "--listen", e2ekit.AnyPort, "--seed", "3", "--shards", "4", "--block-time", "0",
 		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77",
-		"--epoch-length", "30", "--reshard-at", "40,70,100", "--missing-chunk-rate", "0.25", "--yield-timeout", "20").listenAddr(t, "simulator listening")
-	sim := newClient(simAddr)
-	sim.waitReady(t, 30*time.Second)
-	shape := readShape(t, sim, maxHeight-20)
-	genesis := readGenesis(t, genesisPath)
+		"--epoch-length", "30", "--reshard-at", "40,70,100", "--missing-chunk-rate", "0.25", "--yield-timeout", "20").ListenAddr(t, "simulator listening")
+	sim := e2ekit.NewClient(simAddr)
+	sim.WaitReady(t, 30*time.Second)
+	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
+	genesis := e2ekit.ReadGenesis(t, genesisPath)
 
-	if out, err := runToEnd(t, 5*time.Minute, "index", "--database-url", dbURL, "--genesis", genesisPath,
-		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.head, 10)); err != nil {
-		t.Fatalf("nearline index: %v\n%s", err, tail(out, 40))
+	if out, err := binary.Run(t, 5*time.Minute, "index", "--database-url", dbURL, "--genesis", genesisPath,
+		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.Head, 10)); err != nil {
+		t.Fatalf("nearline index: %v\n%s", err, e2ekit.Tail(out, 40))
 	}
-	serveAddr := start(t, "serve", "--database-url", dbURL, "--listen", anyPort, "--upstream", "http://"+simAddr).listenAddr(t, "serving JSON-RPC")
-	serve := newClient(serveAddr)
-	serve.waitReady(t, 30*time.Second)
+	serveAddr := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort, "--upstream", "http://"+simAddr).ListenAddr(t, "serving JSON-RPC")
+	serve := e2ekit.NewClient(serveAddr)
+	serve.WaitReady(t, 30*time.Second)
 
 	// Relayed transactions and yields (resumed and timed out) cross the
 	// splits too.
 	countRelayedAndYielded(t, sim, shape).require(t)
-	reqs, congested := everyMethodRequests(t, sim, shape, genesis)
+	reqs, congested := e2ekit.EveryMethodRequests(t, sim, shape, genesis)
 	layouts := readLayouts(t, sim, shape)
 	reqs = append(reqs, layouts.requests...)
-	tally := compare(t, sim, serve, reqs)
-	logTally(t, tally)
+	tally := e2ekit.Compare(t, sim, serve, reqs)
+	e2ekit.LogTally(t, tally)
 	t.Logf("compared %d requests over heights %d..%d; shard ids by height: %v; protocol versions %v; %d chunk headers repeated a parent's",
-		total(tally), shape.genesisHeight, shape.head+2, layouts.changes, layouts.versions, layouts.repeats)
-	requireEveryMethod(t, tally, congested)
-	requireResults(t, tally, "block", "chunk", "query/view_global_contract_code", "query/view_global_contract_code_by_account_id")
-	if o := tally["chunk"]; o == nil || o.errors == 0 {
+		e2ekit.Total(tally), shape.GenesisHeight, shape.Head+2, layouts.changes, layouts.versions, layouts.repeats)
+	e2ekit.RequireEveryMethod(t, tally, congested)
+	e2ekit.RequireResults(t, tally, "block", "chunk", "query/view_global_contract_code", "query/view_global_contract_code_by_account_id")
+	if o := tally["chunk"]; o == nil || o.Errors == 0 {
 		t.Errorf("no chunk request was refused (a split shard's id after its split)")
 	}
 	if len(layouts.changes) != 4 {
@@ -78,7 +79,7 @@ func TestEveryMethodMatchesTheSimulatorAcrossSplits(t *testing.T) {
 // splitLayouts is what readLayouts found: the shard requests, and at which
 // heights the layout's shard ids changed.
 type splitLayouts struct {
-	requests []request
+	requests []e2ekit.Request
 	changes  map[uint64][]uint64 // height → the layout's shard ids from it
 	versions []uint32
 	repeats  int // chunk headers naming another shard than the layout's at their index
@@ -89,13 +90,13 @@ type splitLayouts struct {
 // and by hash), chunk (by height
 // and by hash) and EXPERIMENTAL_congestion_level of every shard id any
 // layout or chunk header has named so far.
-func readLayouts(t *testing.T, sim *client, shape chainShape) splitLayouts {
+func readLayouts(t *testing.T, sim *e2ekit.Client, shape e2ekit.ChainShape) splitLayouts {
 	t.Helper()
 	out := splitLayouts{changes: map[uint64][]uint64{}}
 	seen := map[uint64]bool{}
 	var last []uint64
-	for h := shape.genesisHeight; h <= shape.head; h++ {
-		env, err := sim.call("block", map[string]any{"block_id": h})
+	for h := shape.GenesisHeight; h <= shape.Head; h++ {
+		env, err := sim.Call("block", map[string]any{"block_id": h})
 		if err != nil {
 			t.Fatalf("block %d from sim: %v", h, err)
 		}
@@ -106,7 +107,7 @@ func readLayouts(t *testing.T, sim *client, shape chainShape) splitLayouts {
 		if err := json.Unmarshal(env.Result, &block); err != nil {
 			t.Fatalf("decode block %d: %v", h, err)
 		}
-		env, err = sim.call("EXPERIMENTAL_protocol_config", map[string]any{"block_id": h})
+		env, err = sim.Call("EXPERIMENTAL_protocol_config", map[string]any{"block_id": h})
 		if err != nil || env.Result == nil {
 			t.Fatalf("protocol config %d from sim: %v %s", h, err, env.Error)
 		}
@@ -132,13 +133,13 @@ func readLayouts(t *testing.T, sim *client, shape chainShape) splitLayouts {
 			}
 		}
 		out.requests = append(out.requests,
-			request{"block", map[string]any{"block_id": h}},
-			request{"block", map[string]any{"block_id": block.Header.Hash}})
+			e2ekit.Request{Method: "block", Params: map[string]any{"block_id": h}},
+			e2ekit.Request{Method: "block", Params: map[string]any{"block_id": block.Header.Hash}})
 		for _, id := range slices.Sorted(maps.Keys(seen)) {
 			out.requests = append(out.requests,
-				request{"chunk", map[string]any{"block_id": h, "shard_id": id}},
-				request{"chunk", map[string]any{"block_id": block.Header.Hash, "shard_id": id}},
-				request{"EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": id}})
+				e2ekit.Request{Method: "chunk", Params: map[string]any{"block_id": h, "shard_id": id}},
+				e2ekit.Request{Method: "chunk", Params: map[string]any{"block_id": block.Header.Hash, "shard_id": id}},
+				e2ekit.Request{Method: "EXPERIMENTAL_congestion_level", Params: map[string]any{"block_id": h, "shard_id": id}})
 		}
 	}
 	return out

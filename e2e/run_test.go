@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nearline/nearline/internal/e2ekit"
 )
 
 // TestRunIndexesAndServesThenStopsOnSIGTERM checks `nearline run`: it
@@ -12,38 +14,36 @@ import (
 // after the indexer is done, and exits 0 on SIGTERM.
 func TestRunIndexesAndServesThenStopsOnSIGTERM(t *testing.T) {
 	const maxHeight = 120
-	dbURL := freshDatabase(t)
+	dbURL := e2ekit.FreshDatabase(t)
 
-	simAddr := start(t, "sim", "--listen", anyPort, "--seed", "11", "--block-time", "0", "--max-height", strconv.Itoa(maxHeight)).
-		listenAddr(t, "simulator listening")
-	sim := newClient(simAddr)
-	sim.waitReady(t, 30*time.Second)
-	shape := readShape(t, sim, maxHeight-20)
+	simAddr := binary.Start(t, "sim", "--listen", e2ekit.AnyPort, "--seed", "11", "--block-time", "0", "--max-height", strconv.Itoa(maxHeight)).
+		ListenAddr(t, "simulator listening")
+	sim := e2ekit.NewClient(simAddr)
+	sim.WaitReady(t, 30*time.Second)
+	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
 
-	p := start(t, "run", "--database-url", dbURL, "--upstream", "http://"+simAddr,
-		"--listen", anyPort, "--to", strconv.FormatUint(shape.head, 10))
-	runAddr := p.listenAddr(t, "serving JSON-RPC")
-	archive := newClient(runAddr)
-	archive.waitReady(t, 30*time.Second)
-	if got := waitHead(t, archive, shape.head, 2*time.Minute); got != shape.head {
-		t.Fatalf("run's head = %d, want %d", got, shape.head)
+	p := binary.Start(t, "run", "--database-url", dbURL, "--upstream", "http://"+simAddr,
+		"--listen", e2ekit.AnyPort, "--to", strconv.FormatUint(shape.Head, 10))
+	runAddr := p.ListenAddr(t, "serving JSON-RPC")
+	archive := e2ekit.NewClient(runAddr)
+	archive.WaitReady(t, 30*time.Second)
+	if got := e2ekit.WaitHead(t, archive, shape.Head, 2*time.Minute); got != shape.Head {
+		t.Fatalf("run's head = %d, want %d", got, shape.Head)
 	}
-	var reqs []request
-	for h := shape.genesisHeight; h <= shape.head; h += 7 {
-		reqs = append(reqs, blockRequests(t, sim, h)...)
+	var reqs []e2ekit.Request
+	for h := shape.GenesisHeight; h <= shape.Head; h += 7 {
+		reqs = append(reqs, e2ekit.BlockRequests(t, sim, h)...)
 	}
-	requireResults(t, compare(t, sim, archive, reqs), "block", "chunk")
+	e2ekit.RequireResults(t, e2ekit.Compare(t, sim, archive, reqs), "block", "chunk")
 
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("signal run: %v", err)
 	}
-	select {
-	case err := <-p.done:
-		p.done <- err // for the cleanup
-		if err != nil {
-			t.Fatalf("nearline run exited with %v after SIGTERM, want 0", err)
-		}
-	case <-time.After(30 * time.Second):
+	err, ok := p.WaitExit(30 * time.Second)
+	if !ok {
 		t.Fatal("nearline run did not exit within 30s of SIGTERM")
+	}
+	if err != nil {
+		t.Fatalf("nearline run exited with %v after SIGTERM, want 0", err)
 	}
 }

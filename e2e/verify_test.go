@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nearline/nearline/internal/e2ekit"
 )
 
 // TestVerify indexes a simulated chain, then runs `nearline verify` on the
@@ -23,20 +25,20 @@ import (
 // its answers differ; against no node at all it exits 2.
 func TestVerify(t *testing.T) {
 	const maxHeight = 60
-	dbURL := freshDatabase(t)
+	dbURL := e2ekit.FreshDatabase(t)
 	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
-	simAddr := start(t, "sim", "--listen", anyPort, "--seed", "5", "--shards", "4", "--block-time", "0", "--txs-per-block", "8",
-		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77").listenAddr(t, "simulator listening")
-	sim := newClient(simAddr)
-	sim.waitReady(t, 30*time.Second)
-	shape := readShape(t, sim, maxHeight-20)
-	if out, err := runToEnd(t, 3*time.Minute, "index", "--database-url", dbURL, "--genesis", genesisPath,
-		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.head, 10)); err != nil {
-		t.Fatalf("nearline index: %v\n%s", err, tail(out, 40))
+	simAddr := binary.Start(t, "sim", "--listen", e2ekit.AnyPort, "--seed", "5", "--shards", "4", "--block-time", "0", "--txs-per-block", "8",
+		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77").ListenAddr(t, "simulator listening")
+	sim := e2ekit.NewClient(simAddr)
+	sim.WaitReady(t, 30*time.Second)
+	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
+	if out, err := binary.Run(t, 3*time.Minute, "index", "--database-url", dbURL, "--genesis", genesisPath,
+		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.Head, 10)); err != nil {
+		t.Fatalf("nearline index: %v\n%s", err, e2ekit.Tail(out, 40))
 	}
 	verify := func(against string, extra ...string) (string, int) {
 		args := append([]string{"verify", "--database-url", dbURL, "--against", against, "--sample", "20", "--seed", "2"}, extra...)
-		cmd := exec.Command(binary, args...)
+		cmd := exec.Command(string(binary), args...)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -47,7 +49,7 @@ func TestVerify(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("run nearline verify: %v", err)
 		}
-		t.Logf("nearline verify --against %s: exit %d\n%s%s", against, code, stdout.String(), tail(stderr.String(), 10))
+		t.Logf("nearline verify --against %s: exit %d\n%s%s", against, code, stdout.String(), e2ekit.Tail(stderr.String(), 10))
 		return stdout.String(), code
 	}
 

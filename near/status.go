@@ -34,16 +34,19 @@ type ValidatorInfoView struct {
 
 // StatusSyncInfo is `status`'s sync_info: the head and, on nodes that
 // garbage-collect, the earliest block still kept. Times are RFC 3339 with
-// nanoseconds.
+// nanoseconds. ReplicaLagSeconds is Nearline's own (nearcore has no such
+// member): set only by an archive served from a PostgreSQL replica, and
+// left out otherwise, so that every other status keeps nearcore's shape.
 type StatusSyncInfo struct {
-	LatestBlockHash     string  `json:"latest_block_hash"`
-	LatestBlockHeight   uint64  `json:"latest_block_height"`
-	LatestStateRoot     string  `json:"latest_state_root"`
-	LatestBlockTime     string  `json:"latest_block_time"`
-	Syncing             bool    `json:"syncing"`
-	EarliestBlockHash   *string `json:"earliest_block_hash"`
-	EarliestBlockHeight *uint64 `json:"earliest_block_height"`
-	EarliestBlockTime   *string `json:"earliest_block_time"`
-	EpochID             *string `json:"epoch_id"`
-	EpochStartHeight    *uint64 `json:"epoch_start_height"`
+	LatestBlockHash     string   `json:"latest_block_hash"`
+	LatestBlockHeight   uint64   `json:"latest_block_height"`
+	LatestStateRoot     string   `json:"latest_state_root"`
+	LatestBlockTime     string   `json:"latest_block_time"`
+	Syncing             bool     `json:"syncing"`
+	EarliestBlockHash   *string  `json:"earliest_block_hash"`
+	EarliestBlockHeight *uint64  `json:"earliest_block_height"`
+	EarliestBlockTime   *string  `json:"earliest_block_time"`
+	EpochID             *string  `json:"epoch_id"`
+	EpochStartHeight    *uint64  `json:"epoch_start_height"`
+	ReplicaLagSeconds   *float64 `json:"replica_lag_seconds,omitempty"`
 }

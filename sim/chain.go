@@ -381,7 +381,7 @@ func (c *chain) makeHeader(h uint64, prev *block, prevHash string, epoch uint64,
 	for _, ch := range newChunks {
 		proposals = append(proposals, ch.view.Header.ValidatorProposals...)
 	}
-	ts := uint64(genesisTime().UnixNano()) + (h-c.cfg.GenesisHeight)*1_000_000_000 + uint64(c.rng.IntN(50_000_000))
+	ts := uint64(c.genesisTime().UnixNano()) + (h-c.cfg.GenesisHeight)*1_000_000_000 + uint64(c.rng.IntN(50_000_000))
 	included := uint64(0)
 	for _, m := range mask {
 		if m {

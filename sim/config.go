@@ -19,6 +19,11 @@ type Config struct {
 	Shards int
 	// GenesisHeight is the height of the genesis block (chain). Default 0.
 	GenesisHeight uint64
+	// GenesisTime is the genesis block's time (chain); a block's timestamp
+	// is it plus one second per height above the genesis (and under 50 ms
+	// of jitter), whatever BlockTime is. Default DefaultGenesisTime, fixed,
+	// so the chain does not depend on when it runs.
+	GenesisTime time.Time
 	// EpochLength is the epoch length in heights (chain). Default 100.
 	EpochLength uint64
 	// ProtocolVersion is the protocol version the chain runs (chain).
@@ -149,6 +154,9 @@ func DefaultConfig() Config {
 // (trie_viewer_state_size_limit), in bytes.
 const DefaultViewStateLimit = 50_000
 
+// DefaultGenesisTime is the genesis time of every chain that sets none.
+var DefaultGenesisTime = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // DefaultYieldTimeout is nearcore's yield_timeout_length_in_blocks (mainnet).
 const DefaultYieldTimeout = 200
 
@@ -164,6 +172,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ChainID == "" {
 		c.ChainID = "nearline-sim"
+	}
+	if c.GenesisTime.IsZero() {
+		c.GenesisTime = DefaultGenesisTime
 	}
 	if c.YieldTimeout == 0 {
 		c.YieldTimeout = DefaultYieldTimeout

@@ -101,7 +101,7 @@ func (e *executor) callContract(r *receiptRecord, work *near.Account, fc *near.F
 		PredecessorAccountID: r.view.PredecessorID,
 		Input:                fc.Args,
 		BlockHeight:          e.height,
-		BlockTimestamp:       uint64(genesisTime().UnixNano()) + (e.height-c.cfg.GenesisHeight)*1_000_000_000,
+		BlockTimestamp:       uint64(c.genesisTime().UnixNano()) + (e.height-c.cfg.GenesisHeight)*1_000_000_000,
 		EpochHeight:          epoch,
 		StorageUsage:         work.StorageUsage,
 		AccountBalance:       toVM(work.Amount),

@@ -23,9 +23,8 @@ func milliNEAR(n uint64) near.U128 {
 	return v
 }
 
-// genesisTime is the chain's genesis time: fixed, so the chain does not
-// depend on when it runs.
-func genesisTime() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }
+// genesisTime is the chain's genesis time (Config.GenesisTime), in UTC.
+func (c *chain) genesisTime() time.Time { return c.cfg.GenesisTime.UTC() }
 
 // userNames are the named accounts every chain starts with.
 var userNames = []string{
@@ -106,7 +105,7 @@ func (c *chain) genesisConfig() near.GenesisConfig {
 	}
 	return near.GenesisConfig{
 		ProtocolVersion:                         c.cfg.ProtocolVersion,
-		GenesisTime:                             genesisTime().Format("2006-01-02T15:04:05.000000000Z"),
+		GenesisTime:                             c.genesisTime().Format("2006-01-02T15:04:05.000000000Z"),
 		ChainID:                                 c.cfg.ChainID,
 		GenesisHeight:                           c.cfg.GenesisHeight,
 		NumBlockProducerSeats:                   numValidat,

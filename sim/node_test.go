@@ -300,3 +300,27 @@ func TestFinalityLag(t *testing.T) {
 	require.NoError(t, n.ProduceTo(context.Background(), 60))
 	require.Equal(t, n.chain.head().height, height("final"), "once production is over the tip is final")
 }
+
+// TestGenesisTime: a block's timestamp is the genesis time plus one second
+// per height above the genesis (under 50 ms of jitter), and genesis_config
+// carries the genesis time; by default it is DefaultGenesisTime.
+func TestGenesisTime(t *testing.T) {
+	t.Parallel()
+	for _, genesis := range []time.Time{{}, time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)} {
+		cfg := testConfig(20)
+		cfg.GenesisTime = genesis
+		want := genesis
+		if want.IsZero() {
+			want = DefaultGenesisTime
+		}
+		_, srv := startNode(t, cfg)
+		var b near.BlockView
+		require.NoError(t, json.Unmarshal(rpcResult(t, srv.URL, "block", map[string]any{"finality": "final"}), &b))
+		at := want.Add(time.Duration(b.Header.Height-cfg.GenesisHeight) * time.Second)
+		got := time.Unix(0, int64(b.Header.Timestamp))
+		require.True(t, !got.Before(at) && got.Before(at.Add(50*time.Millisecond)), "block %d at %s, want %s", b.Header.Height, got, at)
+		var g near.GenesisConfig
+		require.NoError(t, json.Unmarshal(rpcResult(t, srv.URL, "genesis_config", nil), &g))
+		require.Equal(t, want.Format("2006-01-02T15:04:05.000000000Z"), g.GenesisTime)
+	}
+}

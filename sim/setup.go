@@ -109,7 +109,7 @@ func (c *chain) deployGenesisContract(ctx context.Context, a genesisAccount, acc
 			CurrentAccountID: a.id, SignerAccountID: a.id, PredecessorAccountID: a.id,
 			SignerAccountPK: near.PublicKeyBorsh(publicKey(c.cfg.Seed, a.id, 0)),
 			Input:           []byte(call.args), BlockHeight: g,
-			BlockTimestamp: uint64(genesisTime().UnixNano()), StorageUsage: acc.StorageUsage,
+			BlockTimestamp: uint64(c.genesisTime().UnixNano()), StorageUsage: acc.StorageUsage,
 			AccountBalance: toVM(acc.Amount), PrepaidGas: 100_000_000_000_000,
 			AttachedDeposit: toVM(milliNEAR(call.depositMilli)),
 			RandomSeed:      hashBytes([]byte("genesis"), u64bytes(c.cfg.Seed)),

@@ -65,7 +65,7 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, "time in-flight requests get to finish on shutdown")
 	f.drainTime = durationFlag(fs, env, "drain-time", "NEARLINE_DRAIN_TIME", rpcserve.DefaultDrainTime, "on shutdown, how long new requests get a 503 with an error envelope before the port closes, so that queued connections get an answer rather than a reset (negative: close at once)")
 	f.maxConns = intFlag(fs, env, connsName, connsEnv, servePoolSize, connsUsage)
-	f.healthMaxLag = durationFlag(fs, env, "health-max-lag", "NEARLINE_HEALTH_MAX_LAG", 0, "health fails (NO_NEW_BLOCKS) when the latest indexed block is older than this (0 = off)")
+	f.healthMaxLag = durationFlag(fs, env, "health-max-lag", "NEARLINE_HEALTH_MAX_LAG", 0, "health fails (NO_NEW_BLOCKS) when the latest indexed block is older than this, or when the database is a replica whose replay trails its primary by more than this (0 = off)")
 	return f
 }
 
@@ -149,8 +149,9 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 
 // serveArchive answers JSON-RPC from the archive in st until ctx ends: it
 // starts the contract runtime of call_function, listens, and serves the
-// archive backend through rpcserve, its metrics registered on reg (and
-// served at GET /metrics).
+// archive backend through rpcserve, its metrics and the replica lag of the
+// database (a sample only on a replica) registered on reg (and served at
+// GET /metrics).
 func serveArchive(ctx context.Context, env *environment, st archive.Store, s serveSettings, reg *prometheus.Registry) error {
 	vm, err := nearvm.New(ctx, nearvm.Config{Logger: env.logger})
 	if err != nil {
@@ -159,6 +160,9 @@ func serveArchive(ctx context.Context, env *environment, st archive.Store, s ser
 	defer vm.Close(context.WithoutCancel(ctx))
 	if s.handler.Metrics, err = rpcserve.NewMetrics(reg); err != nil {
 		return err
+	}
+	if err := reg.Register(archive.NewReplicaLagCollector(st, archive.DefaultReplicaLagTimeout, env.logger)); err != nil {
+		return fmt.Errorf("register replica lag metric: %w", err)
 	}
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {

@@ -32,6 +32,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	txsPerBlock := intFlag(fs, env, "txs-per-block", "NEARLINE_TXS_PER_BLOCK", def.TxsPerBlock, "mean number of transactions per block")
 	deployRate := float64Flag(fs, env, "deploy-rate", "NEARLINE_DEPLOY_RATE", def.DeployRate, "fraction of transactions that deploy a contract (0 keeps the default mix, about 2%; mainnet is about 0.001)")
 	genesisHeight := uint64Flag(fs, env, "genesis-height", "NEARLINE_GENESIS_HEIGHT", 0, "height of the genesis block")
+	genesisTime := timeFlag(fs, env, "genesis-time", "NEARLINE_GENESIS_TIME", sim.DefaultGenesisTime, "time of the genesis block (RFC 3339); a block's timestamp is it plus one second per height above the genesis, whatever --block-time is")
 	epochLength := uint64Flag(fs, env, "epoch-length", "NEARLINE_EPOCH_LENGTH", def.EpochLength, "epoch length in heights")
 	protocolVersion := uint64Flag(fs, env, "protocol-version", "NEARLINE_PROTOCOL_VERSION", uint64(def.ProtocolVersion), "protocol version the chain runs; 77 or above adds global contracts (deployments, distribution receipts, accounts that use them)")
 	viewStateLimit := intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", sim.DefaultViewStateLimit, "view_state limit in bytes of contract state (-1 = no limit)")
@@ -68,7 +69,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 		*gcWindow = 5 * *epochLength // nearcore's gc_num_epochs_to_keep
 	}
 	cfg := sim.Config{
-		Seed: *seed, Shards: *shards, EpochLength: *epochLength, GenesisHeight: *genesisHeight, ProtocolVersion: uint32(*protocolVersion),
+		Seed: *seed, Shards: *shards, EpochLength: *epochLength, GenesisHeight: *genesisHeight, GenesisTime: *genesisTime, ProtocolVersion: uint32(*protocolVersion),
 		SkipRate: *skipRate, MissingChunkRate: *missingChunkRate, TxsPerBlock: *txsPerBlock, DeployRate: *deployRate,
 		ReshardAt: *reshardAt, ForkAt: *forkAt, YieldTimeout: *yieldTimeout, FinalityLag: *finalityLag, BlockTime: *blockTime, MaxHeight: *maxHeight, GCWindow: *gcWindow,
 		ViewStateLimit: *viewStateLimit, RPCAddr: *listen, NearcoreNext: *nearcoreNext,

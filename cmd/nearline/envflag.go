@@ -144,3 +144,29 @@ func heightsFlag(fs *flag.FlagSet, env *environment, name, envVar, help string) 
 	fromEnv(fs, env, name, envVar, "comma-separated heights")
 	return p
 }
+
+// timeValue is a flag value of an RFC 3339 time.
+type timeValue struct{ t *time.Time }
+
+func (v timeValue) String() string {
+	if v.t == nil {
+		return ""
+	}
+	return v.t.UTC().Format(time.RFC3339)
+}
+
+func (v timeValue) Set(s string) error {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return fmt.Errorf("time %q: want RFC 3339, such as 2025-01-01T00:00:00Z", s)
+	}
+	*v.t = t
+	return nil
+}
+
+func timeFlag(fs *flag.FlagSet, env *environment, name, envVar string, def time.Time, help string) *time.Time {
+	p := &def
+	fs.Var(timeValue{p}, name, usageWithEnv(help, envVar))
+	fromEnv(fs, env, name, envVar, "an RFC 3339 time such as 2025-01-01T00:00:00Z")
+	return p
+}

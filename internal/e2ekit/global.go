@@ -1,4 +1,4 @@
-package e2e
+package e2ekit
 
 import (
 	"encoding/base64"
@@ -50,22 +50,22 @@ func (g *globalContracts) see(chunks []near.ChunkView) error {
 // and, for every account told to use global code, its account, code, and a
 // status_message view call (which fails with MethodNotFound where the
 // account runs the guestbook).
-func (g *globalContracts) requests(height uint64) []request {
-	var reqs []request
+func (g *globalContracts) requests(height uint64) []Request {
+	var reqs []Request
 	for _, k := range slices.Sorted(maps.Keys(g.ids)) {
 		id := g.ids[k]
 		params := map[string]any{"request_type": "view_global_contract_code", "code_hash": id.CodeHash, "block_id": height}
 		if id.ByAccount() {
 			params = map[string]any{"request_type": "view_global_contract_code_by_account_id", "account_id": id.AccountID, "block_id": height}
 		}
-		reqs = append(reqs, request{"query", params})
+		reqs = append(reqs, Request{"query", params})
 	}
 	args := base64.StdEncoding.EncodeToString([]byte(`{"account_id":"alice.near"}`))
 	for _, a := range slices.Sorted(maps.Keys(g.users)) {
 		reqs = append(reqs,
-			request{"query", map[string]any{"request_type": "view_account", "account_id": a, "block_id": height}},
-			request{"query", map[string]any{"request_type": "view_code", "account_id": a, "block_id": height}},
-			request{"query", map[string]any{"request_type": "call_function", "account_id": a, "method_name": "get_status",
+			Request{"query", map[string]any{"request_type": "view_account", "account_id": a, "block_id": height}},
+			Request{"query", map[string]any{"request_type": "view_code", "account_id": a, "block_id": height}},
+			Request{"query", map[string]any{"request_type": "call_function", "account_id": a, "method_name": "get_status",
 				"args_base64": args, "block_id": height}})
 	}
 	return reqs

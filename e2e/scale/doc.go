@@ -1,0 +1,8 @@
+// Package scale holds end-to-end tests of Nearline's ways to scale out, on
+// the real binary (built once, through internal/e2ekit) and real
+// PostgreSQL: `nearline serve` from a streaming replica of the archive
+// (replica_test.go). Tests that need a PostgreSQL cluster of their own
+// (a primary and its replica) make one with the server binaries of the
+// machine's PostgreSQL installation (cluster_test.go, over
+// internal/pgcluster).
+package scale

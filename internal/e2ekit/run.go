@@ -1,0 +1,41 @@
+package e2ekit
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Sim starts `nearline sim --listen AnyPort args...` and waits until it
+// answers; it returns the simulator's address and a client of it.
+func (b Binary) Sim(t testing.TB, args ...string) (string, *Client) {
+	t.Helper()
+	addr := b.Start(t, append([]string{"sim", "--listen", AnyPort}, args...)...).ListenAddr(t, "simulator listening")
+	c := NewClient(addr)
+	c.WaitReady(t, time.Minute)
+	return addr, c
+}
+
+// Index runs `nearline index` from upstream (comma-separated URLs) into
+// dbURL up to the height to, with args added, and fails the test unless it
+// exits 0 within timeout.
+func (b Binary) Index(t testing.TB, timeout time.Duration, dbURL, upstream string, to uint64, args ...string) {
+	t.Helper()
+	all := append([]string{"index", "--database-url", dbURL, "--upstream", upstream,
+		"--to", strconv.FormatUint(to, 10), "--progress-interval", "1h"}, args...)
+	if out, err := b.Run(t, timeout, all...); err != nil {
+		t.Fatalf("nearline index: %v\n%s", err, Tail(out, 40))
+	}
+}
+
+// Serve starts `nearline serve --database-url dbURL --listen AnyPort
+// args...` and waits until it answers status; it returns the process, its
+// address (JSON-RPC and /metrics) and a client of it.
+func (b Binary) Serve(t testing.TB, dbURL string, args ...string) (*Process, string, *Client) {
+	t.Helper()
+	p := b.Start(t, append([]string{"serve", "--database-url", dbURL, "--listen", AnyPort}, args...)...)
+	addr := p.ListenAddr(t, "serving JSON-RPC")
+	c := NewClient(addr)
+	c.WaitReady(t, time.Minute)
+	return p, addr, c
+}
