@@ -69,13 +69,18 @@ func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []strin
 	if len(snapshot) > 0 {
 		require.NoError(t, indexer.Snapshot(ctx, client, st, c.start, snapshot, nil))
 	}
-	from, to := uint64(c.start), uint64(partialHead)
+	c.run(t, ctx, client, st, c.start, partialHead)
+	return st
+}
+
+// run indexes from..to of c's chain through client into st.
+func (c *partialChain) run(t *testing.T, ctx context.Context, client *near.Client, st *store.Store, from, to uint64) {
+	t.Helper()
 	src, err := indexer.NewNodeSource(client, indexer.NodeConfig{})
 	require.NoError(t, err)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, st, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
-	return st
 }
 
 func (c *partialChain) archive(st *store.Store, forward string) http.Handler {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -24,11 +23,7 @@ func (c *partialChain) indexRange(t *testing.T, ctx context.Context, url, cursor
 	t.Cleanup(st.Close)
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.upstream.URL}})
 	require.NoError(t, err)
-	src, err := indexer.NewNodeSource(client, indexer.NodeConfig{})
-	require.NoError(t, err)
-	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, st, nil)
-	require.NoError(t, err)
-	require.NoError(t, ix.Run(ctx))
+	c.run(t, ctx, client, st, from, to)
 	return st
 }
 
