@@ -24,7 +24,7 @@ func TestDatabasesAreFreshAndIsolated(t *testing.T) {
 	connB, err := pgx.Connect(ctx, b)
 	require.NoError(t, err)
 	defer connB.Close(ctx)
-	_, err = connA.Exec(ctx, `INSERT INTO indexer_cursor (name, height, hash) VALUES ('main', 5, 'x')`)
+	_, err = connA.Exec(ctx, `INSERT INTO indexer_cursor (name, first_height, height, hash) VALUES ('main', 0, 5, 'x')`)
 	require.NoError(t, err)
 	var n int
 	require.NoError(t, connB.QueryRow(ctx, `SELECT count(*) FROM indexer_cursor`).Scan(&n))

@@ -1,4 +1,4 @@
-package e2e
+package reliability
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"github.com/nearline/nearline/internal/e2ekit"
 )
 
-// Helpers shared by the reliability tests (reliability_*_test.go): a
+// Helpers shared by the reliability tests: a
 // simulated chain, per-table checksums of an archive, a reference run of
 // the same chain, process stops, and scraping Prometheus metrics.
 

@@ -1,0 +1,7 @@
+// Package reliability holds the end-to-end tests of the README's
+// Guarantees on the real nearline binary: SIGKILL and SIGTERM of index and
+// serve, faulty and forked upstreams, PostgreSQL connections terminated or
+// the server restarted, hostile input, and the serving load benchmark.
+// They are a package of their own so that e2e and they each stay well
+// within go test's default time limit of a package.
+package reliability
