@@ -5,7 +5,9 @@
 // Invariants a reader must know:
 //   - Data and the indexer cursor commit in the same transaction (Commit), so
 //     the archive holds exactly the blocks up to the cursor, never half a
-//     block.
+//     block. Each cursor (Config.Cursor) is one range of heights
+//     (ranges.go); several indexers fill disjoint ranges, and the commit
+//     that makes two ranges meet checks that their blocks link.
 //   - Rows keyed by height (blocks, chunks, transactions, receipts, actions,
 //     state changes, block effects, tx statuses, outcomes) are deleted and
 //     rewritten when a height at or below the cursor is committed again;

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nearline/nearline/store"
 )
 
 // runStatus prints the archive's indexed ranges, the heights between them,
-// its counts and its history start.
+// its counts, its history start and, on a streaming replica, its lag.
 func runStatus(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "status", "--database-url URL")
 	databaseURL := stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)")
@@ -61,6 +62,13 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 		return err
 	default:
 		fmt.Fprintf(w, "history start:   %d\n", start)
+	}
+	lag, replica, err := s.ReplicaLag(ctx)
+	if err != nil {
+		return err
+	}
+	if replica {
+		fmt.Fprintf(w, "replica lag:     %s (a streaming replica: its replay trails the primary by this)\n", lag.Round(time.Millisecond))
 	}
 	return nil
 }

@@ -218,6 +218,18 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 	if v, ok := lagGauge(t, replicaAddr); !ok || v <= maxLag.Seconds() {
 		t.Errorf("/metrics on the paused replica: nearline_replica_lag_seconds %v (present %v); want above %s", v, ok, maxLag)
 	}
+	for _, c := range []struct {
+		url     string
+		replica bool
+	}{{replica.URL("postgres", "nearline"), true}, {primaryURL, false}} {
+		out, err := binary.Run(t, time.Minute, "status", "--database-url", c.url)
+		if err != nil {
+			t.Fatalf("nearline status: %v\n%s", err, out)
+		}
+		if strings.Contains(out, "replica lag:") != c.replica {
+			t.Errorf("nearline status on the %s: want a replica lag line only on the replica\n%s", map[bool]string{true: "paused replica", false: "primary"}[c.replica], out)
+		}
+	}
 
 	// Replay resumed: healthy again, and the new blocks served as the
 	// primary serves them.
