@@ -115,7 +115,7 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 // another cursor's range already holds stops below that range once the
 // two link, whether the heights just below it are blocks or skipped; run
 // again, it has nothing to do. A new cursor on an archive with ranges
-// needs --from.
+// needs --from, and --from below a cursor's range is refused.
 func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -154,6 +154,8 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 	require.NoError(t, err)
 	_, err = run("new", nil, 110)
 	require.ErrorContains(t, err, "give --from")
+	_, err = run("upper", &afterBlock, 110)
+	require.ErrorContains(t, err, "is below the cursor's range", "a range never grows down")
 	s, err := run("lower", &genesis, 110)
 	require.NoError(t, err)
 
