@@ -77,24 +77,20 @@ func unindexedBelow(segs []store.Segment, height, start uint64) store.Segment {
 }
 
 // gapError is the reason a height the archive has not indexed (between its
-// ranges) cannot be answered, or nil when a range covers height (a height
-// the chain skipped).
+// ranges) cannot be answered, or nil when no run between ranges holds
+// height (a range covers it: the chain skipped it).
 func (a *Backend) gapError(ctx context.Context, height uint64) (*rpcserve.ForwardError, error) {
 	segs, err := a.segments(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	if _, in := store.SegmentOf(segs, height); in {
+	g, in := store.SegmentOf(store.Gaps(segs), height)
+	if !in {
 		return nil, nil
 	}
-	for _, g := range store.Gaps(segs) {
-		if g.First <= height && height <= g.Last {
-			return &rpcserve.ForwardError{Reason: near.HandlerError("UNKNOWN_BLOCK", nil, fmt.Sprintf(
-				"Block #%d is in heights #%d-#%d, which this archive has not indexed yet, and no upstream node is configured to forward to",
-				height, g.First, g.Last))}, nil
-		}
-	}
-	return nil, nil
+	return &rpcserve.ForwardError{Reason: near.HandlerError("UNKNOWN_BLOCK", nil, fmt.Sprintf(
+		"Block #%d is in heights #%d-#%d, which this archive has not indexed yet, and no upstream node is configured to forward to",
+		height, g.First, g.Last))}, nil
 }
 
 // stateNotDecided is the reason a query at a height whose state is not

@@ -100,10 +100,11 @@ func (a *Backend) resolve(ctx context.Context, ref near.BlockReference, fl flavo
 		if id.Height < start {
 			return near.BlockStamp{}, &rpcserve.ForwardError{Reason: rpcserve.BeforeArchive(id.Height, start)}
 		}
-		if gap, err := a.gapError(ctx, id.Height); err != nil || gap != nil {
-			if err != nil {
-				return near.BlockStamp{}, err
-			}
+		gap, err := a.gapError(ctx, id.Height)
+		if err != nil {
+			return near.BlockStamp{}, err
+		}
+		if gap != nil {
 			return near.BlockStamp{}, gap
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -203,20 +202,12 @@ func (r *rowSet) finishExplorer() {
 
 // fillEventTimes sets the block_time of event rows whose block was not in
 // the batch that wrote them, once their block is stored: every untimed row
-// executed at or below the highest stored block (not only below this
+// executed at or below highest, the highest stored block (not only below this
 // batch: a range filled below another one writes events executed in
 // blocks the range above committed before; a row whose block is in a gap
 // stays NULL). The partial index finds the rows, and each looks its block
 // up by key: a join could scan blocks.
-func fillEventTimes(ctx context.Context, tx pgx.Tx) error {
-	var highest int64
-	err := tx.QueryRow(ctx, `SELECT height FROM blocks ORDER BY height DESC LIMIT 1`).Scan(&highest)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read highest block: %w", err)
-	}
+func fillEventTimes(ctx context.Context, tx pgx.Tx, highest int64) error {
 	for _, t := range explorerTableNames {
 		q := fmt.Sprintf(`UPDATE %s e SET block_time = (SELECT b.block_time FROM blocks b WHERE b.height = e.block_height)
 			WHERE e.block_time IS NULL AND e.block_height <= $1`, t)
@@ -242,7 +233,11 @@ func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int
 			return err
 		}
 	}
-	return fillEventTimes(ctx, tx)
+	highest, found, err := highestBlock(ctx, tx)
+	if err != nil || !found {
+		return err
+	}
+	return fillEventTimes(ctx, tx, highest)
 }
 
 // notifyCommit tells listeners of NotifyChannel that the batch first..c

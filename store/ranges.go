@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,7 +91,7 @@ func readRanges(ctx context.Context, q querier) ([]Range, error) {
 // Segments joins ranges that meet or overlap, lowest first.
 func Segments(ranges []Range) []Segment {
 	sorted := slices.Clone(ranges)
-	slices.SortFunc(sorted, func(a, b Range) int { return cmpUint(a.First, b.First) })
+	slices.SortFunc(sorted, func(a, b Range) int { return cmp.Compare(a.First, b.First) })
 	var out []Segment
 	for _, r := range sorted {
 		if n := len(out); n > 0 && r.First <= out[n-1].Last+1 {
@@ -111,8 +112,8 @@ func Gaps(segments []Segment) []Segment {
 	return out
 }
 
-// SegmentOf returns the segment holding height; ok is false when no range
-// covers it.
+// SegmentOf returns the run of segments (segments, or the Gaps between
+// them) holding height; ok is false when none does.
 func SegmentOf(segments []Segment, height uint64) (seg Segment, ok bool) {
 	for _, s := range segments {
 		if s.First <= height && height <= s.Last {
@@ -120,16 +121,6 @@ func SegmentOf(segments []Segment, height uint64) (seg Segment, ok bool) {
 		}
 	}
 	return Segment{}, false
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Range returns the range of the store's cursor (Config.Cursor); ok is

@@ -170,6 +170,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
 	last := bundles[len(bundles)-1].Block.Header
+	covered := coveredFrom(bundles)
 	stats := CommitStats{Blocks: len(bundles), Unknown: rows.unknown, MalformedEventLogs: len(rows.ex.malformed)}
 	written := tables
 	if s.events {
@@ -182,12 +183,18 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, commitLockID); err != nil {
 			return fmt.Errorf("wait for other commits: %w", err)
 		}
-		if err := checkJoins(ctx, tx, coveredFrom(bundles), &bundles[0].Block.Header, &last); err != nil {
+		if err := checkJoins(ctx, tx, covered, &bundles[0].Block.Header, &last); err != nil {
 			return err
 		}
-		rewrite, err := needsRewrite(ctx, tx, lo, hi)
+		highest, found, err := highestBlock(ctx, tx)
 		if err != nil {
 			return err
+		}
+		rewrite := false
+		if found && lo <= highest {
+			if rewrite, err = storedIn(ctx, tx, lo, hi); err != nil {
+				return err
+			}
 		}
 		for _, t := range written {
 			if rewrite && t.heightColumn != "" {
@@ -206,12 +213,12 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 			return err
 		}
 		if s.events {
-			if err := fillEventTimes(ctx, tx); err != nil {
+			if err := fillEventTimes(ctx, tx, max(highest, hi)); err != nil {
 				return err
 			}
 		}
 		cursor := Cursor{Height: last.Height, Hash: last.Hash}
-		if err := setCursor(ctx, tx, s.cursor, coveredFrom(bundles), cursor); err != nil {
+		if err := setCursor(ctx, tx, s.cursor, covered, cursor); err != nil {
 			return err
 		}
 		return notifyCommit(ctx, tx, s.cursor, lo, cursor)
@@ -238,33 +245,35 @@ func lowestHeight(bundles []Bundle) uint64 {
 	return low
 }
 
-// coveredFrom is the lowest height a batch covers: its first block, or the
-// first of the heights skipped before it.
+// coveredFrom is the lowest height a batch covers: the first of the
+// heights skipped before its first block, or that block.
 func coveredFrom(bundles []Bundle) uint64 {
 	if skipped := bundles[0].Skipped; len(skipped) > 0 {
-		return min(skipped[0], bundles[0].Height())
+		return skipped[0]
 	}
 	return bundles[0].Height()
 }
 
-// needsRewrite reports whether heights lo..hi may already be stored: only
-// then are their rows deleted first. Following the head, lo is above the
-// highest block (one probe); filling a range below another, a block or a
-// chunk (a missing chunk's, written by the range above) must be there.
-func needsRewrite(ctx context.Context, tx pgx.Tx, lo, hi int64) (bool, error) {
-	var maxHeight int64
-	err := tx.QueryRow(ctx, `SELECT height FROM blocks ORDER BY height DESC LIMIT 1`).Scan(&maxHeight)
+// highestBlock returns the highest stored block's height; found is false
+// when there is none.
+func highestBlock(ctx context.Context, tx pgx.Tx) (height int64, found bool, err error) {
+	err = tx.QueryRow(ctx, `SELECT height FROM blocks ORDER BY height DESC LIMIT 1`).Scan(&height)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		return 0, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("read highest block: %w", err)
+		return 0, false, fmt.Errorf("read highest block: %w", err)
 	}
-	if lo > maxHeight {
-		return false, nil
-	}
+	return height, true, nil
+}
+
+// storedIn reports whether heights lo..hi may already be stored, so their
+// rows are deleted before the batch's are written: a block, or a chunk (a
+// missing chunk's, written by a range above) is there. Following the head,
+// Write does not ask: lo is above the highest block.
+func storedIn(ctx context.Context, tx pgx.Tx, lo, hi int64) (bool, error) {
 	var stored bool
-	err = tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blocks WHERE height BETWEEN $1 AND $2)
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blocks WHERE height BETWEEN $1 AND $2)
 		OR EXISTS (SELECT 1 FROM chunks WHERE block_height BETWEEN $1 AND $2)`, lo, hi).Scan(&stored)
 	if err != nil {
 		return false, fmt.Errorf("look for stored heights %d-%d: %w", lo, hi, err)
