@@ -39,10 +39,7 @@ func TestEveryMethodMatchesTheSimulatorAcrossSplits(t *testing.T) {
 	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
 	genesis := e2ekit.ReadGenesis(t, genesisPath)
 
-	if out, err := binary.Run(t, 5*time.Minute, "index", "--database-url", dbURL, "--genesis", genesisPath,
-		"--upstream", "http://"+simAddr, "--to", strconv.FormatUint(shape.Head, 10)); err != nil {
-		t.Fatalf("nearline index: %v\n%s", err, e2ekit.Tail(out, 40))
-	}
+	binary.Index(t, 5*time.Minute, dbURL, "http://"+simAddr, shape.Head, "--genesis", genesisPath)
 	serveAddr := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort, "--upstream", "http://"+simAddr).ListenAddr(t, "serving JSON-RPC")
 	serve := e2ekit.NewClient(serveAddr)
 	serve.WaitReady(t, 30*time.Second)
