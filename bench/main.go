@@ -88,7 +88,7 @@ func main() {
 	flag.IntVar(&o.backfillRuns, "backfill-runs", 1, "repetitions of the (long) backfill and its COPY baseline")
 	flag.IntVar(&o.workers, "workers", 0, "indexer --workers (0: the indexer's default)")
 	flag.IntVar(&o.batchSize, "batch-size", 0, "indexer --batch-size (0: the indexer's default)")
-	flag.IntVar(&o.concurrency, "upstream-concurrency", 0, "upstream calls in flight at once, NodeConfig.MaxInFlight (0: its default, indexer.DefaultMaxInFlight; -1: no bound)")
+	flag.IntVar(&o.concurrency, "upstream-concurrency", 0, "upstream calls in flight at once, NodeConfig.MaxInFlight (0: its default, rpcsource.DefaultMaxInFlight; -1: no bound)")
 	flag.IntVar(&o.blockConcurrency, "block-concurrency", 0, "upstream calls at once for one block (0: the indexer's default)")
 	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "simulator latency of the distant-upstream backfill")
 	flag.Uint64Var(&o.latencyBlocks, "latency-blocks", 500, "heights backfilled from the distant upstream")

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // GenesisConfigFromFile reads a nearcore genesis.json token by token and
@@ -15,7 +17,7 @@ import (
 // The records, mainnet's many gigabytes, are skipped without being held.
 func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {
 	dec := json.NewDecoder(r)
-	if err := expectDelim(dec, '{'); err != nil {
+	if err := jsonobject.ExpectDelim(dec, '{'); err != nil {
 		return nil, fmt.Errorf("read genesis config: %w", err)
 	}
 	var members []member

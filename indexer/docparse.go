@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/store"
 )
 
 // parsedDoc is a block document taken apart into what a Bundle and the
@@ -21,7 +21,7 @@ type parsedDoc struct {
 	block  near.BlockView
 	// chunks are the chunks included in this block by shard id, as the
 	// `chunk` method serves them.
-	chunks map[uint64]store.Chunk
+	chunks map[uint64]bundle.Chunk
 	// txs are each new chunk's transactions with their outcomes, by shard
 	// id.
 	txs map[uint64][]docTx
@@ -33,7 +33,7 @@ type parsedDoc struct {
 	// effects and changes are EXPERIMENTAL_changes_in_block and the
 	// EXPERIMENTAL_changes answers, as NodeSource collects them.
 	effects []near.StateChangeKindView
-	changes []store.StateChange
+	changes []bundle.StateChange
 }
 
 // docTx is a transaction of a chunk and its outcome.
@@ -71,7 +71,7 @@ func parseOutcome(raw json.RawMessage) (docOutcome, error) {
 // RPC answers carry them (block view, chunk header, transactions,
 // outcomes, receipts and state changes stay as served).
 func parseDocument(d *BlockDocument) (*parsedDoc, error) {
-	p := &parsedDoc{raw: d.Block, chunks: map[uint64]store.Chunk{}, txs: map[uint64][]docTx{}, outcomes: map[string]docOutcome{}}
+	p := &parsedDoc{raw: d.Block, chunks: map[uint64]bundle.Chunk{}, txs: map[uint64][]docTx{}, outcomes: map[string]docOutcome{}}
 	if err := json.Unmarshal(d.Block, &p.block); err != nil {
 		return nil, fmt.Errorf("decode block: %w", err)
 	}
@@ -175,10 +175,10 @@ func writeArray(items []json.RawMessage) json.RawMessage {
 // parseChunk turns a document's chunk into the `chunk` answer: its
 // transactions without their outcomes, local_receipts (a document's own)
 // left out, every other member kept in place.
-func parseChunk(raw json.RawMessage) (store.Chunk, []docTx, error) {
+func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
 	members, err := objectMembers(raw)
 	if err != nil {
-		return store.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
+		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
 	var txs []docTx
 	out := members[:0:0]
@@ -194,7 +194,7 @@ func parseChunk(raw json.RawMessage) (store.Chunk, []docTx, error) {
 				} `json:"outcome"`
 			}
 			if err := json.Unmarshal(m.value, &items); err != nil {
-				return store.Chunk{}, nil, fmt.Errorf("decode chunk transactions: %w", err)
+				return bundle.Chunk{}, nil, fmt.Errorf("decode chunk transactions: %w", err)
 			}
 			raws := make([]json.RawMessage, len(items))
 			for i, it := range items {
@@ -203,11 +203,11 @@ func parseChunk(raw json.RawMessage) (store.Chunk, []docTx, error) {
 					SignerID string `json:"signer_id"`
 				}
 				if err := json.Unmarshal(it.Transaction, &id); err != nil {
-					return store.Chunk{}, nil, fmt.Errorf("decode transaction: %w", err)
+					return bundle.Chunk{}, nil, fmt.Errorf("decode transaction: %w", err)
 				}
 				o, err := parseOutcome(it.Outcome.ExecutionOutcome)
 				if err != nil {
-					return store.Chunk{}, nil, fmt.Errorf("transaction %s: %w", id.Hash, err)
+					return bundle.Chunk{}, nil, fmt.Errorf("transaction %s: %w", id.Hash, err)
 				}
 				raws[i] = it.Transaction
 				txs = append(txs, docTx{hash: id.Hash, signerID: id.SignerID, raw: it.Transaction, outcome: o})
@@ -216,9 +216,9 @@ func parseChunk(raw json.RawMessage) (store.Chunk, []docTx, error) {
 		}
 		out = append(out, m)
 	}
-	c := store.Chunk{JSON: writeObject(out)}
+	c := bundle.Chunk{JSON: writeObject(out)}
 	if err := json.Unmarshal(c.JSON, &c.View); err != nil {
-		return store.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
+		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
 	return c, txs, nil
 }
@@ -228,7 +228,7 @@ func parseChunk(raw json.RawMessage) (store.Chunk, []docTx, error) {
 type docChange struct {
 	col byte
 	key string
-	sc  store.StateChange
+	sc  bundle.StateChange
 }
 
 // Trie key columns (nearcore's col::ACCOUNT, CONTRACT_CODE, ACCESS_KEY,
@@ -248,7 +248,7 @@ var columnEffects = map[byte]string{
 // parseChange decodes a state change; ok is false for a kind `changes`
 // does not list.
 func parseChange(raw json.RawMessage) (docChange, bool, error) {
-	sc := store.StateChange{JSON: raw}
+	sc := bundle.StateChange{JSON: raw}
 	if err := json.Unmarshal(raw, &sc.View); err != nil {
 		return docChange{}, false, fmt.Errorf("decode state change: %w", err)
 	}
@@ -286,7 +286,7 @@ var changesOrder = []byte{0, 2, 9, 1}
 // account's keys are contiguous in that order, and accounts come in the
 // order the effects name them). Each key's changes keep the document's
 // order, which is the order they happened.
-func orderChanges(changes []docChange) ([]near.StateChangeKindView, []store.StateChange) {
+func orderChanges(changes []docChange) ([]near.StateChangeKindView, []bundle.StateChange) {
 	slices.SortStableFunc(changes, func(a, b docChange) int { return strings.Compare(a.key, b.key) })
 	effects := []near.StateChangeKindView{}
 	for i, ch := range changes {
@@ -295,7 +295,7 @@ func orderChanges(changes []docChange) ([]near.StateChangeKindView, []store.Stat
 		}
 		effects = append(effects, near.StateChangeKindView{Type: columnEffects[ch.col], AccountID: ch.sc.View.Change.AccountID})
 	}
-	var out []store.StateChange
+	var out []bundle.StateChange
 	for _, col := range changesOrder {
 		for _, ch := range changes {
 			if ch.col == col {

@@ -19,11 +19,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
-	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -502,13 +503,13 @@ func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 		replay := httptest.NewServer(node)
 		t.Cleanup(replay.Close)
 
-		rpcSrc := nodeSource(t, rpcClient(t, replay.URL), indexer.NodeConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
+		rpcSrc := nodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
 		neardata, err := indexer.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
 		require.NoError(t, err)
 		docSrc, err := indexer.NewDocSource(neardata, rpcClient(t, replay.URL),
 			indexer.DocConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
 		require.NoError(t, err)
-		var bundles []*store.Bundle
+		var bundles []*bundle.Bundle
 		for _, src := range []indexer.Source{rpcSrc, docSrc} {
 			src.Prepare(height)
 			b, err := src.Bundle(ctx, height)
@@ -519,7 +520,7 @@ func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 		requireSameBundle(t, bundles[0], bundles[1], "rpc replay vs neardata "+name)
 
 		st := storetest.NewStore(t)
-		_, err = st.Commit(ctx, []store.Bundle{*bundles[1]})
+		_, err = st.Commit(ctx, []bundle.Bundle{*bundles[1]})
 		require.NoError(t, err)
 		served := rpcserve.NewHandler(archive.New(st, nil, archive.Config{}, nil), rpcserve.Config{}, nil)
 		reqs := replayRequests(t, node)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/sim"
-	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -85,7 +85,7 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 		return src
 	}
 	src := newSource()
-	run := func(to uint64) []store.TxRef {
+	run := func(to uint64) []bundle.TxRef {
 		require.NoError(t, node.ProduceTo(ctx, to))
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
 		require.NoError(t, err)

@@ -19,7 +19,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 )
 
 // ErrNoDocument is returned (wrapped) by a DocFetcher for a height it has no
@@ -113,7 +115,7 @@ func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDo
 		switch a.Status {
 		case http.StatusOK:
 			if string(bytes.TrimSpace(a.Body)) == "null" {
-				result = fmt.Errorf("block %d: %w", height, ErrNoBlock)
+				result = fmt.Errorf("block %d: %w", height, bundle.ErrNoBlock)
 				return nil
 			}
 			d, err := decodeDocument(a.Body)
@@ -160,7 +162,7 @@ func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
 			if err != nil {
 				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
 			}
-			h, err := headerHeight(d.Block)
+			h, err := near.HeaderHeight(d.Block)
 			if err != nil {
 				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
 			}
@@ -176,19 +178,6 @@ func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
 	return head, nil
 }
 
-// headerHeight reads header.height from a block view.
-func headerHeight(block json.RawMessage) (uint64, error) {
-	var b struct {
-		Header struct {
-			Height *uint64 `json:"height"`
-		} `json:"header"`
-	}
-	if err := json.Unmarshal(block, &b); err != nil || b.Header.Height == nil {
-		return 0, errors.New("block without header.height")
-	}
-	return *b.Header.Height, nil
-}
-
 // LakeFetcher reads NEAR Lake's layout: {height:012}/block.json (the block
 // view) and {height:012}/shard_{id}.json (one per shard of the block's
 // chunks), from a local directory or an HTTP base URL (a bucket's public
@@ -198,7 +187,7 @@ func headerHeight(block json.RawMessage) (uint64, error) {
 type LakeFetcher struct {
 	dir  string       // local directory, or
 	get  *near.Getter // HTTP base URL
-	head RPC
+	head rpcsource.RPC
 
 	mu      sync.Mutex
 	layouts map[string][]uint64 // shard ids of each epoch's layout, by index (from head)
@@ -210,7 +199,7 @@ var _ DocFetcher = (*LakeFetcher)(nil)
 // comma-separated http(s) base URLs (cfg.Endpoints is set to them; cfg's
 // timeouts, retries and failover apply). head, when not nil, answers
 // FinalHead; it is required over HTTP.
-func NewLakeFetcher(location string, cfg near.ClientConfig, head RPC) (*LakeFetcher, error) {
+func NewLakeFetcher(location string, cfg near.ClientConfig, head rpcsource.RPC) (*LakeFetcher, error) {
 	if !strings.HasPrefix(location, "http://") && !strings.HasPrefix(location, "https://") {
 		st, err := os.Stat(location)
 		if err != nil {
@@ -377,11 +366,11 @@ func (f *LakeFetcher) shardIDs(ctx context.Context, folder string, height uint64
 		layout, ok := f.layouts[epoch]
 		f.mu.Unlock()
 		if !ok {
-			cfg, err := fetchProtocolConfig(ctx, f.head, epoch, hash)
+			cfg, err := rpcsource.FetchProtocolConfig(ctx, f.head, epoch, hash)
 			if err != nil {
 				return nil, fmt.Errorf("shard layout of block %d: %w", height, err)
 			}
-			layout = configShardIDs(cfg.JSON)
+			layout = rpcsource.ConfigShardIDs(cfg.JSON)
 			f.mu.Lock()
 			f.layouts[epoch] = layout
 			f.mu.Unlock()
@@ -430,7 +419,7 @@ func (f *LakeFetcher) shardIDs(ctx context.Context, folder string, height uint64
 // FinalHead asks the head RPC, or takes a directory's highest folder.
 func (f *LakeFetcher) FinalHead(ctx context.Context) (uint64, error) {
 	if f.head != nil {
-		return rpcFinalHead(ctx, f.head)
+		return rpcsource.FinalHead(ctx, f.head)
 	}
 	entries, err := os.ReadDir(f.dir)
 	if err != nil {
@@ -447,17 +436,4 @@ func (f *LakeFetcher) FinalHead(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("lake directory %s: %w", f.dir, ErrNoDocument)
 	}
 	return head, nil
-}
-
-// rpcFinalHead returns the height of rpc's latest final block.
-func rpcFinalHead(ctx context.Context, rpc RPC) (uint64, error) {
-	raw, err := rpc.CallRaw(ctx, "block", map[string]string{"finality": near.FinalityFinal})
-	if err != nil {
-		return 0, err
-	}
-	h, err := headerHeight(raw)
-	if err != nil {
-		return 0, fmt.Errorf("decode final block: %w", err)
-	}
-	return h, nil
 }

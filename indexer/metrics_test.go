@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
@@ -60,7 +61,7 @@ func TestUnknownVariantsAreCountedAndLoggedOnce(t *testing.T) {
 		require.True(t, ok)
 		var view near.StateChangeWithCauseView
 		require.NoError(t, json.Unmarshal([]byte(change), &view))
-		b.Changes = append(b.Changes, store.StateChange{View: view, JSON: json.RawMessage(change)})
+		b.Changes = append(b.Changes, bundle.StateChange{View: view, JSON: json.RawMessage(change)})
 		src.override[h] = b
 	}
 	var logs bytes.Buffer
@@ -89,7 +90,7 @@ func TestMalformedEventLogsAreCountedAndLogged(t *testing.T) {
 	for _, h := range []uint64{8, 12, 25} {
 		b, ok := c.Bundle(h)
 		require.True(t, ok)
-		b.TxStatuses = append([]store.TxStatus(nil), b.TxStatuses...)
+		b.TxStatuses = append([]bundle.TxStatus(nil), b.TxStatuses...)
 		var view near.FinalExecutionOutcomeView
 		require.NoError(t, json.Unmarshal(b.TxStatuses[0].JSON, &view))
 		view.ReceiptsOutcome[0].Outcome.Logs = []string{bad, good}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -46,7 +48,7 @@ func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
 		"lake http": docSource(t, lakeHTTP, rpc),
 		"lake dir":  docSource(t, lakeDir, rpc),
 	}
-	want := nodeSource(t, rpc, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	want := nodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
 	want.Prepare(0)
 	for _, src := range sources {
 		src.Prepare(0)
@@ -57,8 +59,8 @@ func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
 		for name, src := range sources {
 			got, err := src.Bundle(ctx, h)
 			if werr != nil {
-				require.ErrorIs(t, werr, indexer.ErrNoBlock)
-				require.ErrorIs(t, err, indexer.ErrNoBlock, "%s at %d", name, h)
+				require.ErrorIs(t, werr, bundle.ErrNoBlock)
+				require.ErrorIs(t, err, bundle.ErrNoBlock, "%s at %d", name, h)
 				continue
 			}
 			require.NoError(t, err, "%s at %d", name, h)

@@ -13,8 +13,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/basestate"
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -61,10 +64,10 @@ func indexSim(t *testing.T, s *store.Store, to uint64, genesis *os.File, endpoin
 		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20})
 	require.NoError(t, err)
 	if genesis != nil {
-		_, err := indexer.LoadGenesis(ctx, genesis, s, nil)
+		_, err := basestate.LoadGenesis(ctx, genesis, s, nil)
 		require.NoError(t, err)
 	}
-	src := nodeSource(t, client, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	src := nodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
 	ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 25}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
@@ -303,12 +306,12 @@ func TestSnapshotAccountsStartHistory(t *testing.T) {
 	require.NoError(t, err)
 	_, accounts := genesisFile(t, node)
 	ctx := context.Background()
-	require.NoError(t, indexer.Snapshot(ctx, client, s, 30, append(accounts, "nobody-here.near"), nil))
+	require.NoError(t, basestate.Snapshot(ctx, client, s, 30, append(accounts, "nobody-here.near"), nil))
 	start, err := s.HistoryStart(ctx)
 	require.NoError(t, err)
 	require.Equal(t, uint64(30), start)
 	from, to := uint64(30), uint64(60)
-	src := nodeSource(t, client, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond})
+	src := nodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond})
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
@@ -324,7 +327,7 @@ func TestGarbageCollectedUpstreamNeedsArchivalNode(t *testing.T) {
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
 	require.NoError(t, err)
 	from, to := uint64(5), uint64(30)
-	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, nodeSource(t, client, indexer.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, nodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, near.ErrNeedsArchival)
@@ -340,7 +343,7 @@ func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
 	require.NoError(t, err)
 	to := uint64(40)
-	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, nodeSource(t, client, indexer.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, nodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, indexer.ErrContinuity)
@@ -369,7 +372,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	s := storetest.NewStore(t)
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
 	require.NoError(t, err)
-	src := nodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+	src := nodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
 	run := func(to uint64) {
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
 		require.NoError(t, err)
@@ -387,7 +390,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM execution_outcomes WHERE tx_block_height <= 40`).Scan(&outcomes))
 	rows, err := s.Pool().Query(ctx, `SELECT tx_hash, signer_id, block_height FROM transaction_statuses WHERE block_height <= 40`)
 	require.NoError(t, err)
-	refs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[store.TxRef])
+	refs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[bundle.TxRef])
 	require.NoError(t, err)
 	for _, ref := range refs {
 		raw, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
@@ -404,7 +407,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 // requireRevisited requires each of pending (statuses stored before they
 // were FINAL, included at or below height) to be the simulator's
 // EXPERIMENTAL_tx_status now, and none pending any more.
-func requireRevisited(t *testing.T, node *sim.Node, s *store.Store, pending []store.TxRef, height uint64) {
+func requireRevisited(t *testing.T, node *sim.Node, s *store.Store, pending []bundle.TxRef, height uint64) {
 	t.Helper()
 	ctx := context.Background()
 	for _, ref := range pending {
@@ -430,7 +433,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.NoError(t, err)
 	from, to := uint64(30), uint64(60)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 8},
-		nodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+		nodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	older := 0
@@ -459,7 +462,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.Positive(t, older, "some blocks repeat a chunk from before --from")
 	// Re-indexing the range keeps one row per chunk.
 	ix, err = indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 5},
-		nodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+		nodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	var dups int
@@ -480,7 +483,7 @@ func TestSnapshotOfANewerNearcoreKeepsItsMembers(t *testing.T) {
 	_, accounts := genesisFile(t, node)
 	ctx := context.Background()
 	const height = 30
-	require.NoError(t, indexer.Snapshot(ctx, client, s, height, accounts, nil))
+	require.NoError(t, basestate.Snapshot(ctx, client, s, height, accounts, nil))
 	for _, id := range accounts {
 		served := func(requestType string) (json.RawMessage, near.BlockStamp) {
 			raw, err := client.CallRaw(ctx, "query", map[string]any{"request_type": requestType, "block_id": height, "account_id": id})

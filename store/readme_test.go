@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -80,7 +80,7 @@ func TestReadmeExplorerQueriesAnswer(t *testing.T) {
 	s := storetest.NewStore(t)
 	end := uint64(2*storetest.PartitionSize + 10)
 	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: end})
-	var batch []store.Bundle
+	var batch []bundle.Bundle
 	for h := uint64(1); h <= end; h++ {
 		b, ok := c.Bundle(h)
 		require.True(t, ok)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 )
 
@@ -46,7 +47,7 @@ func changeKind(changeType string) (kind string, deleted bool, err error) {
 // addChanges writes the state_changes rows of a block and, per changed key,
 // one history row holding the value after the block. It returns each change
 // as served, for the block's document.
-func (r *rowSet) addChanges(height int64, changes []StateChange) ([]json.RawMessage, error) {
+func (r *rowSet) addChanges(height int64, changes []bundle.StateChange) ([]json.RawMessage, error) {
 	last := map[historyKey]int{}
 	var order []historyKey
 	texts := make([]json.RawMessage, len(changes))
@@ -109,7 +110,7 @@ func (r *rowSet) addChanges(height int64, changes []StateChange) ([]json.RawMess
 	return texts, nil
 }
 
-func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error {
+func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange) error {
 	v := &c.View
 	_, deleted, _ := changeKind(v.Type)
 	ch := v.Change

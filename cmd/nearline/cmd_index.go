@@ -12,8 +12,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
 )
 
@@ -54,8 +56,8 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		from:             stringFlag(fs, env, "from", "NEARLINE_FROM", "", "first height to index (default: after the cursor, or the genesis height on an empty archive)"),
 		to:               stringFlag(fs, env, "to", "NEARLINE_TO", "", "last height to index, then exit (default: follow the head until interrupted)"),
 		workers:          intFlag(fs, env, "workers", "NEARLINE_WORKERS", indexer.DefaultWorkers, "blocks fetched at once"),
-		blockConcurrency: intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", indexer.DefaultConcurrency, "upstream calls made at once for one block (chunks, changes, tx statuses)"),
-		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", indexer.DefaultMaxInFlight, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
+		blockConcurrency: intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", rpcsource.DefaultConcurrency, "upstream calls made at once for one block (chunks, changes, tx statuses)"),
+		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", rpcsource.DefaultMaxInFlight, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
 		batchSize:        intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", indexer.DefaultBatchSize, "heights committed per transaction"),
 		requestTimeout:   durationFlag(fs, env, "request-timeout", "NEARLINE_REQUEST_TIMEOUT", near.DefaultTimeout, "time limit of one upstream request"),
 		pollInterval:     durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", indexer.DefaultPollInterval, "how often the final head is polled when caught up (within a batch of it); further behind, every 30 s"),
@@ -209,7 +211,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		if client == nil {
 			return errors.New("--snapshot-accounts with a document source needs --rpc-upstream")
 		}
-		if err := indexer.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
+		if err := basestate.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
 			return err
 		}
 	}
@@ -251,7 +253,7 @@ func newClient(env *environment, flags *indexFlags, endpoints []string, metrics 
 // over neardata or lake with client (possibly nil) for configs.
 func newSource(env *environment, flags *indexFlags, client *near.Client, metrics *indexer.Metrics) (indexer.Source, error) {
 	if *flags.source == sourceRPC {
-		src, err := indexer.NewNodeSource(client, indexer.NodeConfig{
+		src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{
 			Concurrency: *flags.blockConcurrency,
 			MaxInFlight: *flags.upstreamInFlight,
 			Logger:      env.logger,
@@ -267,7 +269,7 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 		Logger:    env.logger,
 		OnError:   metrics.UpstreamError,
 	}
-	var rpc indexer.RPC // a nil *near.Client must stay a nil interface
+	var rpc rpcsource.RPC // a nil *near.Client must stay a nil interface
 	if client != nil {
 		rpc = client
 	}
@@ -308,6 +310,6 @@ func loadGenesis(ctx context.Context, env *environment, path string, s *store.St
 		return fmt.Errorf("open genesis: %w", err)
 	}
 	defer f.Close()
-	_, err = indexer.LoadGenesis(ctx, f, s, env.logger)
+	_, err = basestate.LoadGenesis(ctx, f, s, env.logger)
 	return err
 }

@@ -1,12 +1,12 @@
-package indexer
+package retry
 
 import (
 	"context"
 	"time"
 )
 
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx ends.
+func Sleep(ctx context.Context, d time.Duration) error {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
