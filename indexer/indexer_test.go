@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
@@ -373,12 +375,28 @@ func TestTransientDatabaseErrorsAreRetried(t *testing.T) {
 	var logs strings.Builder
 	logger := slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))
 	sink := &flakySink{Store: s, failures: 3}
-	ix, err := indexer.New(indexer.Config{To: ptr(40), BatchSize: 10}, newFakeSource(c, 100), sink, logger)
+	m, reg := newMetrics(t)
+	ix, err := indexer.New(indexer.Config{To: ptr(40), BatchSize: 10, Metrics: m}, newFakeSource(c, 100), sink, logger)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(context.Background()))
 	require.Zero(t, sink.failures)
 	require.Equal(t, 3, strings.Count(logs.String(), "database unavailable; retrying"))
 	require.Equal(t, reference(t, c, 1, 40), digest(t, s))
+	rec := httptest.NewRecorder()
+	metrics.Handler(reg).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	require.Contains(t, rec.Body.String(), "nearline_database_retries_total 3\n")
+	require.NotContains(t, rec.Body.String(), `kind="database"`, "a database retry is not an upstream error")
+
+	// A database that stays unavailable ends the run once DatabaseRetry has
+	// passed, with the last error.
+	down := &flakySink{Store: storetest.NewStore(t), failures: 1 << 30}
+	ix, err = indexer.New(indexer.Config{To: ptr(40), BatchSize: 10, DatabaseRetry: 300 * time.Millisecond}, newFakeSource(c, 100), down, nil)
+	require.NoError(t, err)
+	err = ix.Run(context.Background())
+	require.ErrorContains(t, err, "database unavailable for")
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr)
+	require.Equal(t, "57P01", pgErr.Code)
 
 	// A permanent error is not retried.
 	sink = &flakySink{Store: storetest.NewStore(t)}

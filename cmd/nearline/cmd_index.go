@@ -14,9 +14,11 @@ import (
 
 	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // indexPoolSize is the indexer's default PostgreSQL pool size: a commit
@@ -161,11 +163,16 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer s.Close()
-	return indexWith(ctx, env, flags, s, indexer.NewMetrics())
+	return indexWith(ctx, env, flags, s, metrics.NewRegistry())
 }
 
-// indexWith runs the indexer on an open, migrated store, recording on metrics.
-func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, metrics *indexer.Metrics) error {
+// indexWith runs the indexer on an open, migrated store, its metrics
+// registered on reg (served at --metrics-listen).
+func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, reg *prometheus.Registry) error {
+	m, err := indexer.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
 	from, err := parseHeight("from", *flags.from)
 	if err != nil {
 		return err
@@ -180,10 +187,10 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	if rpcs := splitList(*flags.upstream); *flags.source != sourceRPC {
 		rpcs = splitList(*flags.rpcUpstream)
 		if len(rpcs) > 0 {
-			client, err = newClient(env, flags, rpcs, metrics)
+			client, err = newClient(env, flags, rpcs, m)
 		}
 	} else {
-		client, err = newClient(env, flags, rpcs, metrics)
+		client, err = newClient(env, flags, rpcs, m)
 	}
 	if err != nil {
 		return err
@@ -215,7 +222,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 			return err
 		}
 	}
-	src, err := newSource(env, flags, client, metrics)
+	src, err := newSource(env, flags, client, m)
 	if err != nil {
 		return err
 	}
@@ -223,7 +230,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		From: from, To: to,
 		Workers: *flags.workers, BatchSize: *flags.batchSize,
 		PollInterval: *flags.pollInterval, ProgressInterval: *flags.progressInterval,
-		Metrics: metrics,
+		Metrics: m,
 	}, src, s, env.logger)
 	if err != nil {
 		return err
@@ -231,7 +238,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	g, gctx := errgroup.WithContext(ctx)
 	runCtx, stopMetrics := context.WithCancel(gctx)
 	if *flags.metricsListen != "" {
-		g.Go(func() error { return indexer.ServeMetrics(runCtx, *flags.metricsListen, metrics, env.logger) })
+		g.Go(func() error { return metrics.Serve(runCtx, *flags.metricsListen, reg, env.logger) })
 	}
 	g.Go(func() error {
 		defer stopMetrics()
