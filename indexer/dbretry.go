@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/nearline/nearline/internal/upstream"
 	"github.com/nearline/nearline/store"
 )
 
@@ -26,7 +27,7 @@ func (ix *Indexer) retryDB(ctx context.Context, what string, op func() error) er
 		}
 		ix.cfg.Metrics.UpstreamError("database")
 		ix.logger.Warn("database unavailable; retrying", "op", what, "attempt", attempt, "err", err)
-		if err := sleepCtx(ctx, wait/2+time.Duration(rand.Int64N(int64(wait/2)+1))); err != nil {
+		if err := upstream.Sleep(ctx, wait/2+time.Duration(rand.Int64N(int64(wait/2)+1))); err != nil {
 			return err
 		}
 		wait = min(2*wait, 5*time.Second)

@@ -114,12 +114,3 @@ func reference(t *testing.T, c *storetest.Chain, from, to uint64) map[string]str
 }
 
 func ptr(v uint64) *uint64 { return &v }
-
-// nodeSource returns a NodeSource reading rpc, failing the test on a
-// configuration error.
-func nodeSource(tb testing.TB, rpc indexer.RPC, cfg indexer.NodeConfig) *indexer.NodeSource {
-	tb.Helper()
-	src, err := indexer.NewNodeSource(rpc, cfg)
-	require.NoError(tb, err)
-	return src
-}

@@ -13,16 +13,13 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/internal/upstream"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 )
 
 // RPC calls an upstream node (*near.Client implements it).
-type RPC interface {
-	CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error)
-}
-
-var _ RPC = (*near.Client)(nil)
+type RPC = upstream.RPC
 
 // Defaults of NodeConfig; `nearline index` flags use them too.
 const (
@@ -162,7 +159,7 @@ func (s *NodeSource) Prepare(chunkFloor uint64) {
 
 // FinalHead returns the height of the upstream's latest final block.
 func (s *NodeSource) FinalHead(ctx context.Context) (uint64, error) {
-	return rpcFinalHead(ctx, s.rpc)
+	return upstream.FinalHead(ctx, s.rpc)
 }
 
 // GenesisConfig returns the upstream's genesis_config result.
@@ -267,7 +264,7 @@ func (s *NodeSource) fetchBlock(ctx context.Context, height uint64) (json.RawMes
 			return nil, fmt.Errorf("block %d: upstream final head %d is still below it", height, head)
 		}
 		s.cfg.Logger.Warn("upstream is behind; asking again", "height", height, "head", head)
-		if err := sleepCtx(ctx, wait); err != nil {
+		if err := upstream.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 		wait = min(2*wait, 5*time.Second)
@@ -373,11 +370,11 @@ func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *store.Bundle) e
 		b.ShardIDs = store.LayoutShardIDs(b.Block.Chunks, ids)
 		return nil
 	}
-	cfg, err := fetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
+	cfg, err := upstream.ProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
 	if err != nil {
 		return err
 	}
-	ids = configShardIDs(cfg.JSON)
+	ids = upstream.ShardIDs(cfg.JSON)
 	b.ShardIDs = store.LayoutShardIDs(b.Block.Chunks, ids)
 	if !done {
 		b.ProtocolConfig = cfg
@@ -387,34 +384,6 @@ func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *store.Bundle) e
 	s.layouts[epoch] = ids
 	s.mu.Unlock()
 	return nil
-}
-
-// configShardIDs returns the shard ids, by index, of the shard layout of an
-// EXPERIMENTAL_protocol_config result; nil when it has none Nearline reads.
-func configShardIDs(raw json.RawMessage) []uint64 {
-	var cfg struct {
-		ShardLayout near.ShardLayout `json:"shard_layout"`
-	}
-	if json.Unmarshal(raw, &cfg) != nil {
-		return nil
-	}
-	return cfg.ShardLayout.ShardIDs()
-}
-
-// fetchProtocolConfig fetches EXPERIMENTAL_protocol_config at the block
-// with hash, of epoch.
-func fetchProtocolConfig(ctx context.Context, rpc RPC, epoch, hash string) (*store.ProtocolConfig, error) {
-	raw, err := rpc.CallRaw(ctx, "EXPERIMENTAL_protocol_config", map[string]string{"block_id": hash})
-	if err != nil {
-		return nil, fmt.Errorf("fetch protocol config: %w", err)
-	}
-	var cfg struct {
-		ProtocolVersion uint32 `json:"protocol_version"`
-	}
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return nil, fmt.Errorf("decode protocol config: %w", err)
-	}
-	return &store.ProtocolConfig{EpochID: epoch, ProtocolVersion: cfg.ProtocolVersion, JSON: raw}, nil
 }
 
 func (s *NodeSource) rememberHeight(hash string, height uint64) {
@@ -550,7 +519,7 @@ func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.Signed
 			}
 			return s.withHeights(ctx, tx.Hash, tx.SignerID, raw, body)
 		}
-		if err := sleepCtx(ctx, s.cfg.TxPollInterval); err != nil {
+		if err := upstream.Sleep(ctx, s.cfg.TxPollInterval); err != nil {
 			return store.TxStatus{}, err
 		}
 	}

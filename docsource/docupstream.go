@@ -1,4 +1,4 @@
-package indexer
+package docsource
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/upstream"
 	"github.com/nearline/nearline/near"
 )
 
@@ -32,7 +34,7 @@ var ErrNoDocument = errors.New("no block document")
 // DocFetcher fetches block documents, one per height: what DocSource
 // reads. NeardataFetcher and LakeFetcher implement it.
 type DocFetcher interface {
-	// Document returns the document at height. It returns ErrNoBlock when
+	// Document returns the document at height. It returns indexer.ErrNoBlock when
 	// the upstream says the chain skipped the height, ErrNoDocument when it
 	// has no document there (yet).
 	Document(ctx context.Context, height uint64) (*BlockDocument, error)
@@ -113,7 +115,7 @@ func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDo
 		switch a.Status {
 		case http.StatusOK:
 			if string(bytes.TrimSpace(a.Body)) == "null" {
-				result = fmt.Errorf("block %d: %w", height, ErrNoBlock)
+				result = fmt.Errorf("block %d: %w", height, indexer.ErrNoBlock)
 				return nil
 			}
 			d, err := decodeDocument(a.Body)
@@ -160,7 +162,7 @@ func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
 			if err != nil {
 				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
 			}
-			h, err := headerHeight(d.Block)
+			h, err := upstream.HeaderHeight(d.Block)
 			if err != nil {
 				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
 			}
@@ -174,19 +176,6 @@ func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("fetch final head: %w", err)
 	}
 	return head, nil
-}
-
-// headerHeight reads header.height from a block view.
-func headerHeight(block json.RawMessage) (uint64, error) {
-	var b struct {
-		Header struct {
-			Height *uint64 `json:"height"`
-		} `json:"header"`
-	}
-	if err := json.Unmarshal(block, &b); err != nil || b.Header.Height == nil {
-		return 0, errors.New("block without header.height")
-	}
-	return *b.Header.Height, nil
 }
 
 // LakeFetcher reads NEAR Lake's layout: {height:012}/block.json (the block
@@ -377,11 +366,11 @@ func (f *LakeFetcher) shardIDs(ctx context.Context, folder string, height uint64
 		layout, ok := f.layouts[epoch]
 		f.mu.Unlock()
 		if !ok {
-			cfg, err := fetchProtocolConfig(ctx, f.head, epoch, hash)
+			cfg, err := upstream.ProtocolConfig(ctx, f.head, epoch, hash)
 			if err != nil {
 				return nil, fmt.Errorf("shard layout of block %d: %w", height, err)
 			}
-			layout = configShardIDs(cfg.JSON)
+			layout = upstream.ShardIDs(cfg.JSON)
 			f.mu.Lock()
 			f.layouts[epoch] = layout
 			f.mu.Unlock()
@@ -430,7 +419,7 @@ func (f *LakeFetcher) shardIDs(ctx context.Context, folder string, height uint64
 // FinalHead asks the head RPC, or takes a directory's highest folder.
 func (f *LakeFetcher) FinalHead(ctx context.Context) (uint64, error) {
 	if f.head != nil {
-		return rpcFinalHead(ctx, f.head)
+		return upstream.FinalHead(ctx, f.head)
 	}
 	entries, err := os.ReadDir(f.dir)
 	if err != nil {
@@ -447,17 +436,4 @@ func (f *LakeFetcher) FinalHead(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("lake directory %s: %w", f.dir, ErrNoDocument)
 	}
 	return head, nil
-}
-
-// rpcFinalHead returns the height of rpc's latest final block.
-func rpcFinalHead(ctx context.Context, rpc RPC) (uint64, error) {
-	raw, err := rpc.CallRaw(ctx, "block", map[string]string{"finality": near.FinalityFinal})
-	if err != nil {
-		return 0, err
-	}
-	h, err := headerHeight(raw)
-	if err != nil {
-		return 0, fmt.Errorf("decode final block: %w", err)
-	}
-	return h, nil
 }

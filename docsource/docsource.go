@@ -1,4 +1,4 @@
-package indexer
+package docsource
 
 import (
 	"cmp"
@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/upstream"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 )
@@ -25,6 +27,11 @@ const (
 	DefaultRevisitLookahead = 1000
 	DefaultDocConcurrency   = 16
 	DefaultReadAhead        = 8
+	// The waits and retries are NodeSource's (indexer.NodeConfig).
+	DefaultTxFinalWait    = 10 * time.Second
+	DefaultTxStallWait    = 2 * time.Second
+	DefaultTxPollInterval = 250 * time.Millisecond
+	DefaultBehindRetries  = 20
 )
 
 // DocConfig tunes DocSource. Zero means the default for every field.
@@ -140,7 +147,7 @@ type docEntry struct {
 	err   error
 }
 
-var _ Source = (*DocSource)(nil)
+var _ indexer.Source = (*DocSource)(nil)
 
 // NewDocSource returns a Source reading docs. rpc may be nil when
 // cfg.Genesis is set.
@@ -266,7 +273,7 @@ func (s *DocSource) loadProbing(ctx context.Context, height uint64, probe bool) 
 func (s *DocSource) fetch(ctx context.Context, height uint64, probe bool) (*parsedDoc, error) {
 	d, err := s.docs.Document(ctx, height)
 	switch {
-	case errors.Is(err, ErrNoBlock):
+	case errors.Is(err, indexer.ErrNoBlock):
 		return nil, nil
 	case errors.Is(err, ErrNoDocument) && !probe:
 		return nil, err
@@ -356,7 +363,7 @@ func (s *DocSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, e
 		return nil, err
 	}
 	if d == nil {
-		return nil, fmt.Errorf("block %d: %w", height, ErrNoBlock)
+		return nil, fmt.Errorf("block %d: %w", height, indexer.ErrNoBlock)
 	}
 	b := &store.Bundle{Block: d.block, BlockJSON: d.raw, Effects: d.effects, Changes: d.changes,
 		Chunks: []store.Chunk{}, OlderChunks: []store.Chunk{}, ShardIDs: store.LayoutShardIDs(d.block.Chunks, d.shardIDs)}
@@ -410,7 +417,7 @@ func (s *DocSource) loadWaiting(ctx context.Context, height uint64) (*parsedDoc,
 			return nil, fmt.Errorf("block %d: %w", height, err)
 		}
 		s.cfg.Logger.Warn("upstream has no document yet; asking again", "height", height)
-		if err := sleepCtx(ctx, wait); err != nil {
+		if err := upstream.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 		wait = min(2*wait, 5*time.Second)
@@ -450,7 +457,7 @@ func (s *DocSource) protocolConfig(ctx context.Context, b *store.Bundle) error {
 	if claimed {
 		return nil
 	}
-	cfg, err := fetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
+	cfg, err := upstream.ProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
 	if err != nil {
 		s.mu.Lock()
 		delete(s.epochs, epoch)
@@ -526,7 +533,7 @@ func (s *DocSource) txStatus(ctx context.Context, p *txProgress, lookahead int, 
 			s.keepProgress(p, false)
 			return st, false, nil
 		}
-		if err := sleepCtx(ctx, s.cfg.TxPollInterval); err != nil {
+		if err := upstream.Sleep(ctx, s.cfg.TxPollInterval); err != nil {
 			return store.TxStatus{}, false, err
 		}
 		if _, err := s.knownHead(ctx, true); err != nil {
