@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
@@ -113,12 +114,12 @@ func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCo
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
-	docs, err := indexer.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger,
+	docs, err := docsource.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger,
 		HTTPClient: &http.Client{Transport: countingTransport{next: transport, counts: counts, to: to}}})
 	if err != nil {
 		return nil, err
 	}
-	return indexer.NewDocSource(docs, client, indexer.DocConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency})
+	return docsource.NewDocSource(docs, client, docsource.DocConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency})
 }
 
 // countingSink counts what the indexer committed.

@@ -15,7 +15,6 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -116,12 +115,3 @@ func reference(t *testing.T, c *storetest.Chain, from, to uint64) map[string]str
 }
 
 func ptr(v uint64) *uint64 { return &v }
-
-// nodeSource returns a NodeSource reading rpc, failing the test on a
-// configuration error.
-func nodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
-	tb.Helper()
-	src, err := rpcsource.NewNodeSource(rpc, cfg)
-	require.NoError(tb, err)
-	return src
-}

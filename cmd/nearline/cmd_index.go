@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/basestate"
+	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/near"
@@ -280,29 +281,29 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 	if client != nil {
 		rpc = client
 	}
-	var docs indexer.DocFetcher
+	var docs docsource.DocFetcher
 	var err error
 	if *flags.source == sourceNeardata {
-		docs, err = indexer.NewNeardataFetcher(httpCfg)
+		docs, err = docsource.NewNeardataFetcher(httpCfg)
 	} else {
-		docs, err = indexer.NewLakeFetcher(*flags.upstream, httpCfg, rpc)
+		docs, err = docsource.NewLakeFetcher(*flags.upstream, httpCfg, rpc)
 	}
 	if err != nil {
 		return nil, err
 	}
-	cfg := indexer.DocConfig{Concurrency: *flags.blockConcurrency, Logger: env.logger}
+	cfg := docsource.DocConfig{Concurrency: *flags.blockConcurrency, Logger: env.logger}
 	if rpc == nil {
 		f, err := os.Open(*flags.genesis)
 		if err != nil {
 			return nil, fmt.Errorf("open genesis: %w", err)
 		}
 		defer f.Close()
-		if cfg.Genesis, err = indexer.GenesisConfigFromFile(f); err != nil {
+		if cfg.Genesis, err = docsource.GenesisConfigFromFile(f); err != nil {
 			return nil, err
 		}
 		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", *flags.source)
 	}
-	return indexer.NewDocSource(docs, rpc, cfg)
+	return docsource.NewDocSource(docs, rpc, cfg)
 }
 
 func loadGenesis(ctx context.Context, env *environment, path string, s *store.Store) error {

@@ -1,4 +1,4 @@
-package indexer_test
+package docsource_test
 
 import (
 	"context"
@@ -18,7 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
@@ -37,9 +39,9 @@ func rpcClient(t *testing.T, endpoints ...string) *near.Client {
 	return client
 }
 
-func docSource(t *testing.T, docs indexer.DocFetcher, rpc rpcsource.RPC) *indexer.DocSource {
+func docSource(t *testing.T, docs docsource.DocFetcher, rpc rpcsource.RPC) *docsource.DocSource {
 	t.Helper()
-	src, err := indexer.NewDocSource(docs, rpc, indexer.DocConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
 	require.NoError(t, err)
 	return src
 }
@@ -127,26 +129,26 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 4, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 30, ViewStateLimit: -1}
 	const maxHeight = 90
-	node, srv := newSim(t, cfg, maxHeight)
+	node, srv := simcheck.Serve(t, cfg, maxHeight)
 	rpc := rpcClient(t, srv.URL)
 
-	neardata, err := indexer.NewNeardataFetcher(fastHTTP(srv.URL))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
 	require.NoError(t, err)
-	lakeHTTP, err := indexer.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
+	lakeHTTP, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
 	require.NoError(t, err)
-	lakeDir, err := indexer.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight), near.ClientConfig{}, nil)
+	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight), near.ClientConfig{}, nil)
 	require.NoError(t, err)
 	sources := map[string]indexer.Source{
 		"neardata":   docSource(t, neardata, rpc),
 		"lake http":  docSource(t, lakeHTTP, rpc),
 		"lake dir":   docSource(t, lakeDir, rpc),
-		"rpc (want)": nodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}),
+		"rpc (want)": simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}),
 	}
 	// Start above genesis at a block with a missing chunk: the chunk it
 	// repeats comes from an earlier document (Bundle.OlderChunks).
 	from := uint64(20)
 	for ; ; from++ {
-		raw, err := node.Block(ctx, blockRef(t, from))
+		raw, err := node.Block(ctx, simcheck.BlockRef(t, from))
 		if err != nil {
 			continue
 		}

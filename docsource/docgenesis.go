@@ -1,4 +1,4 @@
-package indexer
+package docsource
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // GenesisConfigFromFile reads a nearcore genesis.json token by token and
@@ -17,8 +15,12 @@ import (
 // The records, mainnet's many gigabytes, are skipped without being held.
 func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {
 	dec := json.NewDecoder(r)
-	if err := jsonobject.ExpectDelim(dec, '{'); err != nil {
+	tok, err := dec.Token()
+	if err != nil {
 		return nil, fmt.Errorf("read genesis config: %w", err)
+	}
+	if tok != json.Delim('{') {
+		return nil, fmt.Errorf("read genesis config: want an object, got %v", tok)
 	}
 	var members []member
 	for dec.More() {

@@ -1,4 +1,4 @@
-package indexer_test
+package docsource_test
 
 import (
 	"bytes"
@@ -20,8 +20,10 @@ import (
 
 	"github.com/nearline/nearline/archive"
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/fixture"
+	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/rpcsource"
@@ -503,11 +505,11 @@ func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 		replay := httptest.NewServer(node)
 		t.Cleanup(replay.Close)
 
-		rpcSrc := nodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
-		neardata, err := indexer.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
+		rpcSrc := simcheck.NodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
+		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
 		require.NoError(t, err)
-		docSrc, err := indexer.NewDocSource(neardata, rpcClient(t, replay.URL),
-			indexer.DocConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
+		docSrc, err := docsource.NewDocSource(neardata, rpcClient(t, replay.URL),
+			docsource.DocConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
 		require.NoError(t, err)
 		var bundles []*bundle.Bundle
 		for _, src := range []indexer.Source{rpcSrc, docSrc} {

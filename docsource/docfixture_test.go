@@ -1,4 +1,4 @@
-package indexer_test
+package docsource_test
 
 import (
 	"bytes"
@@ -17,8 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/bundle"
-	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/internal/fixture"
+	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store/storetest"
@@ -104,7 +105,7 @@ func splitLake(t *testing.T, height uint64, body []byte) string {
 func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := indexer.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
+	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
 	files := fixture.Glob(t, "real/neardata/testnet-*.json")
 	require.Len(t, files, 3)
 	for _, file := range files {
@@ -113,13 +114,13 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		var doc realDocument
 		require.NoError(t, json.Unmarshal(body, &doc))
 		height := doc.Block.Header.Height
-		neardata, err := indexer.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
+		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
 		require.NoError(t, err)
-		lake, err := indexer.NewLakeFetcher(splitLake(t, height, body), near.ClientConfig{}, nil)
+		lake, err := docsource.NewLakeFetcher(splitLake(t, height, body), near.ClientConfig{}, nil)
 		require.NoError(t, err)
 		var bundles []*bundle.Bundle
-		for _, docs := range []indexer.DocFetcher{neardata, lake} {
-			src, err := indexer.NewDocSource(docs, nil, cfg)
+		for _, docs := range []docsource.DocFetcher{neardata, lake} {
+			src, err := docsource.NewDocSource(docs, nil, cfg)
 			require.NoError(t, err)
 			src.Prepare(height)
 			head, err := src.FinalHead(ctx)
@@ -287,7 +288,7 @@ func blockHashOf(t *testing.T, outcome json.RawMessage) string {
 // member but records, in file order.
 func TestGenesisConfigFromFileSkipsRecords(t *testing.T) {
 	t.Parallel()
-	node, _ := newSim(t, sim.Config{Seed: 3, Shards: 2, TxsPerBlock: 1, ViewStateLimit: -1}, 1)
+	node, _ := simcheck.Serve(t, sim.Config{Seed: 3, Shards: 2, TxsPerBlock: 1, ViewStateLimit: -1}, 1)
 	path := filepath.Join(t.TempDir(), "genesis.json")
 	require.NoError(t, node.WriteGenesis(path))
 	for _, file := range []string{path, fixture.Path(t, "real/state_dump/mainnet-121015263-genesis.json")} {
@@ -295,7 +296,7 @@ func TestGenesisConfigFromFileSkipsRecords(t *testing.T) {
 		require.NoError(t, err)
 		f, err := os.Open(file)
 		require.NoError(t, err)
-		got, err := indexer.GenesisConfigFromFile(f)
+		got, err := docsource.GenesisConfigFromFile(f)
 		f.Close()
 		require.NoError(t, err)
 		var want map[string]json.RawMessage
@@ -310,6 +311,6 @@ func TestGenesisConfigFromFileSkipsRecords(t *testing.T) {
 		require.NotContains(t, string(got), `"records"`)
 		require.NotContains(t, string(got), "\n")
 	}
-	_, err := indexer.GenesisConfigFromFile(strings.NewReader(`{"records":[]}`))
+	_, err := docsource.GenesisConfigFromFile(strings.NewReader(`{"records":[]}`))
 	require.Error(t, err)
 }

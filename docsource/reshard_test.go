@@ -1,4 +1,4 @@
-package indexer_test
+package docsource_test
 
 import (
 	"context"
@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
@@ -34,21 +36,21 @@ func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
 	cfg := sim.Config{Seed: 21, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.35, TxsPerBlock: 4, EpochLength: 15,
 		ReshardAt: []uint64{20, 35, 50}, ViewStateLimit: -1}
 	const maxHeight = 75
-	_, srv := newSim(t, cfg, maxHeight)
+	_, srv := simcheck.Serve(t, cfg, maxHeight)
 	rpc := rpcClient(t, srv.URL)
 
-	neardata, err := indexer.NewNeardataFetcher(fastHTTP(srv.URL))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
 	require.NoError(t, err)
-	lakeHTTP, err := indexer.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
+	lakeHTTP, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
 	require.NoError(t, err)
-	lakeDir, err := indexer.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight), near.ClientConfig{}, nil)
+	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight), near.ClientConfig{}, nil)
 	require.NoError(t, err)
 	sources := map[string]indexer.Source{
 		"neardata":  docSource(t, neardata, rpc),
 		"lake http": docSource(t, lakeHTTP, rpc),
 		"lake dir":  docSource(t, lakeDir, rpc),
 	}
-	want := nodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	want := simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
 	want.Prepare(0)
 	for _, src := range sources {
 		src.Prepare(0)
@@ -117,11 +119,11 @@ func TestReadmeShardQueryFindsEachAccountsShard(t *testing.T) {
 	cfg := sim.Config{Seed: 4, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 15,
 		ReshardAt: []uint64{20, 35, 50}, ViewStateLimit: -1}
 	const maxHeight = 70
-	node, srv := newSim(t, cfg, maxHeight)
+	node, srv := simcheck.Serve(t, cfg, maxHeight)
 	s := storetest.NewStore(t)
-	genesis, _ := genesisFile(t, node)
+	genesis, _ := simcheck.GenesisFile(t, node)
 	const indexed = maxHeight - 5 // the last heights may be skipped: --to waits for a block over them
-	indexSim(t, s, indexed, genesis, srv.URL)
+	simcheck.Index(t, s, indexed, genesis, srv.URL)
 	query := readmeShardQuery(t)
 
 	checked := 0

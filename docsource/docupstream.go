@@ -1,4 +1,4 @@
-package indexer
+package docsource
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ var ErrNoDocument = errors.New("no block document")
 // DocFetcher fetches block documents, one per height: what DocSource
 // reads. NeardataFetcher and LakeFetcher implement it.
 type DocFetcher interface {
-	// Document returns the document at height. It returns ErrNoBlock when
+	// Document returns the document at height. It returns bundle.ErrNoBlock when
 	// the upstream says the chain skipped the height, ErrNoDocument when it
 	// has no document there (yet).
 	Document(ctx context.Context, height uint64) (*BlockDocument, error)

@@ -1,4 +1,4 @@
-package indexer
+package docsource
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
@@ -27,6 +28,11 @@ const (
 	DefaultRevisitLookahead = 1000
 	DefaultDocConcurrency   = 16
 	DefaultReadAhead        = 8
+	// The waits and retries are NodeSource's (rpcsource.NodeConfig).
+	DefaultTxFinalWait    = 10 * time.Second
+	DefaultTxStallWait    = 2 * time.Second
+	DefaultTxPollInterval = 250 * time.Millisecond
+	DefaultBehindRetries  = 20
 )
 
 // DocConfig tunes DocSource. Zero means the default for every field.
@@ -142,7 +148,7 @@ type docEntry struct {
 	err   error
 }
 
-var _ Source = (*DocSource)(nil)
+var _ indexer.Source = (*DocSource)(nil)
 
 // NewDocSource returns a Source reading docs. rpc may be nil when
 // cfg.Genesis is set.

@@ -1,4 +1,4 @@
-package indexer_test
+package docsource_test
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -27,7 +29,7 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 8, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 12, EpochLength: 50, ViewStateLimit: -1}
 	const maxHeight = 160
-	node, _ := newSim(t, cfg, maxHeight)
+	node, _ := simcheck.Serve(t, cfg, maxHeight)
 	docs := &countingHandler{next: node.Handler()}
 	rpcs := &countingHandler{next: node.Handler()}
 	docSrv, rpcSrv := httptest.NewServer(docs), httptest.NewServer(rpcs)
@@ -36,11 +38,11 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	to := uint64(maxHeight)
 
 	viaRPC := storetest.NewStore(t)
-	indexSim(t, viaRPC, to, nil, rpcSrv.URL)
+	simcheck.Index(t, viaRPC, to, nil, rpcSrv.URL)
 	rpcCalls := rpcs.count.Load()
 	rpcs.count.Store(0)
 
-	neardata, err := indexer.NewNeardataFetcher(fastHTTP(docSrv.URL))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(docSrv.URL))
 	require.NoError(t, err)
 	viaDocs := storetest.NewStore(t)
 	src := docSource(t, neardata, rpcClient(t, rpcSrv.URL))
@@ -56,8 +58,8 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	require.LessOrEqual(t, docs.head.Load(), int64(3), "final head: at the start and near it, not once per batch")
 	epochs := int64(maxHeight/cfg.EpochLength + 1)
 	require.Equal(t, 1+epochs, rpcs.count.Load(), "configs: genesis once, protocol config once per epoch")
-	checkAgainstSim(t, node, viaDocs, 0, maxHeight)
-	checkAgainstSim(t, node, viaRPC, 0, maxHeight)
+	simcheck.Check(t, node, viaDocs, 0, maxHeight)
+	simcheck.Check(t, node, viaRPC, 0, maxHeight)
 }
 
 // TestDocumentSourceRevisitsNonFinalStatuses indexes up to a head where
@@ -77,10 +79,10 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	srv := httptest.NewServer(node.Handler())
 	t.Cleanup(srv.Close)
 	s := storetest.NewStore(t)
-	newSource := func() *indexer.DocSource {
-		lake, err := indexer.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpcClient(t, srv.URL))
+	newSource := func() *docsource.DocSource {
+		lake, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpcClient(t, srv.URL))
 		require.NoError(t, err)
-		src, err := indexer.NewDocSource(lake, rpcClient(t, srv.URL), indexer.DocConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+		src, err := docsource.NewDocSource(lake, rpcClient(t, srv.URL), docsource.DocConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
 		require.NoError(t, err)
 		return src
 	}
@@ -102,11 +104,11 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	}
 	pending := run(40)
 	later := run(65) // the same source: it continues where it stopped
-	requireRevisited(t, node, s, pending, 40)
+	simcheck.RequireRevisited(t, node, s, pending, 40)
 	src = newSource() // restarted: it reads them from their block again
 	run(90)
-	requireRevisited(t, node, s, later, 65)
-	checkAgainstSim(t, node, s, 0, 90)
+	simcheck.RequireRevisited(t, node, s, later, 65)
+	simcheck.Check(t, node, s, 0, 90)
 }
 
 // TestDocumentSourcesThroughFaultyUpstreams indexes through neardata and
@@ -119,7 +121,7 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 5, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 3, ViewStateLimit: -1}
 	const maxHeight = 60
-	node, healthy := newSim(t, cfg, maxHeight)
+	node, healthy := simcheck.Serve(t, cfg, maxHeight)
 	faults := sim.FaultConfig{Seed: 3, Fail5xx: 0.1, FailInternal: 0.1, FailMalformed: 0.1, FailTruncated: 0.1,
 		Stall: 0.03, StallDuration: 5 * time.Second, RateLimit: 400}
 	faulty := httptest.NewServer(node.HandlerWithFaults(faults))
@@ -138,12 +140,12 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 		http.Timeout = time.Second
 		http.MaxAttempts = 40
 		http.OnError = func(string) { kinds.Add(1) }
-		var docs indexer.DocFetcher
+		var docs docsource.DocFetcher
 		var err error
 		if strings.HasPrefix(c.name, "lake") {
-			docs, err = indexer.NewLakeFetcher(strings.Join(c.endpoints, ","), http, rpc)
+			docs, err = docsource.NewLakeFetcher(strings.Join(c.endpoints, ","), http, rpc)
 		} else {
-			docs, err = indexer.NewNeardataFetcher(http)
+			docs, err = docsource.NewNeardataFetcher(http)
 		}
 		require.NoError(t, err)
 		s := storetest.NewStore(t)
@@ -151,7 +153,7 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 		ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 20}, docSource(t, docs, rpc), s, nil)
 		require.NoError(t, err)
 		require.NoError(t, ix.Run(ctx), c.name)
-		checkAgainstSim(t, node, s, 0, maxHeight)
+		simcheck.Check(t, node, s, 0, maxHeight)
 		t.Logf("%s: %d failed attempts retried", c.name, kinds.Load())
 		require.Positive(t, kinds.Load(), c.name)
 	}
@@ -175,9 +177,9 @@ func TestNeardataFollowsAGrowingChain(t *testing.T) {
 	t.Cleanup(func() { stop(); <-done })
 	srv := httptest.NewServer(node.Handler())
 	t.Cleanup(srv.Close)
-	neardata, err := indexer.NewNeardataFetcher(fastHTTP(srv.URL))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
 	require.NoError(t, err)
-	src, err := indexer.NewDocSource(neardata, rpcClient(t, srv.URL), indexer.DocConfig{TxPollInterval: 10 * time.Millisecond})
+	src, err := docsource.NewDocSource(neardata, rpcClient(t, srv.URL), docsource.DocConfig{TxPollInterval: 10 * time.Millisecond})
 	require.NoError(t, err)
 	s := storetest.NewStore(t)
 	to := uint64(70)
@@ -189,5 +191,5 @@ func TestNeardataFollowsAGrowingChain(t *testing.T) {
 	pending, err := s.PendingTxStatuses(ctx, 60, 1000)
 	require.NoError(t, err)
 	require.Empty(t, pending, "statuses waited for the head to bring their receipts")
-	checkAgainstSim(t, node, s, 0, 70)
+	simcheck.Check(t, node, s, 0, 70)
 }
