@@ -66,6 +66,9 @@ type Stats struct {
 	// chain (their status becomes FINAL); MaxDepth the most copies a
 	// transaction's receipts run after it.
 	Complete, MaxDepth int
+	// InTransactions is the executed receipts a transaction of the chain
+	// made (their outcomes are in its status); Orphans those none did.
+	InTransactions, Orphans int
 }
 
 // Option tunes a Template.
