@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/docs"
 	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
@@ -87,33 +87,24 @@ func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
 	require.Positive(t, repeated, "no child repeated its parent's chunk header")
 }
 
-// readmeShardQuery returns the README's SQL query "The shard that holds an
+// shardQuery returns docs/database.md's SQL query "The shard that holds an
 // account at a height", with the account and height it names as $1 and
 // $2.
-func readmeShardQuery(t *testing.T) string {
+func shardQuery(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	text := string(b)
-	start := strings.Index(text, "The shard that holds an account at a height")
-	require.GreaterOrEqual(t, start, 0, "README has the shard query")
-	text = text[start:]
-	i := strings.Index(text, "```sql\n")
-	require.GreaterOrEqual(t, i, 0)
-	text = text[i+len("```sql\n"):]
-	q := text[:strings.Index(text, "```")]
+	q := docs.SQLAfter(t, "docs/database.md", "The shard that holds an account at a height")
 	require.Contains(t, q, "'alice.near'")
 	require.Contains(t, q, "120000000")
 	q = strings.Replace(q, "'alice.near'", "$1::text", 1)
 	return strings.Replace(q, "120000000", "$2::bigint", 1)
 }
 
-// TestReadmeShardQueryFindsEachAccountsShard indexes a chain that splits a
-// shard three times and runs the README's account-shard query for every
+// TestShardQueryFindsEachAccountsShard indexes a chain that splits a
+// shard three times and runs docs/database.md's account-shard query for every
 // account a block changed, at that height: it must name the shard whose
 // part of the block's document lists the change (the simulator's own
 // assignment), before, at and after each split.
-func TestReadmeShardQueryFindsEachAccountsShard(t *testing.T) {
+func TestShardQueryFindsEachAccountsShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 4, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 15,
@@ -124,7 +115,7 @@ func TestReadmeShardQueryFindsEachAccountsShard(t *testing.T) {
 	genesis, _ := simcheck.GenesisFile(t, node)
 	const indexed = maxHeight - 5 // the last heights may be skipped: --to waits for a block over them
 	simcheck.Index(t, s, indexed, genesis, srv.URL)
-	query := readmeShardQuery(t)
+	query := shardQuery(t)
 
 	checked := 0
 	shards := map[uint64]bool{}

@@ -142,15 +142,15 @@ func TestDelegatedActionsSayWhoPaidAndWhoActed(t *testing.T) {
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM actions`).Scan(&all))
 	require.Equal(t, all-6, plain, "only the delegated rows name a delegation")
 
-	// The README's query finds the relayed transaction's nested actions.
-	var readme string
-	for _, q := range readmeQueries(t) {
+	// The documented query finds the relayed transaction's nested actions.
+	var relayed string
+	for _, q := range exampleQueries(t) {
 		if strings.Contains(q, "paid_by") {
-			readme = q
+			relayed = q
 		}
 	}
-	require.NotEmpty(t, readme, "README has the relayed transactions query")
-	rows, err := s.Pool().Query(ctx, readme)
+	require.NotEmpty(t, relayed, "docs/database.md has the relayed transactions query")
+	rows, err := s.Pool().Query(ctx, relayed)
 	require.NoError(t, err)
 	var found []string
 	for rows.Next() {
