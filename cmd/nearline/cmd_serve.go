@@ -96,7 +96,7 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 			Forward:          upstream,
 			CORSOrigins:      splitList(*f.corsOrigins),
 		},
-		archive: archive.Config{ViewStateLimit: *f.viewStateLimit, HealthMaxLag: *f.healthMaxLag},
+		archive: archive.Config{ViewStateLimit: *f.viewStateLimit, HealthMaxLag: *f.healthMaxLag, Commit: readBuildInfo().commit},
 		server: rpcserve.ServeConfig{
 			RequestTimeout:  *f.requestTimeout,
 			ShutdownTimeout: *f.shutdownTimeout,
