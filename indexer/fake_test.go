@@ -121,7 +121,7 @@ func ptr(v uint64) *uint64 { return &v }
 // configuration error.
 func nodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
 	tb.Helper()
-	src, err := rpcsource.NewNodeSource(rpc, cfg)
+	src, err := rpcsource.NewNodeSource(rpc, cfg, nil)
 	require.NoError(tb, err)
 	return src
 }

@@ -48,7 +48,7 @@ func newSim(t *testing.T, cfg sim.Config, maxHeight uint64) (*sim.Node, *httptes
 	t.Helper()
 	ctx := context.Background()
 	cfg.MaxHeight = maxHeight
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, maxHeight))
@@ -363,7 +363,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 2, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 80,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, 40))
