@@ -272,8 +272,7 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 		src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{
 			Concurrency: *flags.blockConcurrency,
 			MaxInFlight: *flags.upstreamInFlight,
-			Logger:      env.logger,
-		})
+		}, env.logger)
 		if err != nil {
 			return nil, fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: %w", *flags.blockConcurrency, *flags.upstreamInFlight, err)
 		}

@@ -128,8 +128,8 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 
 	plan, err := verify.NewPlan(ctx, local, verify.PlanConfig{
 		From: from, To: to, Sample: *sample, Seed: seed, AccountsPerHeight: *accounts,
-		Concurrency: *concurrency, Logger: env.logger,
-	})
+		Concurrency: *concurrency,
+	}, env.logger)
 	if errors.Is(err, verify.ErrRange) {
 		return lineErr(err.Error())
 	}
@@ -139,8 +139,8 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 	fmt.Fprintf(env.stdout, "nearline verify: %d heights sampled in %d-%d (seed %d), %d requests, against %s\n\n",
 		len(plan.Heights), plan.From, plan.To, seed, len(plan.Requests), *against)
 	report, err := verify.Run(ctx, local, node, plan.Requests, verify.RunConfig{
-		Concurrency: *concurrency, MaxShown: *show, ProgressInterval: *progress, Logger: env.logger,
-	})
+		Concurrency: *concurrency, MaxShown: *show, ProgressInterval: *progress,
+	}, env.logger)
 	switch {
 	case errors.Is(err, verify.ErrUnreachable):
 		return unreachable(err)
