@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/store"
 )
 
@@ -81,6 +82,7 @@ const (
 	DefaultProgressInterval = 5 * time.Second
 	DefaultRevisitInterval  = 10 * time.Second
 	DefaultDatabaseRetry    = 10 * time.Minute
+	DefaultUpstreamPatience = 5 * time.Minute
 )
 
 // Config tunes the follow loop. The zero value follows the head from the
@@ -121,6 +123,15 @@ type Config struct {
 	// restarting, ...) is retried with backoff before Run gives up.
 	// Default DefaultDatabaseRetry.
 	DatabaseRetry time.Duration
+	// UpstreamPatience bounds, with To set, how long a Source call failing
+	// because the upstream is unavailable (outage.Unavailable) is retried
+	// before Run gives up. Without To, an outage is waited out however
+	// long it lasts. Default DefaultUpstreamPatience.
+	UpstreamPatience time.Duration
+	// Upstream runs the Source calls through outages and knows whether the
+	// upstream is reachable (a health check may share it). Default: one of
+	// the Indexer's own, logging to its logger.
+	Upstream *outage.Tracker
 	// Metrics, when set, receives the loop's metrics.
 	Metrics *Metrics
 }
@@ -132,6 +143,7 @@ func (c Config) withDefaults() Config {
 	c.ProgressInterval = cmp.Or(c.ProgressInterval, DefaultProgressInterval)
 	c.RevisitInterval = cmp.Or(c.RevisitInterval, DefaultRevisitInterval)
 	c.DatabaseRetry = cmp.Or(c.DatabaseRetry, DefaultDatabaseRetry)
+	c.UpstreamPatience = cmp.Or(c.UpstreamPatience, DefaultUpstreamPatience)
 	return c
 }
 
@@ -149,6 +161,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("revisit interval %s: want positive", c.RevisitInterval)
 	case c.DatabaseRetry < 0:
 		return fmt.Errorf("database retry %s: want positive", c.DatabaseRetry)
+	case c.UpstreamPatience < 0:
+		return fmt.Errorf("upstream patience %s: want positive", c.UpstreamPatience)
 	case c.From != nil && c.To != nil && *c.To < *c.From:
 		return fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
 	}
@@ -173,6 +187,9 @@ func New(cfg Config, src Source, sink Sink, logger *slog.Logger) (*Indexer, erro
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Upstream == nil {
+		cfg.Upstream = outage.New(outage.Config{Logger: logger})
 	}
 	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger, unknownSeen: map[string]bool{}}, nil
 }
