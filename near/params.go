@@ -27,7 +27,7 @@ func ParseChunkRequest(params json.RawMessage) (ChunkRequest, *Error) {
 	switch {
 	case raw.ChunkID != nil && raw.BlockID == nil && raw.ShardID == nil:
 		if _, err := ParseCryptoHash(*raw.ChunkID); err != nil {
-			return ChunkRequest{}, ParseError(fmt.Sprintf("Failed parsing args: invalid chunk hash %q", *raw.ChunkID))
+			return ChunkRequest{}, ParseError(fmt.Sprintf("Failed parsing args: invalid chunk hash %q", Clip(*raw.ChunkID)))
 		}
 		return ChunkRequest{ChunkID: *raw.ChunkID}, nil
 	case raw.ChunkID == nil && raw.BlockID != nil && raw.ShardID != nil:
@@ -101,14 +101,14 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 			return q, perr
 		}
 		if _, err := ParseCryptoHash(q.CodeHash); err != nil {
-			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid code hash %q", q.CodeHash))
+			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid code hash %q", Clip(q.CodeHash)))
 		}
 	} else {
 		if q.AccountID, perr = need("account_id", raw.AccountID); perr != nil {
 			return q, perr
 		}
 		if !ValidAccountID(q.AccountID) {
-			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", q.AccountID))
+			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", Clip(q.AccountID)))
 		}
 	}
 	switch q.RequestType {
@@ -119,7 +119,7 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 			return q, perr
 		}
 		if !ValidPublicKey(q.PublicKey) {
-			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid public key %q", q.PublicKey))
+			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid public key %q", Clip(q.PublicKey)))
 		}
 	case QueryViewState:
 		prefix, perr := need("prefix_base64", raw.PrefixBase64)
@@ -142,7 +142,7 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 			return q, perr
 		}
 	default:
-		return q, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `view_account`, `view_code`, `view_state`, `view_access_key`, `view_access_key_list`, `view_gas_key`, `view_gas_key_list`, `call_function`, `view_global_contract_code`, `view_global_contract_code_by_account_id`", q.RequestType))
+		return q, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `view_account`, `view_code`, `view_state`, `view_access_key`, `view_access_key_list`, `view_gas_key`, `view_gas_key_list`, `call_function`, `view_global_contract_code`, `view_global_contract_code_by_account_id`", Clip(q.RequestType)))
 	}
 	ref, perr := ParseBlockReference(params)
 	if perr != nil {
@@ -207,7 +207,7 @@ func ParseChangesRequest(params json.RawMessage) (ChangesRequest, *Error) {
 		c.AccountIDs = *raw.AccountIDs
 		for _, id := range c.AccountIDs {
 			if !ValidAccountID(id) {
-				return c, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", id))
+				return c, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", Clip(id)))
 			}
 		}
 		if c.ChangesType == ChangesData {
@@ -226,11 +226,11 @@ func ParseChangesRequest(params json.RawMessage) (ChangesRequest, *Error) {
 		c.Keys = *raw.Keys
 		for _, k := range c.Keys {
 			if !ValidAccountID(k.AccountID) || !ValidPublicKey(k.PublicKey) {
-				return c, ParseError(fmt.Sprintf("Failed parsing args: invalid key %s/%s", k.AccountID, k.PublicKey))
+				return c, ParseError(fmt.Sprintf("Failed parsing args: invalid key %s/%s", Clip(k.AccountID), Clip(k.PublicKey)))
 			}
 		}
 	default:
-		return c, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `account_changes`, `single_access_key_changes`, `all_access_key_changes`, `contract_code_changes`, `data_changes`", c.ChangesType))
+		return c, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `account_changes`, `single_access_key_changes`, `all_access_key_changes`, `contract_code_changes`, `data_changes`", Clip(c.ChangesType)))
 	}
 	ref, perr := ParseBlockReference(params)
 	if perr != nil {
@@ -258,8 +258,8 @@ func ParseGasPriceRequest(params json.RawMessage) (*BlockID, *Error) {
 		var obj struct {
 			BlockID json.RawMessage `json:"block_id"`
 		}
-		if err := json.Unmarshal(trimmed, &obj); err != nil {
-			return nil, ParseError("Failed parsing args: " + describeJSONError(err))
+		if perr := decodeParams(trimmed, &obj); perr != nil {
+			return nil, perr
 		}
 		raw = obj.BlockID
 	default:
@@ -311,15 +311,15 @@ func ParseTxRequest(params json.RawMessage) (TxRequest, *Error) {
 		}
 	}
 	if _, err := ParseCryptoHash(r.TxHash); err != nil {
-		return r, ParseError(fmt.Sprintf("Failed parsing args: invalid transaction hash %q", r.TxHash))
+		return r, ParseError(fmt.Sprintf("Failed parsing args: invalid transaction hash %q", Clip(r.TxHash)))
 	}
 	if !ValidAccountID(r.SenderAccountID) {
-		return r, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", r.SenderAccountID))
+		return r, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", Clip(r.SenderAccountID)))
 	}
 	switch r.WaitUntil {
 	case "", "NONE", "INCLUDED", "EXECUTED_OPTIMISTIC", "INCLUDED_FINAL", "EXECUTED", "FINAL":
 	default:
-		return r, ParseError(fmt.Sprintf("Failed parsing args: unknown wait_until %q", r.WaitUntil))
+		return r, ParseError(fmt.Sprintf("Failed parsing args: unknown wait_until %q", Clip(r.WaitUntil)))
 	}
 	return r, nil
 }
@@ -336,7 +336,7 @@ func ParseReceiptRequest(params json.RawMessage) (string, *Error) {
 		return "", ParseError("Failed parsing args: missing field `receipt_id`")
 	}
 	if _, err := ParseCryptoHash(*raw.ReceiptID); err != nil {
-		return "", ParseError(fmt.Sprintf("Failed parsing args: invalid receipt id %q", *raw.ReceiptID))
+		return "", ParseError(fmt.Sprintf("Failed parsing args: invalid receipt id %q", Clip(*raw.ReceiptID)))
 	}
 	return *raw.ReceiptID, nil
 }

@@ -78,14 +78,14 @@ func (b *BlockID) UnmarshalJSON(data []byte) error {
 			return err
 		}
 		if _, err := ParseCryptoHash(s); err != nil {
-			return fmt.Errorf("invalid block hash %q: %v", s, err)
+			return fmt.Errorf("invalid block hash %q: %v", Clip(s), err)
 		}
 		*b = HashID(s)
 		return nil
 	}
 	h, err := strconv.ParseUint(string(data), 10, 64)
 	if err != nil {
-		return fmt.Errorf("invalid block height %s: want an integer from 0 to 18446744073709551615 or a block hash", data)
+		return fmt.Errorf("invalid block height %s: want an integer from 0 to 18446744073709551615 or a block hash", Clip(string(data)))
 	}
 	*b = HeightID(h)
 	return nil
@@ -118,7 +118,7 @@ func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 		case FinalityFinal, FinalityNearFinal, FinalityOptimistic:
 			ref.Finality = *raw.Finality
 		default:
-			return ref, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `optimistic`, `near-final`, `final`", *raw.Finality))
+			return ref, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `optimistic`, `near-final`, `final`", Clip(*raw.Finality)))
 		}
 	}
 	if raw.BlockID != nil && !bytes.Equal(bytes.TrimSpace(raw.BlockID), []byte("null")) {
@@ -135,7 +135,7 @@ func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 		case "genesis", "earliest_available":
 			ref.SyncCheckpoint = *raw.SyncCheckpoint
 		default:
-			return ref, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected `genesis` or `earliest_available`", *raw.SyncCheckpoint))
+			return ref, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected `genesis` or `earliest_available`", Clip(*raw.SyncCheckpoint)))
 		}
 	}
 	switch {
@@ -147,14 +147,15 @@ func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 	return ref, nil
 }
 
-// decodeParams decodes a params object into v, turning any failure into a
+// decodeParams decodes a params object into v with nearcore's member names
+// (UnmarshalExact: exact, case-sensitive), turning any failure into a
 // PARSE_ERROR that says what was wrong.
 func decodeParams(params json.RawMessage, v any) *Error {
 	trimmed := bytes.TrimSpace(params)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return ParseError("Failed parsing args: params must be an object")
 	}
-	if err := json.Unmarshal(trimmed, v); err != nil {
+	if err := UnmarshalExact(trimmed, v); err != nil {
 		return ParseError("Failed parsing args: " + describeJSONError(err))
 	}
 	return nil
@@ -169,9 +170,9 @@ func describeJSONError(err error) string {
 	switch e := err.(type) {
 	case *json.UnmarshalTypeError:
 		if e.Field != "" {
-			return fmt.Sprintf("invalid type: %s for field `%s`", e.Value, e.Field)
+			return fmt.Sprintf("invalid type: %s for field `%s`", Clip(e.Value), Clip(e.Field))
 		}
-		return fmt.Sprintf("invalid type: %s", e.Value)
+		return fmt.Sprintf("invalid type: %s", Clip(e.Value))
 	case *json.SyntaxError:
 		return fmt.Sprintf("invalid JSON at offset %d", e.Offset)
 	}

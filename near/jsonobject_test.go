@@ -1,0 +1,128 @@
+package near
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestEachMemberAndItem(t *testing.T) {
+	t.Parallel()
+	type member struct{ name, value string }
+	var got []member
+	raw := []byte(" {\"a\" : [1, {\"x\":\"}]\"}] ,\"b\\u0063\":\"q\\\"\",\"a\":null, \"d\":-1.5e3 }\n")
+	require.NoError(t, EachMember(raw, func(name string, value []byte) error {
+		got = append(got, member{name, string(value)})
+		return nil
+	}))
+	require.Equal(t, []member{{"a", `[1, {"x":"}]"}]`}, {"bc", `"q\""`}, {"a", "null"}, {"d", "-1.5e3"}}, got)
+
+	var items []string
+	require.NoError(t, EachItem([]byte(`[ {"a":[1,2]}, "x]", true ,[] ]`), func(item []byte) error {
+		items = append(items, string(item))
+		return nil
+	}))
+	require.Equal(t, []string{`{"a":[1,2]}`, `"x]"`, "true", "[]"}, items)
+
+	require.Error(t, EachMember([]byte(`[1]`), func(string, []byte) error { return nil }))
+	require.Error(t, EachMember([]byte(`{"a":`), func(string, []byte) error { return nil }))
+	require.Error(t, EachItem([]byte(`{}`), func([]byte) error { return nil }))
+	// Deep nesting (encoding/json's limit is 10,000 levels) is walked
+	// without recursion.
+	deep := `{"a":` + strings.Repeat("[", 9_000) + strings.Repeat("]", 9_000) + `,"b":1}`
+	var names []string
+	require.NoError(t, EachMember([]byte(deep), func(name string, _ []byte) error {
+		names = append(names, name)
+		return nil
+	}))
+	require.Equal(t, []string{"a", "b"}, names)
+}
+
+func TestUnmarshalExactMatchesNamesAsSerde(t *testing.T) {
+	t.Parallel()
+	type key struct {
+		AccountID string `json:"account_id"`
+	}
+	type params struct {
+		Method string `json:"method"`
+		Keys   []key  `json:"keys"`
+		ByName map[string]key
+		Ptr    *key    `json:"ptr"`
+		ID     BlockID `json:"id"`
+	}
+	for _, c := range []struct {
+		name, in string
+		want     params
+	}{
+		{"exact names decode", `{"method":"a","keys":[{"account_id":"x"}],"ByName":{"k":{"account_id":"y"}},"ptr":{"account_id":"z"},"id":5}`,
+			params{Method: "a", Keys: []key{{"x"}}, ByName: map[string]key{"k": {"y"}}, Ptr: &key{"z"}, ID: HeightID(5)}},
+		{"another case is ignored", `{"method":"nosuch","METHOD":"gas_price","Method":"x"}`, params{Method: "nosuch"}},
+		{"only another case: not set", `{"METHOD":"gas_price"}`, params{}},
+		{"nested: ignored at every depth", `{"keys":[{"Account_Id":"x"},{"account_id":"y"}],"ptr":{"ACCOUNT_ID":"z"},"bYnAME":{}}`,
+			params{Keys: []key{{}, {"y"}}, Ptr: &key{}}},
+		{"Unicode folding (the Kelvin sign) is no match", "{\"ByName\":{},\"\u212aeys\":[{\"account_id\":\"x\"}]}", params{ByName: map[string]key{}}},
+		{"escaped names are the name", `{"m\u0065thod":"a"}`, params{Method: "a"}},
+		{"a repeated name: the last wins", `{"method":"a","method":"b"}`, params{Method: "b"}},
+		{"map keys are kept as they are", `{"ByName":{"K":{"account_id":"y","Account_id":"n"}}}`, params{ByName: map[string]key{"K": {"y"}}}},
+	} {
+		var got params
+		require.NoError(t, UnmarshalExact([]byte(c.in), &got), c.name)
+		require.Equal(t, c.want, got, c.name)
+	}
+	var p params
+	var syn *json.SyntaxError
+	require.ErrorAs(t, UnmarshalExact([]byte(`{"method":`), &p), &syn)
+	var typ *json.UnmarshalTypeError
+	require.ErrorAs(t, UnmarshalExact([]byte(`{"method":1}`), &p), &typ)
+}
+
+func TestParamsNamesAreCaseSensitive(t *testing.T) {
+	t.Parallel()
+	_, perr := ParseBlockReference(json.RawMessage(`{"Finality":"final"}`))
+	require.NotNil(t, perr, "a case-folded finality must not select a block")
+	ref, perr := ParseBlockReference(json.RawMessage(`{"block_id":3,"BLOCK_ID":"x"}`))
+	require.Nil(t, perr)
+	require.Equal(t, uint64(3), ref.BlockID.Height)
+	q, perr := ParseQueryRequest(json.RawMessage(`{"REQUEST_TYPE":"call_function","request_type":"view_account","Account_Id":"evil.near","account_id":"a.near","finality":"final"}`))
+	require.Nil(t, perr)
+	require.Equal(t, QueryViewAccount, q.RequestType)
+	require.Equal(t, "a.near", q.AccountID)
+	id, perr := ParseGasPriceRequest(json.RawMessage(`{"Block_Id":5}`))
+	require.Nil(t, perr)
+	require.Nil(t, id, "a case-folded block_id is not a block id")
+}
+
+func TestErrorsClipEchoedInput(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("a", 5<<20)
+	for name, params := range map[string]string{
+		"account id":    `{"request_type":"view_account","account_id":"` + huge + `","finality":"final"}`,
+		"request type":  `{"request_type":"` + huge + `","account_id":"a.near","finality":"final"}`,
+		"finality":      `{"request_type":"view_account","account_id":"a.near","finality":"` + huge + `"}`,
+		"block hash":    `{"request_type":"view_account","account_id":"a.near","block_id":"` + huge + `"}`,
+		"block height":  `{"request_type":"view_account","account_id":"a.near","block_id":1` + strings.Repeat("0", 1<<20) + `}`,
+		"public key":    `{"request_type":"view_access_key","account_id":"a.near","public_key":"ed25519:` + huge + `","finality":"final"}`,
+		"number values": `{"request_type":"view_account","account_id":1` + strings.Repeat("0", 1<<20) + `}`,
+	} {
+		_, perr := ParseQueryRequest(json.RawMessage(params))
+		require.NotNil(t, perr, name)
+		out, err := json.Marshal(perr)
+		require.NoError(t, err)
+		require.Less(t, len(out), 2*MaxEcho+1024, "%s: a %d-byte error", name, len(out))
+	}
+	require.Len(t, MethodNotFound(huge).Data, MaxEcho+len(`"…"`))
+	require.Equal(t, "é", Clip("é"))
+	cut := Clip(strings.Repeat("x", MaxEcho-1) + "é")
+	require.Equal(t, strings.Repeat("x", MaxEcho-1)+"…", cut, "cut before a character, never inside it")
+}
+
+func TestFilterObjectKeepsMembersAsTheyWere(t *testing.T) {
+	t.Parallel()
+	out, err := FilterObject(json.RawMessage(`{"a": 1.50, "b":{"x" : [1]}, "c":"\u00e9"}`), func(k string) bool { return k != "a" })
+	require.NoError(t, err)
+	require.Equal(t, `{"b":{"x" : [1]},"c":"\u00e9"}`, string(out))
+	_, err = FilterObject(json.RawMessage(`[1]`), func(string) bool { return true })
+	require.Error(t, err)
+}
