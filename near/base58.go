@@ -46,10 +46,11 @@ func Base58Encode(b []byte) string {
 	return string(out)
 }
 
-var (
-	errBase58        = errors.New("invalid base58 character")
-	errBase58TooLong = errors.New("base58 text too long")
-)
+var errBase58 = errors.New("invalid base58 character")
+
+// ErrBase58TooLong is Base58DecodeMax's error for text of more bytes than
+// asked for.
+var ErrBase58TooLong = errors.New("base58 text too long")
 
 // base58Digit returns the value of the base58 character c, or -1.
 func base58Digit(c byte) int {
@@ -80,7 +81,7 @@ func Base58Decode(s string) ([]byte, error) { return Base58DecodeMax(s, len(s)) 
 // maxBytes/4 words.
 func Base58DecodeMax(s string, maxBytes int) ([]byte, error) {
 	if len(s) > Base58MaxLen(maxBytes) {
-		return nil, errBase58TooLong
+		return nil, ErrBase58TooLong
 	}
 	zeros := 0
 	for zeros < len(s) && s[zeros] == '1' {
@@ -120,7 +121,7 @@ func Base58DecodeMax(s string, maxBytes int) ([]byte, error) {
 		}
 	}
 	if len(out) > maxBytes {
-		return nil, errBase58TooLong
+		return nil, ErrBase58TooLong
 	}
 	return out, nil
 }

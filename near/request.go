@@ -69,9 +69,18 @@ func (b BlockID) MarshalJSON() ([]byte, error) {
 	return json.Marshal(b.Hash)
 }
 
-// UnmarshalJSON decodes a uint64 height or a base58 32-byte hash.
+// maxHashJSON is the longest JSON string a hash can be written as: its at
+// most 44 base58 characters (Base58MaxLen(32)) each escaped as \u00XX,
+// and the quotes.
+const maxHashJSON = 2 + 6*44
+
+// UnmarshalJSON decodes a uint64 height or a base58 32-byte hash. A string
+// too long to be a hash is refused before it is decoded.
 func (b *BlockID) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
+	if len(data) > maxHashJSON && data[0] == '"' {
+		return fmt.Errorf("invalid block hash %s: %v", ClipTo(string(data), MaxEcho), ErrBase58TooLong)
+	}
 	if len(data) > 0 && data[0] == '"' {
 		var s string
 		if err := json.Unmarshal(data, &s); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -82,8 +83,11 @@ func queryParams(params json.RawMessage) (json.RawMessage, *near.Error) {
 	if json.Unmarshal(items[0], &path) != nil || json.Unmarshal(items[1], &data) != nil {
 		return params, nil
 	}
-	raw, err := near.Base58Decode(data)
-	if err != nil {
+	raw, err := near.Base58DecodeMax(data, maxLegacyQueryData)
+	switch {
+	case errors.Is(err, near.ErrBase58TooLong):
+		return nil, near.ParseError(fmt.Sprintf("Query data size is too large: more than %d bytes", maxLegacyQueryData))
+	case err != nil:
 		return nil, near.ParseError("Failed parsing args: the query data is not base58")
 	}
 	if n := len(path) + len(raw); n > maxLegacyQueryData {
