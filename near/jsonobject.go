@@ -33,14 +33,19 @@ func EachMember(raw []byte, fn func(name string, value []byte) error) error {
 	})
 }
 
-// EachItem calls fn with every element of the JSON array raw, in order, as
-// the slice of raw that holds it. It returns fn's error, or an error when
-// raw is not a valid JSON array.
-func EachItem(raw []byte, fn func(item []byte) error) error {
+// ArrayItems returns the elements of the JSON array raw, in order, each as
+// the slice of raw that holds it (an empty array gives an empty slice),
+// or an error when raw is not a valid JSON array.
+func ArrayItems(raw []byte) ([]json.RawMessage, error) {
 	if !json.Valid(raw) {
-		return errors.New("want a JSON array")
+		return nil, errors.New("want a JSON array")
 	}
-	return eachItem(raw, fn)
+	items := []json.RawMessage{}
+	err := eachItem(raw, func(item []byte) error {
+		items = append(items, item)
+		return nil
+	})
+	return items, err
 }
 
 // eachMember is EachMember over valid JSON, with each name as its quoted
@@ -67,7 +72,7 @@ func eachMember(raw []byte, fn func(quoted, value []byte) error) error {
 	return nil
 }
 
-// eachItem is EachItem over valid JSON.
+// eachItem calls fn with each element of the array raw, valid JSON.
 func eachItem(raw []byte, fn func(item []byte) error) error {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {

@@ -19,16 +19,19 @@ func TestEachMemberAndItem(t *testing.T) {
 	}))
 	require.Equal(t, []member{{"a", `[1, {"x":"}]"}]`}, {"bc", `"q\""`}, {"a", "null"}, {"d", "-1.5e3"}}, got)
 
-	var items []string
-	require.NoError(t, EachItem([]byte(`[ {"a":[1,2]}, "x]", true ,[] ]`), func(item []byte) error {
-		items = append(items, string(item))
-		return nil
-	}))
-	require.Equal(t, []string{`{"a":[1,2]}`, `"x]"`, "true", "[]"}, items)
+	items, err := ArrayItems([]byte(`[ {"a":[1,2]}, "x]", true ,[] ]`))
+	require.NoError(t, err)
+	require.Equal(t, []json.RawMessage{[]byte(`{"a":[1,2]}`), []byte(`"x]"`), []byte("true"), []byte("[]")}, items)
+	items, err = ArrayItems([]byte(` [ ] `))
+	require.NoError(t, err)
+	require.Empty(t, items)
 
 	require.Error(t, EachMember([]byte(`[1]`), func(string, []byte) error { return nil }))
 	require.Error(t, EachMember([]byte(`{"a":`), func(string, []byte) error { return nil }))
-	require.Error(t, EachItem([]byte(`{}`), func([]byte) error { return nil }))
+	_, err = ArrayItems([]byte(`{}`))
+	require.Error(t, err)
+	_, err = ArrayItems([]byte(`[1,`))
+	require.Error(t, err)
 	// Deep nesting (encoding/json's limit is 10,000 levels) is walked
 	// without recursion.
 	deep := `{"a":` + strings.Repeat("[", 9_000) + strings.Repeat("]", 9_000) + `,"b":1}`

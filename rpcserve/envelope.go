@@ -60,11 +60,8 @@ func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string
 	if trimmed[0] != '[' {
 		return h.handleOne(ctx, trimmed, pathMethod)
 	}
-	var items [][]byte
-	if err := near.EachItem(trimmed, func(item []byte) error {
-		items = append(items, item)
-		return nil
-	}); err != nil {
+	items, err := near.ArrayItems(trimmed)
+	if err != nil {
 		return h.errorResponse(nil, near.ParseError("Invalid JSON: "+describeSyntax(trimmed)))
 	}
 	switch {

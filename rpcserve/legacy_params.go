@@ -15,17 +15,15 @@ import (
 // rewrite them into the named form the near.Parse* functions read. Anything
 // else is returned unchanged (and rejected there with a PARSE_ERROR).
 
-// positional returns the elements of params when it is a JSON array.
+// positional returns the elements of params when it is a JSON array, as
+// slices of it.
 func positional(params json.RawMessage) ([]json.RawMessage, bool) {
 	trimmed := bytes.TrimSpace(params)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return nil, false
 	}
-	var items []json.RawMessage
-	if json.Unmarshal(trimmed, &items) != nil {
-		return nil, false
-	}
-	return items, true
+	items, err := near.ArrayItems(trimmed)
+	return items, err == nil
 }
 
 // blockParams rewrites `block`'s [block_id] into {"block_id": ...}.
