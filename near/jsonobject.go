@@ -172,18 +172,16 @@ func UnmarshalExact(data []byte, v any) error {
 	if t == nil || t.Kind() != reflect.Pointer || !json.Valid(data) {
 		return json.Unmarshal(data, v) // its error
 	}
-	return json.Unmarshal(exactMembers(data, t.Elem()), v)
+	return json.Unmarshal(exactMembers(data, t.Elem(), map[reflect.Type]map[string]reflect.Type{}), v)
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // exactMembers returns data, valid JSON for a value of type t, without the
 // members that no field of t's structs names exactly; data itself when
-// nothing is left out.
-func exactMembers(data []byte, t reflect.Type) []byte {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+// nothing is left out. fields caches jsonFields by type.
+func exactMembers(data []byte, t reflect.Type, fields map[reflect.Type]map[string]reflect.Type) []byte {
+	t = indirect(t)
 	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
 		return data
 	}
@@ -193,25 +191,29 @@ func exactMembers(data []byte, t reflect.Type) []byte {
 	}
 	switch {
 	case t.Kind() == reflect.Struct && data[i] == '{':
-		fields := jsonFields(t)
+		named, ok := fields[t]
+		if !ok {
+			named = jsonFields(t)
+			fields[t] = named
+		}
 		return rebuild(data, '{', '}', eachMember, func(quoted, value []byte) ([]byte, bool) {
 			name, err := unquote(quoted)
-			field, ok := fields[name]
+			field, ok := named[name]
 			if err != nil || !ok {
 				return nil, false
 			}
-			return exactMembers(value, field), true
+			return exactMembers(value, field, fields), true
 		})
 	case t.Kind() == reflect.Map && data[i] == '{':
 		return rebuild(data, '{', '}', eachMember, func(_, value []byte) ([]byte, bool) {
-			return exactMembers(value, t.Elem()), true
+			return exactMembers(value, t.Elem(), fields), true
 		})
 	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && data[i] == '[':
 		items := func(raw []byte, fn func(_, item []byte) error) error {
 			return eachItem(raw, func(item []byte) error { return fn(nil, item) })
 		}
 		return rebuild(data, '[', ']', items, func(_, item []byte) ([]byte, bool) {
-			return exactMembers(item, t.Elem()), true
+			return exactMembers(item, t.Elem(), fields), true
 		})
 	}
 	return data
@@ -266,7 +268,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		switch {
 		case tag == "-":
 			continue
-		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+		case f.Anonymous && name == "" && indirect(f.Type).Kind() == reflect.Struct:
 			continue // its fields are promoted, and listed on their own
 		case !f.IsExported() && !f.Anonymous:
 			continue
@@ -276,6 +278,13 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		fields[name] = f.Type
 	}
 	return fields
+}
+
+func indirect(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 // FilterObject returns the JSON object raw with only the members whose key

@@ -129,3 +129,18 @@ func TestFilterObjectKeepsMembersAsTheyWere(t *testing.T) {
 	_, err = FilterObject(json.RawMessage(`[1]`), func(string) bool { return true })
 	require.Error(t, err)
 }
+
+func TestUnmarshalExactPromotedFields(t *testing.T) {
+	t.Parallel()
+	type Inner struct {
+		A string `json:"a"`
+	}
+	type outer struct {
+		*Inner
+		B string `json:"b"`
+	}
+	var got outer
+	require.NoError(t, UnmarshalExact([]byte(`{"a":"x","A":"y","b":"z","Inner":{"a":"w"}}`), &got))
+	require.Equal(t, "x", got.A, "a promoted field keeps its exact name")
+	require.Equal(t, "z", got.B)
+}
