@@ -144,3 +144,27 @@ func TestUnmarshalExactPromotedFields(t *testing.T) {
 	require.Equal(t, "x", got.A, "a promoted field keeps its exact name")
 	require.Equal(t, "z", got.B)
 }
+
+// TestLongBlockIDsFailAsTheyWouldWhole: block_id's text is kept only up to
+// the longest height or hash there is, and the error is the same as for
+// the whole text.
+func TestLongBlockIDsFailAsTheyWouldWhole(t *testing.T) {
+	t.Parallel()
+	for _, long := range []string{`"` + strings.Repeat("z", 1<<20) + `"`, "1" + strings.Repeat("0", 1<<20), strings.Repeat("[", 5000) + strings.Repeat("]", 5000)} {
+		var whole BlockID
+		wholeErr := whole.UnmarshalJSON([]byte(long))
+		require.Error(t, wholeErr)
+		_, perr := ParseBlockReference(json.RawMessage(`{"block_id":` + long + `}`))
+		require.NotNil(t, perr)
+		var msg string
+		require.NoError(t, json.Unmarshal(perr.Data, &msg))
+		require.Equal(t, "Failed parsing args: "+wholeErr.Error(), msg)
+		_, perr = ParseChunkRequest(json.RawMessage(`{"block_id":` + long + `,"shard_id":0}`))
+		require.NotNil(t, perr)
+		_, perr = ParseGasPriceRequest(json.RawMessage(`[` + long + `]`))
+		require.NotNil(t, perr)
+	}
+	ref, perr := ParseBlockReference(json.RawMessage(`{"block_id":"\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031"}`))
+	require.Nil(t, perr, "a hash written with escapes is still a hash")
+	require.Equal(t, "11111111111111111111111111111111", ref.BlockID.Hash)
+}

@@ -17,9 +17,9 @@ type ChunkRequest struct {
 // ParseChunkRequest reads `chunk` params: {"chunk_id"} or {"block_id", "shard_id"}.
 func ParseChunkRequest(params json.RawMessage) (ChunkRequest, *Error) {
 	var raw struct {
-		ChunkID *string         `json:"chunk_id"`
-		BlockID json.RawMessage `json:"block_id"`
-		ShardID *uint64         `json:"shard_id"`
+		ChunkID *string     `json:"chunk_id"`
+		BlockID blockIDText `json:"block_id"`
+		ShardID *uint64     `json:"shard_id"`
 	}
 	if err := decodeParams(params, &raw); err != nil {
 		return ChunkRequest{}, err
@@ -32,7 +32,7 @@ func ParseChunkRequest(params json.RawMessage) (ChunkRequest, *Error) {
 		return ChunkRequest{ChunkID: *raw.ChunkID}, nil
 	case raw.ChunkID == nil && raw.BlockID != nil && raw.ShardID != nil:
 		var id BlockID
-		if err := json.Unmarshal(raw.BlockID, &id); err != nil {
+		if err := id.UnmarshalJSON(raw.BlockID); err != nil {
 			return ChunkRequest{}, ParseError("Failed parsing args: " + err.Error())
 		}
 		return ChunkRequest{BlockID: &id, ShardID: *raw.ShardID}, nil
@@ -244,19 +244,19 @@ func ParseChangesRequest(params json.RawMessage) (ChangesRequest, *Error) {
 // {"block_id": ...} or {}. A nil result means the latest block.
 func ParseGasPriceRequest(params json.RawMessage) (*BlockID, *Error) {
 	trimmed := bytes.TrimSpace(params)
-	var raw json.RawMessage
+	var raw []byte
 	switch {
 	case len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")):
 		return nil, nil
 	case trimmed[0] == '[':
-		var arr []json.RawMessage
-		if err := json.Unmarshal(trimmed, &arr); err != nil || len(arr) != 1 {
+		arr, err := ArrayItems(trimmed)
+		if err != nil || len(arr) != 1 {
 			return nil, ParseError("Failed parsing args: expected an array of one block id or null")
 		}
 		raw = arr[0]
 	case trimmed[0] == '{':
 		var obj struct {
-			BlockID json.RawMessage `json:"block_id"`
+			BlockID blockIDText `json:"block_id"`
 		}
 		if perr := decodeParams(trimmed, &obj); perr != nil {
 			return nil, perr
@@ -269,7 +269,7 @@ func ParseGasPriceRequest(params json.RawMessage) (*BlockID, *Error) {
 		return nil, nil
 	}
 	var id BlockID
-	if err := json.Unmarshal(raw, &id); err != nil {
+	if err := id.UnmarshalJSON(raw); err != nil {
 		return nil, ParseError("Failed parsing args: " + err.Error())
 	}
 	return &id, nil

@@ -100,6 +100,18 @@ func (b *BlockID) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// blockIDText is the JSON text of a block_id as a params object holds it,
+// cut to maxHashJSON+1 bytes: no height or hash is longer, and BlockID's
+// errors repeat only a clipped part of the text, so a longer text fails as
+// it would whole, without a copy of all of it.
+type blockIDText []byte
+
+// UnmarshalJSON keeps (the start of) data.
+func (t *blockIDText) UnmarshalJSON(data []byte) error {
+	*t = append((*t)[:0], data[:min(len(data), maxHashJSON+1)]...)
+	return nil
+}
+
 // BlockReference selects a block: by finality, by block_id, or by sync
 // checkpoint ("genesis" or "earliest_available").
 type BlockReference struct {
@@ -112,9 +124,9 @@ type BlockReference struct {
 // a params object. Exactly one must be given.
 func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 	var raw struct {
-		Finality       *string         `json:"finality"`
-		BlockID        json.RawMessage `json:"block_id"`
-		SyncCheckpoint *string         `json:"sync_checkpoint"`
+		Finality       *string     `json:"finality"`
+		BlockID        blockIDText `json:"block_id"`
+		SyncCheckpoint *string     `json:"sync_checkpoint"`
 	}
 	if err := decodeParams(params, &raw); err != nil {
 		return BlockReference{}, err
@@ -133,7 +145,7 @@ func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 	if raw.BlockID != nil && !bytes.Equal(bytes.TrimSpace(raw.BlockID), []byte("null")) {
 		given++
 		var id BlockID
-		if err := json.Unmarshal(raw.BlockID, &id); err != nil {
+		if err := id.UnmarshalJSON(raw.BlockID); err != nil {
 			return ref, ParseError("Failed parsing args: " + err.Error())
 		}
 		ref.BlockID = &id
