@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -52,7 +51,6 @@ var distributionPlan = []distributionEntry{
 	{"execution_outcomes", distributed, "tx_block_height", "blocks"},
 	{"transaction_statuses", distributed, "block_height", "blocks"},
 	{"state_changes", distributed, "block_height", "blocks"},
-	{"block_effects", distributed, "block_height", "blocks"},
 	{"block_changes", distributed, "block_height", "blocks"},
 	{"block_tx_statuses", distributed, "block_height", "blocks"},
 	{"ft_events", distributed, "tx_block_height", "blocks"},
@@ -243,15 +241,7 @@ func queryStrings(t *testing.T, conn *pgx.Conn, q string, args ...any) []string 
 // distribution column, colocated with), row for row the one above.
 func TestReadmeDistributionPlanMatches(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	text := string(b)
-	start := strings.Index(text, "\n### A distributed PostgreSQL\n")
-	require.GreaterOrEqual(t, start, 0, "README has the section")
-	text = text[start+1:]
-	if end := strings.Index(text[1:], "\n#"); end >= 0 {
-		text = text[:end+1]
-	}
+	text := docSection(t, "### A distributed PostgreSQL", "#")
 	var got []distributionEntry
 	header := false
 	for line := range strings.SplitSeq(text, "\n") {

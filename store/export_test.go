@@ -7,3 +7,7 @@ var MigrateTo = migrateTo
 // PartitionedTables are the block-keyed tables the store creates height-range
 // partitions for.
 var PartitionedTables = partitionedTables
+
+// RecordBasesSQL derives the account bases of heights $1..$2 from stored
+// rows.
+const RecordBasesSQL = recordBasesSQL

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -74,11 +75,26 @@ func (s *Store) IsSkippedHeight(ctx context.Context, height uint64) (bool, error
 
 // ChunkView returns the stored `chunk` result.
 func (s *Store) ChunkView(ctx context.Context, chunkHash string) (json.RawMessage, error) {
-	var view string
-	if err := s.pool.QueryRow(ctx, `SELECT view::text FROM chunks WHERE chunk_hash = $1`, chunkHash).Scan(&view); err != nil {
-		return nil, notFound(err, "chunk "+chunkHash)
+	view, _, err := s.chunkView(ctx, chunkHash)
+	return view, err
+}
+
+// chunkView returns a stored chunk as served and the height that included
+// it.
+func (s *Store) chunkView(ctx context.Context, chunkHash string) (json.RawMessage, int64, error) {
+	var (
+		doc    []byte
+		height int64
+	)
+	err := s.pool.QueryRow(ctx, `SELECT doc, block_height FROM chunks WHERE chunk_hash = $1`, chunkHash).Scan(&doc, &height)
+	if err != nil {
+		return nil, 0, notFound(err, "chunk "+chunkHash)
 	}
-	return json.RawMessage(view), nil
+	view, err := s.codec.Pick(doc, []int{0})
+	if err != nil {
+		return nil, 0, fmt.Errorf("chunk %s: %w", chunkHash, err)
+	}
+	return view[0], height, nil
 }
 
 // ChunkHashAt returns the hash of the chunk block blockHeight carries for
@@ -109,18 +125,21 @@ func (s *Store) BlockEffects(ctx context.Context, height uint64) ([]near.StateCh
 	if err := s.blockExists(ctx, height); err != nil {
 		return nil, err
 	}
-	rows, _ := s.pool.Query(ctx, `SELECT effect_type, account_id FROM block_effects
-		WHERE block_height = $1 ORDER BY index_in_block`, int64(height))
-	effects, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (near.StateChangeKindView, error) {
-		var e near.StateChangeKindView
-		err := row.Scan(&e.Type, &e.AccountID)
-		return e, err
-	})
-	if err != nil {
+	var doc []byte
+	err := s.pool.QueryRow(ctx, `SELECT effects FROM block_changes WHERE block_height = $1`, int64(height)).Scan(&doc)
+	effects := []near.StateChangeKindView{}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) || (err == nil && doc == nil):
+		return effects, nil // a block without changes
+	case err != nil:
 		return nil, fmt.Errorf("read block effects at %d: %w", height, err)
 	}
-	if effects == nil {
-		effects = []near.StateChangeKindView{}
+	list, err := s.codec.Pick(doc, []int{0})
+	if err != nil {
+		return nil, fmt.Errorf("block effects at %d: %w", height, err)
+	}
+	if err := json.Unmarshal(list[0], &effects); err != nil {
+		return nil, fmt.Errorf("decode block effects at %d: %w", height, err)
 	}
 	return effects, nil
 }
@@ -196,28 +215,40 @@ FROM (SELECT array_agg(index_in_block ORDER BY index_in_block) AS indexes,
       FROM state_changes
       WHERE block_height = $1 AND change_type = ANY($2) AND account_id = ANY($3)) m`
 
-// receiptSQL and receiptToTxSQL join on the height as well as the hash (a
-// receipt's chunk is new in the receipt's block; an outcome's transaction
-// status is at its tx_block_height): the same rows, and a join within one
-// shard of a database distributed by height (README, "A distributed
-// PostgreSQL").
+// receiptSQL and receiptToTxSQL join on the height as well as the shard or
+// hash (a receipt's chunk is new in the receipt's block; an outcome's
+// transaction status is at its tx_block_height): a join within one shard of
+// a database distributed by height (README, "A distributed PostgreSQL").
 const receiptSQL = `
-SELECT c.view->'receipts'->r.index_in_chunk
-FROM receipts r JOIN chunks c ON c.chunk_hash = r.chunk_hash AND c.block_height = r.block_height
+SELECT c.doc, r.index_in_chunk
+FROM receipts r JOIN chunks c ON c.block_height = r.block_height AND c.shard_id = r.shard_id
 WHERE r.receipt_id = $1
 ORDER BY r.block_height LIMIT 1`
 
 // Receipt returns the receipt with that id as the upstream served it in the
 // first indexed chunk that carries it; ErrNotFound when none does.
 func (s *Store) Receipt(ctx context.Context, receiptID string) (json.RawMessage, error) {
-	var view []byte
-	if err := s.pool.QueryRow(ctx, receiptSQL, receiptID).Scan(&view); err != nil {
+	var (
+		doc   []byte
+		index int32
+	)
+	if err := s.pool.QueryRow(ctx, receiptSQL, receiptID).Scan(&doc, &index); err != nil {
 		return nil, notFound(err, "receipt "+receiptID)
 	}
-	if len(view) == 0 {
+	view, err := s.codec.Pick(doc, []int{0})
+	if err != nil {
+		return nil, fmt.Errorf("chunk of receipt %s: %w", receiptID, err)
+	}
+	var chunk struct {
+		Receipts []json.RawMessage `json:"receipts"`
+	}
+	if err := json.Unmarshal(view[0], &chunk); err != nil {
+		return nil, fmt.Errorf("decode chunk of receipt %s: %w", receiptID, err)
+	}
+	if int(index) >= len(chunk.Receipts) {
 		return nil, fmt.Errorf("receipt %s: its chunk's view has no such receipt: %w", receiptID, ErrNotFound)
 	}
-	return json.RawMessage(view), nil
+	return chunk.Receipts[index], nil
 }
 
 const receiptToTxSQL = `

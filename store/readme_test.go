@@ -18,19 +18,38 @@ import (
 // readmeQueries returns the SQL blocks of the README's "Example queries".
 func readmeQueries(t *testing.T) []string { return readmeSQL(t, "### Example queries") }
 
-// readmeSQL returns the SQL blocks of the README from heading to the next
-// "### " heading.
+// layout3Doc is the document of layout 3's schema changes: the sections it
+// holds replace the README's sections of the same heading until the
+// README's database sections move into docs/.
+const layout3Doc = "../docs/database-layout3.md"
+
+// docSection returns the text from heading to the next line starting with
+// until: layout3Doc's section when it has one, else the README's.
+func docSection(t *testing.T, heading, until string) string {
+	t.Helper()
+	for _, file := range []string{layout3Doc, "../README.md"} {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		text := string(b)
+		start := strings.Index(text, "\n"+heading+"\n")
+		if start < 0 {
+			continue
+		}
+		text = text[start+1:]
+		if end := strings.Index(text[1:], "\n"+until); end >= 0 {
+			text = text[:end+1]
+		}
+		return text
+	}
+	require.Failf(t, "missing section", "neither %s nor the README has %q", layout3Doc, heading)
+	return ""
+}
+
+// readmeSQL returns the SQL blocks of the section under heading (see
+// docSection).
 func readmeSQL(t *testing.T, heading string) []string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	text := string(b)
-	start := strings.Index(text, "\n"+heading+"\n")
-	require.GreaterOrEqual(t, start, 0, "README has %q", heading)
-	text = text[start+1:]
-	if end := strings.Index(text[1:], "\n### "); end >= 0 {
-		text = text[:end+1]
-	}
+	text := docSection(t, heading, "### ")
 	var out []string
 	for {
 		i := strings.Index(text, "```sql\n")

@@ -15,7 +15,7 @@ import (
 // rowSet holds the rows of a batch, per table, in COPY column order.
 type rowSet struct {
 	blocks, skipped, blockChunks, chunks, transactions, receipts, actions [][]any
-	outcomes, txStatuses, stateChanges, blockEffects                      [][]any
+	outcomes, txStatuses, stateChanges                                    [][]any
 	accounts, accessKeys, data, codeHistory, codes, protocols, epochs     [][]any
 	olderChunks, globalDistributions, changeDocs, statusDocs              [][]any
 	codec                                                                 *packed.Codec
@@ -46,14 +46,16 @@ func numeric64(v uint64) pgtype.Numeric {
 
 // jsonText returns raw when set, else v encoded.
 func jsonText(raw json.RawMessage, v any) (string, error) {
+	b, err := rawJSON(raw, v)
+	return string(b), err
+}
+
+// rawJSON returns raw when set, else v encoded.
+func rawJSON(raw json.RawMessage, v any) (json.RawMessage, error) {
 	if len(raw) > 0 {
-		return string(raw), nil
+		return raw, nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
+	return json.Marshal(v)
 }
 
 func (r *rowSet) addBundle(b *Bundle) error {
@@ -99,15 +101,8 @@ func (r *rowSet) addBundle(b *Bundle) error {
 			return err
 		}
 	}
-	for i, e := range b.Effects {
-		r.blockEffects = append(r.blockEffects, []any{height, int32(i), e.AccountID, e.Type})
-	}
-	changes, err := r.addChanges(height, b.Changes)
-	if err != nil {
+	if err := r.addChanges(height, b.Changes, b.Effects); err != nil {
 		return err
-	}
-	if len(changes) > 0 {
-		r.changeDocs = append(r.changeDocs, []any{height, r.codec.Pack(changes)})
 	}
 	if len(b.TxStatuses) > 0 {
 		docs := make([]json.RawMessage, len(b.TxStatuses))
@@ -141,32 +136,28 @@ func (r *rowSet) addOlderChunk(c *Chunk) error {
 		return nil
 	}
 	r.seenOlder[hdr.ChunkHash] = true
-	chunkJSON, err := jsonText(c.JSON, v)
+	chunkJSON, err := rawJSON(c.JSON, v)
 	if err != nil {
 		return fmt.Errorf("encode chunk %s: %w", hdr.ChunkHash, err)
 	}
-	r.olderChunks = append(r.olderChunks, []any{hdr.ChunkHash, int64(hdr.HeightIncluded), int32(hdr.ShardID), v.Author,
-		int64(hdr.HeightCreated), int64(hdr.GasUsed), int64(hdr.GasLimit), numeric(hdr.BalanceBurnt),
-		int32(len(v.Transactions)), int32(len(v.Receipts)), chunkJSON})
+	r.olderChunks = append(r.olderChunks, r.chunkRow(int64(hdr.HeightIncluded), &v, chunkJSON))
 	return nil
 }
 
 func (r *rowSet) addChunk(height int64, c *Chunk) error {
 	v := c.View
 	hdr := v.Header
-	chunkJSON, err := jsonText(c.JSON, v)
+	chunkJSON, err := rawJSON(c.JSON, v)
 	if err != nil {
 		return fmt.Errorf("encode chunk %s: %w", hdr.ChunkHash, err)
 	}
 	shard := int32(hdr.ShardID)
-	r.chunks = append(r.chunks, []any{hdr.ChunkHash, height, shard, v.Author, int64(hdr.HeightCreated),
-		int64(hdr.GasUsed), int64(hdr.GasLimit), numeric(hdr.BalanceBurnt), int32(len(v.Transactions)),
-		int32(len(v.Receipts)), chunkJSON})
+	r.chunks = append(r.chunks, r.chunkRow(height, &v, chunkJSON))
 	for i, tx := range v.Transactions {
-		r.transactions = append(r.transactions, []any{hdr.ChunkHash, int32(i), tx.Hash, height, shard, tx.SignerID,
+		r.transactions = append(r.transactions, []any{int32(i), tx.Hash, height, shard, tx.SignerID,
 			tx.PublicKey, numeric64(tx.Nonce), tx.ReceiverID, numeric64(tx.PriorityFee), int32(len(tx.Actions))})
 		r.addTxActivity(height, shard, i, tx.Hash, tx.SignerID, tx.ReceiverID)
-		p := actionParent{chunkHash: hdr.ChunkHash, shard: shard, kind: "transaction", index: i, height: height, txHash: &tx.Hash, signer: tx.SignerID}
+		p := actionParent{chunkHash: hdr.ChunkHash, shard: shard, kind: "transaction", index: i, height: height, signer: tx.SignerID}
 		if err := r.addActions(p, tx.Actions); err != nil {
 			return err
 		}
@@ -187,16 +178,24 @@ func (r *rowSet) addChunk(height int64, c *Chunk) error {
 			s := act.SignerID
 			signer = &s
 			r.addReceiptActivity(height, shard, i, rc.ReceiptID, rc.PredecessorID, rc.ReceiverID)
-			id := rc.ReceiptID
-			p := actionParent{chunkHash: hdr.ChunkHash, shard: shard, kind: "receipt", index: i, height: height, receiptID: &id, signer: act.SignerID}
+			p := actionParent{chunkHash: hdr.ChunkHash, shard: shard, kind: "receipt", index: i, height: height, signer: act.SignerID}
 			if err := r.addActions(p, act.Actions); err != nil {
 				return err
 			}
 		}
-		r.receipts = append(r.receipts, []any{hdr.ChunkHash, int32(i), rc.ReceiptID, height, shard,
+		r.receipts = append(r.receipts, []any{int32(i), rc.ReceiptID, height, shard,
 			rc.PredecessorID, rc.ReceiverID, kind, signer})
 	}
 	return nil
+}
+
+// chunkRow is a chunks row: the typed header columns and the chunk as
+// served, in a packed document of one value.
+func (r *rowSet) chunkRow(height int64, v *near.ChunkView, chunkJSON json.RawMessage) []any {
+	hdr := v.Header
+	return []any{hdr.ChunkHash, height, int32(hdr.ShardID), v.Author, int64(hdr.HeightCreated),
+		int64(hdr.GasUsed), int64(hdr.GasLimit), numeric(hdr.BalanceBurnt), int32(len(v.Transactions)),
+		int32(len(v.Receipts)), r.codec.Pack([]json.RawMessage{chunkJSON})}
 }
 
 // addGlobalDistribution records a GlobalContractDistribution receipt and
@@ -216,13 +215,12 @@ func (r *rowSet) addGlobalDistribution(height int64, shard int32, index int, rc 
 // actionParent is the transaction or action receipt whose actions are
 // being stored.
 type actionParent struct {
-	chunkHash         string
-	shard             int32
-	kind              string // "transaction" or "receipt"
-	index             int    // its index_in_chunk
-	height            int64
-	txHash, receiptID *string
-	signer            string // who pays: the relayer of a Delegate
+	chunkHash string // for errors
+	shard     int32
+	kind      string // "transaction" or "receipt"
+	index     int    // its index_in_chunk
+	height    int64
+	signer    string // who pays: the relayer of a Delegate
 }
 
 // delegation is what an action's row says about a meta-transaction: the
@@ -275,9 +273,10 @@ func (r *rowSet) actionRow(p actionParent, index int, a near.ActionView, d *dele
 		method, publicKey, beneficiary, codeHash *string
 		gas                                      *int64
 		deposit                                  *pgtype.Numeric
-		args                                     []byte
-		// typed: every member of the action is in a typed column (or,
-		// for code, in contract_codes), so detail stays NULL.
+		// typed: every member of the action is in a typed column, in
+		// contract_codes (code) or only in the chunk's document (a
+		// call's arguments, a Delegate's nonce, max_block_height and
+		// signature), so detail stays NULL.
 		typed = true
 	)
 	deploy := func(d *near.DeployContractAction) {
@@ -293,10 +292,6 @@ func (r *rowSet) actionRow(p actionParent, index int, a near.ActionView, d *dele
 		gas = &g
 		d := numeric(a.FunctionCall.Deposit)
 		deposit = &d
-		args = a.FunctionCall.Args
-		if args == nil {
-			args = []byte{}
-		}
 	case a.Transfer != nil:
 		d := numeric(a.Transfer.Deposit)
 		deposit = &d
@@ -320,8 +315,7 @@ func (r *rowSet) actionRow(p actionParent, index int, a near.ActionView, d *dele
 	case a.UseGlobalContract != nil:
 		codeHash = &a.UseGlobalContract.CodeHash
 	case a.Delegate != nil:
-		publicKey = &a.Delegate.DelegateAction.PublicKey
-		typed = false // nonce, max_block_height, signature; nested actions have rows too
+		publicKey = &a.Delegate.DelegateAction.PublicKey // nested actions have rows of their own
 	default:
 		typed = false
 	}
@@ -339,8 +333,8 @@ func (r *rowSet) actionRow(p actionParent, index int, a near.ActionView, d *dele
 	if d != nil {
 		by, sender, parentIndex = &d.by, &d.sender, d.parentIndex
 	}
-	return []any{chunkHash, shard, parentKind, int32(parent), int32(index), height, p.txHash, p.receiptID, a.Kind(),
-		method, gas, deposit, publicKey, beneficiary, args, codeHash, detail, parentIndex, by, sender}, nil
+	return []any{shard, parentKind, int32(parent), int32(index), height, a.Kind(),
+		method, gas, deposit, publicKey, beneficiary, codeHash, detail, parentIndex, by, sender}, nil
 }
 
 // TxStatusBody is the part of an EXPERIMENTAL_tx_status result the store

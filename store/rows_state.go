@@ -43,31 +43,49 @@ func changeKind(changeType string) (kind string, deleted bool, err error) {
 	return "", false, fmt.Errorf("%w %q", errUnknownChangeType, changeType)
 }
 
-// addChanges writes the state_changes rows of a block and, per changed key,
-// one history row holding the value after the block. It returns each change
-// as served, for the block's document.
-func (r *rowSet) addChanges(height int64, changes []StateChange) ([]json.RawMessage, error) {
+// addChanges writes a block's changes document (its changes as served and
+// its block effects), its state_changes rows and, per changed key, one
+// history row holding the value after the block.
+func (r *rowSet) addChanges(height int64, changes []StateChange, effects []near.StateChangeKindView) error {
+	texts, err := r.addChangeRows(height, changes)
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 && len(effects) == 0 {
+		return nil
+	}
+	if effects == nil {
+		effects = []near.StateChangeKindView{}
+	}
+	list, err := json.Marshal(effects)
+	if err != nil {
+		return fmt.Errorf("encode block effects at %d: %w", height, err)
+	}
+	r.changeDocs = append(r.changeDocs, []any{height, r.codec.Pack(texts), r.codec.Pack([]json.RawMessage{list})})
+	return nil
+}
+
+// addChangeRows writes the state_changes and history rows of a block's
+// changes and returns each change as served.
+func (r *rowSet) addChangeRows(height int64, changes []StateChange) ([]json.RawMessage, error) {
 	last := map[historyKey]int{}
 	var order []historyKey
 	texts := make([]json.RawMessage, len(changes))
 	for i := range changes {
 		c := &changes[i]
 		v := c.View
-		text, err := jsonText(c.JSON, v)
+		text, err := rawJSON(c.JSON, v)
 		if err != nil {
 			return nil, fmt.Errorf("encode state change %d at %d: %w", i, height, err)
 		}
-		texts[i] = json.RawMessage(text)
+		texts[i] = text
 		kind, _, err := changeKind(v.Type)
 		if errors.Is(err, errUnknownChangeType) {
 			r.unknown["state_change:"+v.Type]++
 		} else if err != nil {
 			return nil, fmt.Errorf("state change %d at %d: %w", i, height, err)
 		}
-		var causeTx, causeReceipt *string
-		if v.Cause.TxHash != "" {
-			causeTx = &v.Cause.TxHash
-		}
+		var causeReceipt *string
 		if v.Cause.ReceiptHash != "" {
 			causeReceipt = &v.Cause.ReceiptHash
 		}
@@ -79,7 +97,7 @@ func (r *rowSet) addChanges(height int64, changes []StateChange) ([]json.RawMess
 			}
 		}
 		r.stateChanges = append(r.stateChanges, []any{height, int32(i), v.Change.AccountID, v.Type, v.Cause.Type,
-			causeTx, causeReceipt, v.Change.PublicKey, dataKey})
+			causeReceipt})
 		if kind == "" {
 			continue // stored above; no history Nearline knows how to keep
 		}

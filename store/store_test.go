@@ -40,7 +40,7 @@ func count(t *testing.T, s *store.Store, table string) int {
 }
 
 var allTables = []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions", "receipts", "actions",
-	"execution_outcomes", "transaction_statuses", "state_changes", "block_effects", "account_history",
+	"execution_outcomes", "transaction_statuses", "state_changes", "block_changes", "account_history",
 	"access_key_history", "contract_data_history", "contract_code_history", "contract_codes", "protocol_configs",
 	"epoch_protocol_versions"}
 
