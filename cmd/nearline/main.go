@@ -49,7 +49,16 @@ func main() {
 		getenv: os.Getenv,
 		logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}
+	stopProfile := func() {}
+	if path := os.Getenv(cpuProfileEnv); path != "" {
+		var err error
+		if stopProfile, err = startCPUProfile(path); err != nil {
+			fmt.Fprintln(os.Stderr, "nearline:", err)
+			os.Exit(1)
+		}
+	}
 	code := run(ctx, env, os.Args[1:])
+	stopProfile()
 	stop()
 	os.Exit(code)
 }
