@@ -81,7 +81,7 @@ func checkAgainstSim(t *testing.T, node *sim.Node, s *store.Store, lo, hi uint64
 		if near.IsUnknownBlock(err) {
 			skipped++
 			require.ErrorIs(t, gotErr, store.ErrNotFound, "height %d", h)
-			isSkipped, err := s.IsSkippedHeight(ctx, h)
+			isSkipped, err := storetest.IsSkippedHeight(ctx, s, h)
 			require.NoError(t, err)
 			require.True(t, isSkipped, "height %d recorded as skipped", h)
 			continue

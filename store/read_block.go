@@ -62,17 +62,6 @@ func (s *Store) BlockStamp(ctx context.Context, id near.BlockID) (near.BlockStam
 	return stamp, nil
 }
 
-// IsSkippedHeight reports whether the chain produced no block at height
-// (known once a later block linked over it).
-func (s *Store) IsSkippedHeight(ctx context.Context, height uint64) (bool, error) {
-	var skipped bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM skipped_heights WHERE height = $1)`, int64(height)).Scan(&skipped)
-	if err != nil {
-		return false, fmt.Errorf("read skipped height %d: %w", height, err)
-	}
-	return skipped, nil
-}
-
 // ChunkView returns the stored `chunk` result.
 func (s *Store) ChunkView(ctx context.Context, chunkHash string) (json.RawMessage, error) {
 	view, _, err := s.chunkView(ctx, chunkHash)
@@ -284,59 +273,4 @@ func (s *Store) TxStatus(ctx context.Context, txHash, signerID string) (json.Raw
 		return nil, fmt.Errorf("status of transaction %s: %w", txHash, err)
 	}
 	return status[0], nil
-}
-
-// GenesisConfig returns the stored genesis_config result.
-func (s *Store) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
-	var view string
-	err := s.pool.QueryRow(ctx, `SELECT view::text FROM chain_config WHERE name = 'genesis_config'`).Scan(&view)
-	if err != nil {
-		return nil, notFound(err, "genesis config")
-	}
-	return json.RawMessage(view), nil
-}
-
-// PutGenesisConfig stores the genesis_config result (replacing any).
-func (s *Store) PutGenesisConfig(ctx context.Context, cfg json.RawMessage) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO chain_config (name, view) VALUES ('genesis_config', $1)
-		ON CONFLICT (name) DO UPDATE SET view = EXCLUDED.view`, string(cfg))
-	if err != nil {
-		return fmt.Errorf("store genesis config: %w", err)
-	}
-	return nil
-}
-
-// ProtocolConfigAt returns the EXPERIMENTAL_protocol_config result of the
-// epoch of the block at height.
-func (s *Store) ProtocolConfigAt(ctx context.Context, height uint64) (json.RawMessage, error) {
-	var view string
-	err := s.pool.QueryRow(ctx, `SELECT p.view::text FROM blocks b
-		JOIN epoch_protocol_versions e ON e.epoch_id = b.epoch_id
-		JOIN protocol_configs p ON p.protocol_version = e.protocol_version
-		WHERE b.height = $1`, int64(height)).Scan(&view)
-	if err != nil {
-		return nil, notFound(err, fmt.Sprintf("protocol config at %d", height))
-	}
-	return json.RawMessage(view), nil
-}
-
-// HistoryStart returns the height from which state history is complete.
-func (s *Store) HistoryStart(ctx context.Context) (uint64, error) {
-	var h int64
-	err := s.pool.QueryRow(ctx, `SELECT height FROM history_start`).Scan(&h)
-	if err != nil {
-		return 0, notFound(err, "history start")
-	}
-	return uint64(h), nil
-}
-
-// SetHistoryStart records where state history starts (source is "genesis"
-// or "snapshot"), unless it is already recorded.
-func (s *Store) SetHistoryStart(ctx context.Context, height uint64, source string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO history_start (height, source) VALUES ($1, $2)
-		ON CONFLICT (singleton) DO NOTHING`, int64(height), source)
-	if err != nil {
-		return fmt.Errorf("record history start %d: %w", height, err)
-	}
-	return nil
 }

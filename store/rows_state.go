@@ -8,6 +8,39 @@ import (
 	"github.com/nearline/nearline/near"
 )
 
+// The state family: a block's changes and effects as served, packed
+// (block_changes), a typed row per change (state_changes) and the state
+// history, one row per changed key per block holding the value after it.
+
+var stateTables = []table{
+	{name: "state_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.stateChanges },
+		columns: []string{"block_height", "index_in_block", "account_id", "change_type", "cause_type",
+			"cause_receipt_hash"}},
+	{name: "block_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.changeDocs },
+		columns: []string{"block_height", "changes", "effects"}},
+	{name: "account_history", rows: func(r *rowSet) [][]any { return r.accounts },
+		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			amount = EXCLUDED.amount, locked = EXCLUDED.locked, code_hash = EXCLUDED.code_hash,
+			storage_usage = EXCLUDED.storage_usage, storage_paid_at = EXCLUDED.storage_paid_at, extra = EXCLUDED.extra,
+			global_contract_hash = EXCLUDED.global_contract_hash, global_contract_account_id = EXCLUDED.global_contract_account_id`,
+		columns: []string{"account_id", "block_height", "deleted", "amount", "locked", "code_hash", "storage_usage", "storage_paid_at", "extra",
+			"global_contract_hash", "global_contract_account_id"}},
+	{name: "access_key_history", rows: func(r *rowSet) [][]any { return r.accessKeys },
+		conflict: `ON CONFLICT (account_id, public_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			nonce = EXCLUDED.nonce, permission = EXCLUDED.permission, extra = EXCLUDED.extra`,
+		columns: []string{"account_id", "public_key", "block_height", "deleted", "nonce", "permission", "extra"}},
+	{name: "contract_data_history", rows: func(r *rowSet) [][]any { return r.data },
+		conflict: `ON CONFLICT (account_id, data_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			value = EXCLUDED.value`,
+		columns: []string{"account_id", "data_key", "block_height", "deleted", "value"}},
+	{name: "contract_code_history", rows: func(r *rowSet) [][]any { return r.codeHistory },
+		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			code_hash = EXCLUDED.code_hash`,
+		columns: []string{"account_id", "block_height", "deleted", "code_hash"}},
+	{name: "contract_codes", rows: func(r *rowSet) [][]any { return r.codes },
+		conflict: "ON CONFLICT (code_hash) DO NOTHING", columns: []string{"code_hash", "code"}},
+}
+
 // historyKey names one state entry: an account, an access key, a data key or
 // an account's code.
 type historyKey struct {
