@@ -14,10 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -67,7 +69,7 @@ func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []strin
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.upstream.URL}})
 	require.NoError(t, err)
 	if len(snapshot) > 0 {
-		require.NoError(t, indexer.Snapshot(ctx, client, st, c.start, snapshot, nil))
+		require.NoError(t, basestate.Snapshot(ctx, client, st, c.start, snapshot, nil))
 	}
 	c.run(t, ctx, client, st, c.start, partialHead)
 	return st
@@ -76,7 +78,7 @@ func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []strin
 // run indexes from..to of c's chain through client into st.
 func (c *partialChain) run(t *testing.T, ctx context.Context, client *near.Client, st *store.Store, from, to uint64) {
 	t.Helper()
-	src, err := indexer.NewNodeSource(client, indexer.NodeConfig{})
+	src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{})
 	require.NoError(t, err)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, st, nil)
 	require.NoError(t, err)

@@ -12,8 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
 )
 
@@ -51,11 +53,11 @@ func (f *fetchCounts) start() (done func(bytes int64)) {
 
 // countingRPC counts the calls and response bytes of the indexer.
 type countingRPC struct {
-	next   indexer.RPC
+	next   rpcsource.RPC
 	counts *fetchCounts
 }
 
-var _ indexer.RPC = countingRPC{}
+var _ rpcsource.RPC = countingRPC{}
 
 func (c countingRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	done := c.counts.start()
@@ -107,17 +109,17 @@ func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCo
 	if source == sourceRPC {
 		// The counter sits below NodeSource's own in-flight limit, so it
 		// sees what reaches the upstream.
-		return indexer.NewNodeSource(countingRPC{next: client, counts: counts},
-			indexer.NodeConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency})
+		return rpcsource.NewNodeSource(countingRPC{next: client, counts: counts},
+			rpcsource.NodeConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency})
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
-	docs, err := indexer.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger,
+	docs, err := docsource.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger,
 		HTTPClient: &http.Client{Transport: countingTransport{next: transport, counts: counts, to: to}}})
 	if err != nil {
 		return nil, err
 	}
-	return indexer.NewDocSource(docs, client, indexer.DocConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency})
+	return docsource.NewDocSource(docs, client, docsource.DocConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency})
 }
 
 // countingSink counts what the indexer committed.
@@ -273,7 +275,7 @@ func (e *benchEnv) latencyBackfill(ctx context.Context) error {
 	}
 	e.report.concurrency = e.o.concurrency
 	if e.report.concurrency == 0 {
-		e.report.concurrency = indexer.DefaultMaxInFlight
+		e.report.concurrency = rpcsource.DefaultMaxInFlight
 	}
 	e.report.workers = cmp.Or(e.o.workers, indexer.DefaultWorkers)
 	return nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 )
@@ -144,7 +144,7 @@ func (e *benchEnv) dropDatabases(ctx context.Context) {
 // loadGenesis stores the chain's genesis records (not timed: `nearline index
 // --genesis` does it once).
 func (e *benchEnv) loadGenesis(ctx context.Context, s *store.Store) error {
-	_, err := indexer.LoadGenesis(ctx, bytes.NewReader(e.chain.genesis), s, e.logger)
+	_, err := basestate.LoadGenesis(ctx, bytes.NewReader(e.chain.genesis), s, e.logger)
 	return err
 }
 

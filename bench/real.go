@@ -44,6 +44,7 @@ type realReport struct {
 	serve    []realServe
 	workers  int
 	batch    int
+	events   bool
 }
 
 type realServe struct {
@@ -78,7 +79,7 @@ func (e *benchEnv) real(ctx context.Context) error {
 		sample = append(sample, docs[k])
 	}
 	r := &realReport{doc: filepath.Base(e.o.realDoc), height: tpl.Height(), blocks: int64(n), stats: st,
-		workers: e.o.workers, batch: e.o.batchSize}
+		workers: e.o.workers, batch: e.o.batchSize, events: e.o.realEvents}
 	if r.sizes, err = measureDocs(sample); err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func (e *benchEnv) real(ctx context.Context) error {
 	first, last := tpl.Height(), tpl.Height()+uint64(n)-1
 	args := []string{"index", "--database-url", dbURL, "--source", "neardata", "--upstream", up.url(),
 		"--genesis", genesis, "--from", strconv.FormatUint(first, 10), "--to", strconv.FormatUint(last, 10),
-		"--progress-interval", "10s"}
+		"--progress-interval", "10s", "--events=" + strconv.FormatBool(e.o.realEvents)}
 	if e.o.workers > 0 {
 		args = append(args, "--workers", strconv.Itoa(e.o.workers))
 	}

@@ -18,9 +18,9 @@ func (r *realReport) print(w io.Writer) {
 	fmt.Fprintf(w, "\nReal-document chain: %d linked copies of %s (height %d; per block %d transactions, %d executed receipts; "+
 		"%d of the %d receipts a copy creates execute in the next copy (%.1f%%), %d of them from their creator's account; "+
 		"%d of %d transactions' receipts all execute, within %d copies), indexed by `nearline index --source neardata` "+
-		"from a local upstream (--workers %d, --batch-size %d), explorer tables on.\n\n",
+		"from a local upstream (--workers %d, --batch-size %d, --events=%t).\n\n",
 		r.blocks, r.doc, r.height, st.Transactions, st.Executed, st.Paired, st.Created, pct(st.Paired, st.Created), st.ByAccount,
-		st.Complete, st.Transactions, st.MaxDepth, cmp.Or(r.workers, indexer.DefaultWorkers), cmp.Or(r.batch, indexer.DefaultBatchSize))
+		st.Complete, st.Transactions, st.MaxDepth, cmp.Or(r.workers, indexer.DefaultWorkers), cmp.Or(r.batch, indexer.DefaultBatchSize), r.events)
 	var disk int64
 	for _, t := range r.tables {
 		disk += t.total()

@@ -7,10 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
-	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -19,15 +20,15 @@ import (
 // committing them in batches of 50 into a fresh database.
 func BenchmarkSimPipeline(b *testing.B) {
 	const maxHeight = 300
-	node, srv := newSim(&testing.T{}, sim.Config{Seed: 9, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 4}, maxHeight)
+	node, srv := simcheck.Serve(&testing.T{}, sim.Config{Seed: 9, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 4}, maxHeight)
 	_ = node
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
 	require.NoError(b, err)
-	src := nodeSource(b, client, indexer.NodeConfig{TxStallWait: time.Millisecond})
+	src := simcheck.NodeSource(b, client, rpcsource.NodeConfig{TxStallWait: time.Millisecond})
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		fetchStart := time.Now()
-		var bundles []store.Bundle
+		var bundles []bundle.Bundle
 		rows := 0
 		for h := uint64(1); h <= maxHeight-10; h++ {
 			bundle, err := src.Bundle(ctx, h)

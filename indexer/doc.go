@@ -5,18 +5,18 @@
 // link (check continuity, prepare the batch's rows) and consume (write it),
 // so the CPU work of one batch overlaps the database work of the last.
 //
-// The contract is three interfaces, declared here where they are consumed;
+// The contract is two interfaces, declared here where they are consumed;
 // they are the whole of what the package uses, and nothing is discovered by
 // type assertion (a Source or Sink either does all of it or does not
 // compile as one):
 //   - Source, the upstream as the loop sees it: FinalHead (how far to
 //     fetch), Bundle (one height's block with its chunks, changes and tx
-//     statuses, or ErrNoBlock), GenesisConfig (the first height of an empty
+//     statuses, or bundle.ErrNoBlock), GenesisConfig (the first height of an empty
 //     archive), Prepare (told the archive's lowest height at each Run, so a
 //     missing chunk repeating one from below it is fetched) and TxStatus
-//     (a status stored before it was FINAL, fetched again). NodeSource is
-//     the JSON-RPC implementation; DocSource builds the same Bundles from
-//     block documents (see below).
+//     (a status stored before it was FINAL, fetched again).
+//     rpcsource.NodeSource is the JSON-RPC implementation; docsource.DocSource
+//     builds the same Bundles from block documents.
 //   - Sink, the archive: Range and LinkBelow (where the cursor's range
 //     resumes, what the next block must link to and the floor given to
 //     Prepare), RangeAbove (where the range meets another cursor's),
@@ -26,15 +26,11 @@
 //     PutGenesisConfig, and PendingTxStatuses with UpdateTxStatus (the
 //     statuses to revisit and their FINAL replacements). *store.Store is the
 //     implementation.
-//   - RPC, what NodeSource calls: one raw JSON-RPC method call
-//     (*near.Client implements it; bench and tests wrap it to count or
-//     fail calls).
 //
-// Tests hand in fakes of all three. Config and NodeConfig follow one rule:
-// zero means the exported Default* constant for every field (the `nearline
-// index` flags default to the same constants); New and NewNodeSource
-// refuse a value out of range, naming it. NodeConfig.MaxInFlight's -1 (no
-// bound) is the one negative value with a meaning.
+// Tests hand in fakes of both. Config follows one rule: zero means the
+// exported Default* constant for every field (the `nearline index` flags
+// default to the same constants); New refuses a value out of range, naming
+// it.
 //
 // Invariants a reader must know:
 //   - Backfill (Config.To set) and follow (no To) are the same loop. Heights
@@ -65,59 +61,18 @@
 //     height below that range; the commit that makes two ranges meet
 //     checks the link between them (store.Write), so a split backfill is
 //     as continuous as one indexer's.
-//   - NodeSource treats UNKNOWN_BLOCK as "skipped" only when the answering
-//     upstream's final head is at or past the height; an upstream that is
-//     behind (after a failover) is asked again until it catches up.
 //   - A block that repeats a chunk included before the archive's first block
 //     (a missing chunk right after --from) also stores that chunk's view, so
-//     `chunk` by block and shard answers there too.
-//   - Concurrency: Workers blocks are fetched at once, each with up to
-//     NodeConfig.Concurrency calls in flight (chunks, changes, tx statuses).
+//     `chunk` by block and shard answers there too (Source.Prepare).
+//   - Concurrency: Workers blocks are fetched at once; a source bounds the
+//     calls each makes.
 //
-// Transaction statuses: NodeSource fetches EXPERIMENTAL_tx_status for each
-// transaction of a block's new chunks together with the block. A status
-// whose final_execution_status is not FINAL yet (its receipts still run in
-// later blocks) is re-fetched every TxPollInterval while the upstream's
-// final head advances, for at most TxFinalWait; in follow mode the indexer
-// therefore trails the head by the few blocks receipts take. When the head
-// stalls or the wait runs out the status is stored as served, and its
-// final_execution_status column says it was not final. Such statuses are
-// revisited: every RevisitInterval between commits, the loop asks the Sink
+// Transaction statuses: a source may store a status whose
+// final_execution_status is not FINAL yet (its receipts still run in later
+// blocks; see rpcsource). Such statuses are revisited: every RevisitInterval between commits, the loop asks the Sink
 // for up to 100 of them (PendingTxStatuses), fetches each again from the
 // Source (TxStatus) and has the Sink replace those that are FINAL now, with
 // their execution outcomes (UpdateTxStatus). One the upstream no longer has
 // (a *near.Error) keeps its stored status; any other error stops Run.
-//
-// Protocol config: NodeSource fetches EXPERIMENTAL_protocol_config once per
-// epoch it sees (per process), keyed by epoch id in the store.
-//
-// Block documents: DocSource reads one document per height through a
-// DocFetcher (NeardataFetcher: GET /v0/block/{height}; LakeFetcher:
-// {height:012}/block.json and shard_{id}.json from a directory or over
-// HTTP, both with near.Getter's retries, Retry-After and failover) and
-// builds the Bundle NodeSource would fetch for the same chain, byte for
-// byte (TestDocumentSourcesBuildTheRPCSourcesBundles):
-//   - chunk answers are the documents' chunks with each transaction
-//     without its outcome and without local_receipts, other members kept;
-//   - effects and changes are the shards' state changes sorted by nearcore
-//     trie key (stable: a key's changes keep their order), grouped as
-//     NodeSource's EXPERIMENTAL_changes calls return them;
-//   - a transaction's status is assembled depth first from its outcome and
-//     its receipts' outcomes, read from the documents of the blocks after
-//     it (up to TxLookahead, never past the final head, ReadAhead of them
-//     at once); each document is fetched once and cached until the Bundle
-//     of its own height and of every height below it have returned, so
-//     reading ahead costs no extra request, whatever order the workers run
-//     in. Incomplete at the head, a status waits while the head grows
-//     (TxStallWait), then is stored as not FINAL and revisited like
-//     NodeSource's; what was found of it is kept, so a revisit reads only
-//     the documents after those it read (after a restart, from its block
-//     again, up to RevisitLookahead);
-//   - a height is skipped when neardata answers null, or, for a document
-//     that is missing, when a later block links over it; otherwise the
-//     upstream is behind and asked again.
-//
-// Configs come from an RPC upstream (genesis once, protocol config once
-// per epoch, claimed before it is fetched) or, without one, the genesis
-// config from DocConfig.Genesis and none per epoch.
+
 package indexer

@@ -10,7 +10,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -57,14 +59,14 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const top = 150
-	node, srv := newSim(t, sim.Config{Seed: 21, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.3, TxsPerBlock: 3}, top+20)
+	node, srv := simcheck.Serve(t, sim.Config{Seed: 21, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.3, TxsPerBlock: 3}, top+20)
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	genesis := node.Genesis().GenesisHeight
 	// The second range starts at the first skipped height after 50.
 	second := uint64(0)
 	for h := genesis + 50; h < top; h++ {
-		if _, err := node.Block(ctx, blockRef(t, h)); near.IsUnknownBlock(err) {
+		if _, err := node.Block(ctx, simcheck.BlockRef(t, h)); near.IsUnknownBlock(err) {
 			second = h
 			break
 		}
@@ -74,7 +76,7 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 
 	run := func(s *store.Store, from, to uint64) error {
 		ix, err := indexer.New(indexer.Config{From: &from, To: &to, Workers: 4, BatchSize: 7},
-			nodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+			simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
 		if err != nil {
 			return err
 		}
@@ -119,12 +121,12 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	node, srv := newSim(t, sim.Config{Seed: 5, Shards: 2, SkipRate: 0.2, TxsPerBlock: 1}, 120)
+	node, srv := simcheck.Serve(t, sim.Config{Seed: 5, Shards: 2, SkipRate: 0.2, TxsPerBlock: 1}, 120)
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	genesis := node.Genesis().GenesisHeight
 	skipped := func(h uint64) bool {
-		_, err := node.Block(ctx, blockRef(t, h))
+		_, err := node.Block(ctx, simcheck.BlockRef(t, h))
 		return near.IsUnknownBlock(err)
 	}
 	// One boundary after a block, one after a skipped height.
@@ -144,7 +146,7 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		ix, err := indexer.New(indexer.Config{From: from, To: &to, Workers: 4, BatchSize: 6},
-			nodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+			simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
 		require.NoError(t, err)
 		return s, ix.Run(ctx)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/events"
 )
 
@@ -96,7 +97,7 @@ func activityPosition(shard int32, index int) int64 { return int64(shard)<<32 | 
 
 // addActivity records a bundle's transactions for their signer and their
 // receiver, and its action receipts for their receiver.
-func (r *rowSet) addActivity(b *Bundle) {
+func (r *rowSet) addActivity(b *bundle.Bundle) {
 	if !r.events {
 		return
 	}
@@ -123,12 +124,12 @@ func (r *rowSet) addActivity(b *Bundle) {
 type eventOutcome struct {
 	txHeight, height int64
 	txHash           string
-	o                *OutcomeFields
+	o                *bundle.OutcomeFields
 }
 
 // noteOutcome keeps an outcome whose logs may hold token events for
 // addEvents.
-func (r *rowSet) noteOutcome(txHeight, height int64, txHash string, o *OutcomeFields) {
+func (r *rowSet) noteOutcome(txHeight, height int64, txHash string, o *bundle.OutcomeFields) {
 	if r.events && len(o.Outcome.Logs) > 0 && bytes.Contains(o.Outcome.Logs, []byte(events.Prefix)) {
 		r.ex.outcomes = append(r.ex.outcomes, eventOutcome{txHeight, height, txHash, o})
 	}
@@ -145,7 +146,7 @@ func (r *rowSet) addEvents() {
 
 // addOutcomeEvents parses the token events of one receipt outcome of the
 // status of transaction txHash (included at txHeight), executed at height.
-func (r *rowSet) addOutcomeEvents(txHeight, height int64, txHash string, o *OutcomeFields) {
+func (r *rowSet) addOutcomeEvents(txHeight, height int64, txHash string, o *bundle.OutcomeFields) {
 	if !succeeded(o.Outcome.Status) {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/packed"
 	"github.com/nearline/nearline/near"
 )
@@ -58,7 +59,7 @@ func rawJSON(raw json.RawMessage, v any) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
-func (r *rowSet) addBundle(b *Bundle) error {
+func (r *rowSet) addBundle(b *bundle.Bundle) error {
 	h := b.Block.Header
 	height := int64(h.Height)
 	blockJSON, err := jsonText(b.BlockJSON, b.Block)

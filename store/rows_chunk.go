@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 )
 
@@ -34,7 +35,7 @@ var chunkTables = []table{
 			"identifier", "code_hash", "deployer_id", "nonce"}},
 }
 
-func (r *rowSet) addOlderChunk(c *Chunk) error {
+func (r *rowSet) addOlderChunk(c *bundle.Chunk) error {
 	v := c.View
 	hdr := v.Header
 	if r.seenOlder[hdr.ChunkHash] {
@@ -49,7 +50,7 @@ func (r *rowSet) addOlderChunk(c *Chunk) error {
 	return nil
 }
 
-func (r *rowSet) addChunk(height int64, c *Chunk) error {
+func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
 	v := c.View
 	hdr := v.Header
 	chunkJSON, err := rawJSON(c.JSON, v)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 )
 
@@ -79,7 +80,7 @@ func changeKind(changeType string) (kind string, deleted bool, err error) {
 // addChanges writes a block's changes document (its changes as served and
 // its block effects), its state_changes rows and, per changed key, one
 // history row holding the value after the block.
-func (r *rowSet) addChanges(height int64, changes []StateChange, effects []near.StateChangeKindView) error {
+func (r *rowSet) addChanges(height int64, changes []bundle.StateChange, effects []near.StateChangeKindView) error {
 	texts, err := r.addChangeRows(height, changes)
 	if err != nil {
 		return err
@@ -100,7 +101,7 @@ func (r *rowSet) addChanges(height int64, changes []StateChange, effects []near.
 
 // addChangeRows writes the state_changes and history rows of a block's
 // changes and returns each change as served.
-func (r *rowSet) addChangeRows(height int64, changes []StateChange) ([]json.RawMessage, error) {
+func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]json.RawMessage, error) {
 	last := map[historyKey]int{}
 	var order []historyKey
 	texts := make([]json.RawMessage, len(changes))
@@ -160,7 +161,7 @@ func (r *rowSet) addChangeRows(height int64, changes []StateChange) ([]json.RawM
 	return texts, nil
 }
 
-func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error {
+func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange) error {
 	v := &c.View
 	_, deleted, _ := changeKind(v.Type)
 	ch := v.Change

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/bundle"
 )
 
 // The status family: each transaction's EXPERIMENTAL_tx_status, kept as
@@ -23,43 +23,18 @@ var statusTables = []table{
 		columns: []string{"block_height", "statuses"}},
 }
 
-// TxStatusBody is the part of an EXPERIMENTAL_tx_status result the store
-// types: its final status and its outcomes' typed columns (the status as
-// served is kept in the block's document). A Source that decodes it anyway
-// hands it over in TxStatus.Body, so the status is not decoded twice.
-type TxStatusBody struct {
-	FinalExecutionStatus string           `json:"final_execution_status"`
-	TransactionOutcome   *OutcomeFields   `json:"transaction_outcome"`
-	ReceiptsOutcome      []*OutcomeFields `json:"receipts_outcome"`
-}
-
-// OutcomeFields are the members of an ExecutionOutcomeWithIdView that
-// execution_outcomes types.
-type OutcomeFields struct {
-	BlockHash string `json:"block_hash"`
-	ID        string `json:"id"`
-	Outcome   struct {
-		GasBurnt    uint64          `json:"gas_burnt"`
-		TokensBurnt near.U128       `json:"tokens_burnt"`
-		ExecutorID  string          `json:"executor_id"`
-		Status      json.RawMessage `json:"status"`
-		// Logs is decoded only when it holds an event log.
-		Logs json.RawMessage `json:"logs"`
-	} `json:"outcome"`
-}
-
 // addTxStatus writes the transaction_statuses row of the status at index
 // of its block's document and the typed rows of its outcomes.
-func (r *rowSet) addTxStatus(height int64, index int, st *TxStatus) error {
+func (r *rowSet) addTxStatus(height int64, index int, st *bundle.TxStatus) error {
 	body := st.Body
 	if body == nil {
-		body = new(TxStatusBody)
+		body = new(bundle.TxStatusBody)
 		if err := json.Unmarshal(st.JSON, body); err != nil {
 			return fmt.Errorf("decode tx status %s: %w", st.TxHash, err)
 		}
 	}
 	r.txStatuses = append(r.txStatuses, []any{st.TxHash, st.SignerID, height, body.FinalExecutionStatus, int32(index)})
-	for i, o := range append([]*OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
+	for i, o := range append([]*bundle.OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
 		if o == nil { // absent or null
 			continue
 		}

@@ -25,12 +25,10 @@ const DefaultBlockTime = 1_000_000_000 // ns
 type Template struct {
 	doc       []byte
 	height    uint64
-	timestamp uint64
 	blockTime uint64
 	blockHash string
 	prevHash  string
 	lastFinal string
-	lastDS    string
 	ids       map[string]bool   // every string at an id position
 	pairs     map[string]string // executed (or incoming) receipt id -> the created id of the previous copy it becomes
 	executed  []executedTx      // per executed receipt, in document order: the transaction it belongs to
@@ -66,6 +64,9 @@ type Stats struct {
 	// chain (their status becomes FINAL); MaxDepth the most copies a
 	// transaction's receipts run after it.
 	Complete, MaxDepth int
+	// InTransactions is the executed receipts a transaction of the chain
+	// made (their outcomes are in its status); Orphans those none did.
+	InTransactions, Orphans int
 }
 
 // Option tunes a Template.
@@ -88,12 +89,11 @@ func New(doc []byte, opts ...Option) (*Template, error) {
 	if h.Hash == "" || h.Height == 0 {
 		return nil, errors.New("block document: no header hash or height")
 	}
-	ts, err := strconv.ParseUint(h.TimestampNanosec, 10, 64)
-	if err != nil {
+	if _, err := strconv.ParseUint(h.TimestampNanosec, 10, 64); err != nil {
 		return nil, fmt.Errorf("block document: timestamp_nanosec %q: %w", h.TimestampNanosec, err)
 	}
-	t := &Template{doc: doc, height: h.Height, timestamp: ts, blockTime: DefaultBlockTime,
-		blockHash: h.Hash, prevHash: h.PrevHash, lastFinal: h.LastFinalBlock, lastDS: h.LastDSFinalBlock,
+	t := &Template{doc: doc, height: h.Height, blockTime: DefaultBlockTime,
+		blockHash: h.Hash, prevHash: h.PrevHash, lastFinal: h.LastFinalBlock,
 		ids: map[string]bool{}, pairs: map[string]string{}}
 	for _, o := range opts {
 		o(t)

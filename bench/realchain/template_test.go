@@ -172,12 +172,13 @@ func keys(v view) (blocks, chunks, txs, executed []string, created map[string]bo
 
 // TestNoKeyCollidesAndReceiptsRunInTheNextCopies requires, on a chain of
 // the mainnet document: no block, chunk, transaction or executed receipt
-// id in two copies; every receipt a copy executes either one the previous
-// copy created or (copy 0, and slots no created receipt pairs with) its
-// own; at least 80% of the receipts a copy creates executed by the next
-// copy (the rest have no receipt left to become: the block creates 377 and
-// executes 313); and transactions' statuses complete, following receipts
-// across copies as the document source does, for at least 90% of them.
+// id in two copies; the receipts a copy executes that the previous copy
+// created as many as Stats says, at least 70% of what it creates (the
+// block creates 377 receipts and executes 313, so at most 83% could) and
+// with the chunks' incoming receipts at least 85%; at least 85% of the
+// executed receipts in a transaction of the chain; and, following
+// receipts across copies as the document source does, every transaction's
+// receipts executing (a FINAL status), within 6 copies.
 func TestNoKeyCollidesAndReceiptsRunInTheNextCopies(t *testing.T) {
 	t.Parallel()
 	tpl, err := New(fixture.Read(t, "real/neardata/mainnet-151768255.json"))
@@ -213,8 +214,12 @@ func TestNoKeyCollidesAndReceiptsRunInTheNextCopies(t *testing.T) {
 	}
 	require.Equal(t, st.Created, len(func() map[string]bool { _, _, _, _, c := keys(views[1]); return c }()))
 	rate := float64(paired) / float64(st.Created)
-	t.Logf("created receipts executed in the next copy: %d of %d (%.1f%%); by account %d", paired, st.Created, 100*rate, st.ByAccount)
-	require.GreaterOrEqual(t, rate, 0.80)
+	t.Logf("created receipts executed in the next copy: %d of %d (%.1f%%), %d more incoming; by account %d; executed receipts in a transaction: %d of %d",
+		paired, st.Created, 100*rate, st.PairedIncoming, st.ByAccount, st.InTransactions, st.Executed)
+	require.GreaterOrEqual(t, rate, 0.70)
+	require.GreaterOrEqual(t, float64(paired+st.PairedIncoming)/float64(st.Created), 0.85)
+	require.GreaterOrEqual(t, float64(st.InTransactions)/float64(st.Executed), 0.85)
+	require.LessOrEqual(t, st.MaxDepth, 6)
 
 	// Follow every transaction of copy 1 through the copies after it.
 	outcomes := map[string][]string{}
@@ -247,5 +252,5 @@ func TestNoKeyCollidesAndReceiptsRunInTheNextCopies(t *testing.T) {
 	}
 	t.Logf("transactions whose receipts all execute: %d of %d", complete, total)
 	require.Equal(t, st.Complete, complete)
-	require.GreaterOrEqual(t, float64(complete)/float64(total), 0.90)
+	require.Equal(t, total, complete)
 }

@@ -12,9 +12,14 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/basestate"
+	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // indexPoolSize is the indexer's default PostgreSQL pool size: a commit
@@ -54,8 +59,8 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		from:             stringFlag(fs, env, "from", "NEARLINE_FROM", "", "first height to index (default: after the cursor, or the genesis height on an empty archive)"),
 		to:               stringFlag(fs, env, "to", "NEARLINE_TO", "", "last height to index, then exit (default: follow the head until interrupted)"),
 		workers:          intFlag(fs, env, "workers", "NEARLINE_WORKERS", indexer.DefaultWorkers, "blocks fetched at once"),
-		blockConcurrency: intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", indexer.DefaultConcurrency, "upstream calls made at once for one block (chunks, changes, tx statuses)"),
-		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", indexer.DefaultMaxInFlight, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
+		blockConcurrency: intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", rpcsource.DefaultConcurrency, "upstream calls made at once for one block (chunks, changes, tx statuses)"),
+		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", rpcsource.DefaultMaxInFlight, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
 		batchSize:        intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", indexer.DefaultBatchSize, "heights committed per transaction"),
 		requestTimeout:   durationFlag(fs, env, "request-timeout", "NEARLINE_REQUEST_TIMEOUT", near.DefaultTimeout, "time limit of one upstream request"),
 		pollInterval:     durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", indexer.DefaultPollInterval, "how often the final head is polled when caught up (within a batch of it); further behind, every 30 s"),
@@ -159,11 +164,16 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer s.Close()
-	return indexWith(ctx, env, flags, s, indexer.NewMetrics())
+	return indexWith(ctx, env, flags, s, metrics.NewRegistry())
 }
 
-// indexWith runs the indexer on an open, migrated store, recording on metrics.
-func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, metrics *indexer.Metrics) error {
+// indexWith runs the indexer on an open, migrated store, its metrics
+// registered on reg (served at --metrics-listen).
+func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, reg *prometheus.Registry) error {
+	m, err := indexer.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
 	from, err := parseHeight("from", *flags.from)
 	if err != nil {
 		return err
@@ -178,10 +188,10 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	if rpcs := splitList(*flags.upstream); *flags.source != sourceRPC {
 		rpcs = splitList(*flags.rpcUpstream)
 		if len(rpcs) > 0 {
-			client, err = newClient(env, flags, rpcs, metrics)
+			client, err = newClient(env, flags, rpcs, m)
 		}
 	} else {
-		client, err = newClient(env, flags, rpcs, metrics)
+		client, err = newClient(env, flags, rpcs, m)
 	}
 	if err != nil {
 		return err
@@ -209,11 +219,11 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		if client == nil {
 			return errors.New("--snapshot-accounts with a document source needs --rpc-upstream")
 		}
-		if err := indexer.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
+		if err := basestate.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
 			return err
 		}
 	}
-	src, err := newSource(env, flags, client, metrics)
+	src, err := newSource(env, flags, client, m)
 	if err != nil {
 		return err
 	}
@@ -221,7 +231,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		From: from, To: to,
 		Workers: *flags.workers, BatchSize: *flags.batchSize,
 		PollInterval: *flags.pollInterval, ProgressInterval: *flags.progressInterval,
-		Metrics: metrics,
+		Metrics: m,
 	}, src, s, env.logger)
 	if err != nil {
 		return err
@@ -229,7 +239,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	g, gctx := errgroup.WithContext(ctx)
 	runCtx, stopMetrics := context.WithCancel(gctx)
 	if *flags.metricsListen != "" {
-		g.Go(func() error { return indexer.ServeMetrics(runCtx, *flags.metricsListen, metrics, env.logger) })
+		g.Go(func() error { return metrics.Serve(runCtx, *flags.metricsListen, reg, env.logger) })
 	}
 	g.Go(func() error {
 		defer stopMetrics()
@@ -251,7 +261,7 @@ func newClient(env *environment, flags *indexFlags, endpoints []string, metrics 
 // over neardata or lake with client (possibly nil) for configs.
 func newSource(env *environment, flags *indexFlags, client *near.Client, metrics *indexer.Metrics) (indexer.Source, error) {
 	if *flags.source == sourceRPC {
-		src, err := indexer.NewNodeSource(client, indexer.NodeConfig{
+		src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{
 			Concurrency: *flags.blockConcurrency,
 			MaxInFlight: *flags.upstreamInFlight,
 			Logger:      env.logger,
@@ -267,33 +277,33 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 		Logger:    env.logger,
 		OnError:   metrics.UpstreamError,
 	}
-	var rpc indexer.RPC // a nil *near.Client must stay a nil interface
+	var rpc rpcsource.RPC // a nil *near.Client must stay a nil interface
 	if client != nil {
 		rpc = client
 	}
-	var docs indexer.DocFetcher
+	var docs docsource.DocFetcher
 	var err error
 	if *flags.source == sourceNeardata {
-		docs, err = indexer.NewNeardataFetcher(httpCfg)
+		docs, err = docsource.NewNeardataFetcher(httpCfg)
 	} else {
-		docs, err = indexer.NewLakeFetcher(*flags.upstream, httpCfg, rpc)
+		docs, err = docsource.NewLakeFetcher(*flags.upstream, httpCfg, rpc)
 	}
 	if err != nil {
 		return nil, err
 	}
-	cfg := indexer.DocConfig{Concurrency: *flags.blockConcurrency, Logger: env.logger}
+	cfg := docsource.DocConfig{Concurrency: *flags.blockConcurrency, Logger: env.logger}
 	if rpc == nil {
 		f, err := os.Open(*flags.genesis)
 		if err != nil {
 			return nil, fmt.Errorf("open genesis: %w", err)
 		}
 		defer f.Close()
-		if cfg.Genesis, err = indexer.GenesisConfigFromFile(f); err != nil {
+		if cfg.Genesis, err = docsource.GenesisConfigFromFile(f); err != nil {
 			return nil, err
 		}
 		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", *flags.source)
 	}
-	return indexer.NewDocSource(docs, rpc, cfg)
+	return docsource.NewDocSource(docs, rpc, cfg)
 }
 
 func loadGenesis(ctx context.Context, env *environment, path string, s *store.Store) error {
@@ -308,6 +318,6 @@ func loadGenesis(ctx context.Context, env *environment, path string, s *store.St
 		return fmt.Errorf("open genesis: %w", err)
 	}
 	defer f.Close()
-	_, err = indexer.LoadGenesis(ctx, f, s, env.logger)
+	_, err = basestate.LoadGenesis(ctx, f, s, env.logger)
 	return err
 }

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/store"
 )
 
@@ -48,18 +48,18 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer s.Close()
-	metrics := indexer.NewMetrics()
+	reg := metrics.NewRegistry()
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		if err := indexWith(gctx, env, index, s, metrics); err != nil {
+		if err := indexWith(gctx, env, index, s, reg); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 		env.logger.Info("indexer finished; still serving until interrupted")
 		return nil
 	})
 	g.Go(func() error {
-		if err := serveArchive(gctx, env, s, settings, metrics.Registry()); err != nil {
+		if err := serveArchive(gctx, env, s, settings, reg); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
 		return nil

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store"
@@ -142,9 +142,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	defer st.Close()
 	// GET /metrics on the RPC port, as nearcore's: the server's metrics and
 	// the Go runtime's.
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return serveArchive(ctx, env, st, settings, reg)
+	return serveArchive(ctx, env, st, settings, metrics.NewRegistry())
 }
 
 // serveArchive answers JSON-RPC from the archive in st until ctx ends: it

@@ -1,0 +1,31 @@
+// Package docsource is the indexer.Source of block documents: DocSource
+// reads one document per height through a DocFetcher (NeardataFetcher: GET
+// /v0/block/{height}; LakeFetcher: {height:012}/block.json and
+// shard_{id}.json from a directory or over HTTP, both with near.Getter's
+// retries, Retry-After and failover) and builds the Bundle the JSON-RPC
+// source (NodeSource) would fetch for the same chain, byte for byte
+// (TestDocumentSourcesBuildTheRPCSourcesBundles):
+//   - chunk answers are the documents' chunks with each transaction
+//     without its outcome and without local_receipts, other members kept;
+//   - effects and changes are the shards' state changes sorted by nearcore
+//     trie key (stable: a key's changes keep their order), grouped as
+//     NodeSource's EXPERIMENTAL_changes calls return them;
+//   - a transaction's status is assembled depth first from its outcome and
+//     its receipts' outcomes, read from the documents of the blocks after
+//     it (up to TxLookahead, never past the final head, ReadAhead of them
+//     at once); each document is fetched once and cached until the Bundle
+//     of its own height and of every height below it have returned, so
+//     reading ahead costs no extra request, whatever order the workers run
+//     in. Incomplete at the head, a status waits while the head grows
+//     (TxStallWait), then is stored as not FINAL and revisited like
+//     NodeSource's; what was found of it is kept, so a revisit reads only
+//     the documents after those it read (after a restart, from its block
+//     again, up to RevisitLookahead);
+//   - a height is skipped when neardata answers null, or, for a document
+//     that is missing, when a later block links over it; otherwise the
+//     upstream is behind and asked again.
+//
+// Configs come from an RPC upstream (genesis once, protocol config once
+// per epoch, claimed before it is fetched) or, without one, the genesis
+// config from DocConfig.Genesis and none per epoch.
+package docsource

@@ -1,0 +1,316 @@
+package docsource_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/docsource"
+	"github.com/nearline/nearline/internal/fixture"
+	"github.com/nearline/nearline/internal/simcheck"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// realDocument is a recorded block document, decoded loosely to check a
+// Bundle against.
+type realDocument struct {
+	Block struct {
+		Header struct {
+			Height uint64 `json:"height"`
+		} `json:"header"`
+	} `json:"block"`
+	Shards []struct {
+		ShardID uint64                     `json:"shard_id"`
+		Chunk   map[string]json.RawMessage `json:"chunk"`
+		Outcome []struct {
+			ExecutionOutcome json.RawMessage `json:"execution_outcome"`
+			Receipt          json.RawMessage `json:"receipt"`
+		} `json:"receipt_execution_outcomes"`
+		StateChanges []json.RawMessage `json:"state_changes"`
+	} `json:"shards"`
+}
+
+func compact(t *testing.T, raw []byte) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, json.Compact(&b, raw))
+	return b.String()
+}
+
+// neardataServer serves one recorded document as neardata does: the
+// document at its height, the final head redirecting to it.
+func neardataServer(t *testing.T, height uint64, body []byte) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v0/block/{height}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("height") != fmt.Sprint(height) {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":"The block is too far in the future","type":"BLOCK_DOES_NOT_EXIST"}`))
+			return
+		}
+		_, _ = w.Write(body)
+	})
+	mux.HandleFunc("GET /v0/last_block/final", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, fmt.Sprintf("/v0/block/%d", height), http.StatusFound)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// splitLake writes a document as NEAR Lake's block.json and shard_N.json.
+func splitLake(t *testing.T, height uint64, body []byte) string {
+	t.Helper()
+	var doc struct {
+		Block  json.RawMessage   `json:"block"`
+		Shards []json.RawMessage `json:"shards"`
+	}
+	require.NoError(t, json.Unmarshal(body, &doc))
+	dir := t.TempDir()
+	folder := filepath.Join(dir, fmt.Sprintf("%012d", height))
+	require.NoError(t, os.MkdirAll(folder, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(folder, "block.json"), doc.Block, 0o644))
+	for _, sh := range doc.Shards {
+		var id struct {
+			ShardID uint64 `json:"shard_id"`
+		}
+		require.NoError(t, json.Unmarshal(sh, &id))
+		require.NoError(t, os.WriteFile(filepath.Join(folder, fmt.Sprintf("shard_%d.json", id.ShardID)), sh, 0o644))
+	}
+	return dir
+}
+
+// TestRealDocumentsBecomeBundlesWithoutLoss builds Bundles from the block
+// documents recorded on testnet (protocols 76-82, 8 and 9 shards with ids
+// such as 10,11,1,8,...) through neardata and lake, and requires every part
+// of the document in them: the block as served, each chunk with every
+// member kept (unknown ones such as congestion_info and
+// bandwidth_requests included) and its transactions, every state change,
+// and a status per transaction holding its outcome and the outcomes of its
+// receipts executed in the same block; committed, the archive answers them.
+func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
+	files := fixture.Glob(t, "real/neardata/testnet-*.json")
+	require.Len(t, files, 3)
+	for _, file := range files {
+		body, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var doc realDocument
+		require.NoError(t, json.Unmarshal(body, &doc))
+		height := doc.Block.Header.Height
+		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
+		require.NoError(t, err)
+		lake, err := docsource.NewLakeFetcher(splitLake(t, height, body), near.ClientConfig{}, nil)
+		require.NoError(t, err)
+		var bundles []*bundle.Bundle
+		for _, docs := range []docsource.DocFetcher{neardata, lake} {
+			src, err := docsource.NewDocSource(docs, nil, cfg)
+			require.NoError(t, err)
+			src.Prepare(height)
+			head, err := src.FinalHead(ctx)
+			require.NoError(t, err)
+			require.Equal(t, height, head)
+			b, err := src.Bundle(ctx, height)
+			require.NoError(t, err, file)
+			bundles = append(bundles, b)
+		}
+		requireSameBundle(t, bundles[0], bundles[1], "lake vs neardata "+filepath.Base(file))
+		b := bundles[0]
+
+		var whole struct {
+			Block json.RawMessage `json:"block"`
+		}
+		require.NoError(t, json.Unmarshal(body, &whole))
+		require.Equal(t, compact(t, whole.Block), string(b.BlockJSON), "block as served")
+		require.Equal(t, height, b.Height())
+
+		var changes []string
+		txs := map[string]json.RawMessage{}      // hash -> outcome
+		receipts := map[string]json.RawMessage{} // receipt id -> outcome
+		require.Len(t, b.Chunks, len(doc.Shards))
+		for i, sh := range doc.Shards {
+			got := map[string]json.RawMessage{}
+			require.NoError(t, json.Unmarshal(b.Chunks[i].JSON, &got))
+			require.Equal(t, sh.ShardID, b.Chunks[i].View.Header.ShardID)
+			var docTxs []struct {
+				Transaction json.RawMessage `json:"transaction"`
+				Outcome     struct {
+					ExecutionOutcome json.RawMessage `json:"execution_outcome"`
+				} `json:"outcome"`
+			}
+			require.NoError(t, json.Unmarshal(sh.Chunk["transactions"], &docTxs))
+			var wantTxs []string
+			for _, tx := range docTxs {
+				wantTxs = append(wantTxs, compact(t, tx.Transaction))
+				var id struct {
+					Hash string `json:"hash"`
+				}
+				require.NoError(t, json.Unmarshal(tx.Transaction, &id))
+				txs[id.Hash] = tx.Outcome.ExecutionOutcome
+			}
+			var gotTxs []json.RawMessage
+			require.NoError(t, json.Unmarshal(got["transactions"], &gotTxs))
+			require.Len(t, gotTxs, len(wantTxs))
+			for j := range gotTxs {
+				require.Equal(t, wantTxs[j], string(gotTxs[j]), "transaction kept verbatim")
+			}
+			for key, v := range sh.Chunk {
+				switch key {
+				case "transactions":
+				case "local_receipts": // the document's own; `chunk` has none
+					require.NotContains(t, got, key)
+				default:
+					require.Equal(t, compact(t, v), string(got[key]), "chunk member %s kept verbatim", key)
+				}
+			}
+			require.Len(t, got, len(sh.Chunk)-boolInt(sh.Chunk["local_receipts"] != nil))
+			for _, o := range sh.Outcome {
+				var id struct {
+					ID string `json:"id"`
+				}
+				require.NoError(t, json.Unmarshal(o.ExecutionOutcome, &id))
+				receipts[id.ID] = o.ExecutionOutcome
+			}
+			for _, c := range sh.StateChanges {
+				changes = append(changes, compact(t, c))
+			}
+		}
+		var gotChanges []string
+		for _, c := range b.Changes {
+			gotChanges = append(gotChanges, string(c.JSON))
+		}
+		slices.Sort(changes)
+		slices.Sort(gotChanges)
+		require.Equal(t, changes, gotChanges, "every state change, verbatim")
+		require.NotEmpty(t, b.Effects)
+		require.LessOrEqual(t, len(b.Effects), len(b.Changes))
+
+		require.Len(t, b.TxStatuses, len(txs))
+		for _, st := range b.TxStatuses {
+			var status struct {
+				FinalExecutionStatus string            `json:"final_execution_status"`
+				Transaction          json.RawMessage   `json:"transaction"`
+				TransactionOutcome   json.RawMessage   `json:"transaction_outcome"`
+				ReceiptsOutcome      []json.RawMessage `json:"receipts_outcome"`
+			}
+			require.NoError(t, json.Unmarshal(st.JSON, &status))
+			require.Equal(t, compact(t, txs[st.TxHash]), string(status.TransactionOutcome))
+			var outcome struct {
+				Outcome struct {
+					ReceiptIDs []string `json:"receipt_ids"`
+				} `json:"outcome"`
+			}
+			require.NoError(t, json.Unmarshal(status.TransactionOutcome, &outcome))
+			for _, id := range outcome.Outcome.ReceiptIDs {
+				if o, ok := receipts[id]; ok {
+					require.Contains(t, status.ReceiptsOutcome, json.RawMessage(compact(t, o)), "receipt %s executed in the same block", id)
+				}
+			}
+			// Nothing after this block was read: FINAL only when every
+			// receipt of the tree executed in it.
+			complete := true
+			for queue := outcome.Outcome.ReceiptIDs; len(queue) > 0; queue = queue[1:] {
+				o, ok := receipts[queue[0]]
+				if !ok {
+					complete = false
+					continue
+				}
+				var next struct {
+					Outcome struct {
+						ReceiptIDs []string `json:"receipt_ids"`
+					} `json:"outcome"`
+				}
+				require.NoError(t, json.Unmarshal(o, &next))
+				queue = append(queue, next.Outcome.ReceiptIDs...)
+			}
+			require.Equal(t, complete, status.FinalExecutionStatus == "FINAL", "tx %s is %s", st.TxHash, status.FinalExecutionStatus)
+			require.Equal(t, height, st.BlockHeights[blockHashOf(t, status.TransactionOutcome)])
+		}
+		// Stored, the archive answers what the document held.
+		st := storetest.NewStore(t)
+		_, err = st.Commit(ctx, []bundle.Bundle{*b})
+		require.NoError(t, err)
+		block, err := st.BlockView(ctx, near.HeightID(height))
+		require.NoError(t, err)
+		require.JSONEq(t, string(b.BlockJSON), string(block))
+		for _, c := range b.Chunks {
+			got, err := st.ChunkView(ctx, c.View.Header.ChunkHash)
+			require.NoError(t, err)
+			require.JSONEq(t, string(c.JSON), string(got))
+		}
+		effects, err := st.BlockEffects(ctx, height)
+		require.NoError(t, err)
+		require.Equal(t, b.Effects, effects)
+		for _, s := range b.TxStatuses {
+			got, err := st.TxStatus(ctx, s.TxHash, s.SignerID)
+			require.NoError(t, err)
+			require.JSONEq(t, string(s.JSON), string(got))
+		}
+		t.Logf("%s: %d chunks, %d transactions, %d changes, %d effects", filepath.Base(file), len(b.Chunks), len(b.TxStatuses), len(b.Changes), len(b.Effects))
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func blockHashOf(t *testing.T, outcome json.RawMessage) string {
+	t.Helper()
+	var o struct {
+		BlockHash string `json:"block_hash"`
+	}
+	require.NoError(t, json.Unmarshal(outcome, &o))
+	require.True(t, strings.TrimSpace(o.BlockHash) != "")
+	return o.BlockHash
+}
+
+// TestGenesisConfigFromFileSkipsRecords reads the genesis config out of a
+// genesis.json (the simulator's, and mainnet's recorded state dump): every
+// member but records, in file order.
+func TestGenesisConfigFromFileSkipsRecords(t *testing.T) {
+	t.Parallel()
+	node, _ := simcheck.Serve(t, sim.Config{Seed: 3, Shards: 2, TxsPerBlock: 1, ViewStateLimit: -1}, 1)
+	path := filepath.Join(t.TempDir(), "genesis.json")
+	require.NoError(t, node.WriteGenesis(path))
+	for _, file := range []string{path, fixture.Path(t, "real/state_dump/mainnet-121015263-genesis.json")} {
+		body, err := os.ReadFile(file)
+		require.NoError(t, err)
+		f, err := os.Open(file)
+		require.NoError(t, err)
+		got, err := docsource.GenesisConfigFromFile(f)
+		f.Close()
+		require.NoError(t, err)
+		var want map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(body, &want))
+		delete(want, "records")
+		var gotMap map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(got, &gotMap))
+		require.Len(t, gotMap, len(want))
+		for k, v := range want {
+			require.Equal(t, compact(t, v), compact(t, gotMap[k]), "%s of %s", k, filepath.Base(file))
+		}
+		require.NotContains(t, string(got), `"records"`)
+		require.NotContains(t, string(got), "\n")
+	}
+	_, err := docsource.GenesisConfigFromFile(strings.NewReader(`{"records":[]}`))
+	require.Error(t, err)
+}

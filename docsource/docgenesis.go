@@ -1,0 +1,72 @@
+package docsource
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// GenesisConfigFromFile reads a nearcore genesis.json token by token and
+// returns its config: every top-level member but `records`, in file order
+// (what genesis_config answers, for a DocSource without an RPC upstream),
+// compacted.
+// The records, mainnet's many gigabytes, are skipped without being held.
+func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {
+	dec := json.NewDecoder(r)
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("read genesis config: %w", err)
+	}
+	if tok != json.Delim('{') {
+		return nil, fmt.Errorf("read genesis config: want an object, got %v", tok)
+	}
+	var members []member
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("read genesis config: %w", err)
+		}
+		key, _ := t.(string)
+		if key == "records" {
+			if err := skipValue(dec); err != nil {
+				return nil, fmt.Errorf("skip genesis records: %w", err)
+			}
+			continue
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("read genesis config %s: %w", key, err)
+		}
+		members = append(members, member{key, v})
+	}
+	if len(members) == 0 {
+		return nil, errors.New("read genesis config: empty")
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, writeObject(members)); err != nil {
+		return nil, fmt.Errorf("read genesis config: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+// skipValue reads one JSON value of any size token by token.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}

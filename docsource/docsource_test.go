@@ -1,0 +1,225 @@
+package docsource_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/docsource"
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/simcheck"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
+	"github.com/nearline/nearline/sim"
+)
+
+// fastHTTP is a client config for tests: quick retries.
+func fastHTTP(endpoints ...string) near.ClientConfig {
+	return near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
+		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20}
+}
+
+func rpcClient(t *testing.T, endpoints ...string) *near.Client {
+	t.Helper()
+	client, err := near.NewClient(fastHTTP(endpoints...))
+	require.NoError(t, err)
+	return client
+}
+
+func docSource(t *testing.T, docs docsource.DocFetcher, rpc rpcsource.RPC) *docsource.DocSource {
+	t.Helper()
+	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	return src
+}
+
+// requireSameBundle compares two bundles member by member, the JSON of
+// each answer byte for byte.
+func requireSameBundle(t *testing.T, want, got *bundle.Bundle, what string) {
+	t.Helper()
+	h := want.Height()
+	require.Equal(t, string(want.BlockJSON), string(got.BlockJSON), "%s: block %d", what, h)
+	require.Equal(t, want.Block, got.Block, "%s: block view %d", what, h)
+	require.Equal(t, len(want.Chunks), len(got.Chunks), "%s: chunks of %d", what, h)
+	for i := range want.Chunks {
+		require.Equal(t, string(want.Chunks[i].JSON), string(got.Chunks[i].JSON), "%s: chunk %d of %d", what, i, h)
+		require.Equal(t, want.Chunks[i].View, got.Chunks[i].View, "%s: chunk view %d of %d", what, i, h)
+	}
+	require.Equal(t, len(want.OlderChunks), len(got.OlderChunks), "%s: older chunks of %d", what, h)
+	for i := range want.OlderChunks {
+		require.Equal(t, string(want.OlderChunks[i].JSON), string(got.OlderChunks[i].JSON), "%s: older chunk %d of %d", what, i, h)
+	}
+	require.Equal(t, want.Effects, got.Effects, "%s: effects of %d", what, h)
+	require.Equal(t, len(want.Changes), len(got.Changes), "%s: changes of %d", what, h)
+	for i := range want.Changes {
+		require.Equal(t, string(want.Changes[i].JSON), string(got.Changes[i].JSON), "%s: change %d of %d", what, i, h)
+		require.Equal(t, want.Changes[i].View, got.Changes[i].View, "%s: change view %d of %d", what, i, h)
+	}
+	require.Equal(t, len(want.TxStatuses), len(got.TxStatuses), "%s: tx statuses of %d", what, h)
+	for i := range want.TxStatuses {
+		w, g := want.TxStatuses[i], got.TxStatuses[i]
+		require.Equal(t, w.TxHash, g.TxHash, "%s: tx %d of %d", what, i, h)
+		require.Equal(t, w.SignerID, g.SignerID, "%s: tx %s", what, w.TxHash)
+		require.Equal(t, string(w.JSON), string(g.JSON), "%s: status of tx %s", what, w.TxHash)
+		require.Equal(t, w.BlockHeights, g.BlockHeights, "%s: outcome heights of tx %s", what, w.TxHash)
+	}
+	require.Equal(t, want.ProtocolConfig, got.ProtocolConfig, "%s: protocol config at %d", what, h)
+	require.Equal(t, want.ShardIDs, got.ShardIDs, "%s: shard ids at %d", what, h)
+}
+
+// writeLake writes the simulator's lake objects for heights lo..hi into a
+// directory: block.json and the shard file of every shard of the block's
+// layout (the shard ids its neardata document lists).
+func writeLake(t *testing.T, base string, lo, hi uint64) string {
+	t.Helper()
+	dir := t.TempDir()
+	get := func(name string) ([]byte, bool) {
+		resp, err := http.Get(base + name)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return body, resp.StatusCode == http.StatusOK
+	}
+	for h := lo; h <= hi; h++ {
+		folder := fmt.Sprintf("%012d", h)
+		block, ok := get("/lake/" + folder + "/block.json")
+		if !ok {
+			continue // skipped: no folder
+		}
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, folder), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, folder, "block.json"), block, 0o644))
+		raw, ok := get(fmt.Sprintf("/v0/block/%d", h))
+		require.True(t, ok, "document of %d", h)
+		var doc struct {
+			Shards []struct {
+				ShardID uint64 `json:"shard_id"`
+			} `json:"shards"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &doc))
+		for _, sh := range doc.Shards {
+			name := fmt.Sprintf("shard_%d.json", sh.ShardID)
+			body, ok := get("/lake/" + folder + "/" + name)
+			require.True(t, ok, "shard %d of %d", sh.ShardID, h)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, folder, name), body, 0o644))
+		}
+	}
+	return dir
+}
+
+// TestDocumentSourcesBuildTheRPCSourcesBundles fetches every height of a
+// simulated chain through the RPC source and the three document sources
+// (neardata, lake over HTTP, lake from a directory) and requires the same
+// Bundle from each.
+func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := sim.Config{Seed: 21, Shards: 4, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 30, ViewStateLimit: -1}
+	const maxHeight = 90
+	node, srv := simcheck.Serve(t, cfg, maxHeight)
+	rpc := rpcClient(t, srv.URL)
+
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
+	require.NoError(t, err)
+	lakeHTTP, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
+	require.NoError(t, err)
+	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight), near.ClientConfig{}, nil)
+	require.NoError(t, err)
+	sources := map[string]indexer.Source{
+		"neardata":   docSource(t, neardata, rpc),
+		"lake http":  docSource(t, lakeHTTP, rpc),
+		"lake dir":   docSource(t, lakeDir, rpc),
+		"rpc (want)": simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}),
+	}
+	// Start above genesis at a block with a missing chunk: the chunk it
+	// repeats comes from an earlier document (Bundle.OlderChunks).
+	from := uint64(20)
+	for ; ; from++ {
+		raw, err := node.Block(ctx, simcheck.BlockRef(t, from))
+		if err != nil {
+			continue
+		}
+		var b near.BlockView
+		require.NoError(t, json.Unmarshal(raw, &b))
+		if slices.Contains(b.Header.ChunkMask, false) {
+			break
+		}
+	}
+	for _, src := range sources {
+		src.Prepare(from)
+		head, err := src.FinalHead(ctx)
+		require.NoError(t, err)
+		require.Equal(t, uint64(maxHeight), head)
+	}
+	var blocks, skipped, txs, final, older int
+	for h := from; h <= maxHeight; h++ {
+		want, werr := sources["rpc (want)"].Bundle(ctx, h)
+		for name, src := range sources {
+			if name == "rpc (want)" {
+				continue
+			}
+			got, err := src.Bundle(ctx, h)
+			if werr != nil {
+				require.ErrorIs(t, werr, bundle.ErrNoBlock)
+				require.ErrorIs(t, err, bundle.ErrNoBlock, "%s at %d", name, h)
+				continue
+			}
+			require.NoError(t, err, "%s at %d", name, h)
+			requireSameBundle(t, want, got, name)
+		}
+		if werr != nil {
+			skipped++
+			continue
+		}
+		blocks++
+		older += len(want.OlderChunks)
+		for _, st := range want.TxStatuses {
+			txs++
+			if strings.Contains(string(st.JSON), `"final_execution_status":"FINAL"`) {
+				final++
+			}
+		}
+	}
+	t.Logf("%d blocks, %d skipped heights, %d older chunks, %d tx statuses (%d FINAL) identical from 4 sources", blocks, skipped, older, txs, final)
+	require.Positive(t, skipped)
+	require.Positive(t, older)
+	require.Greater(t, txs, 200)
+	require.Less(t, final, txs, "the last blocks' transactions are not final")
+
+	// A revisit assembles the status again from the documents.
+	for _, src := range []string{"neardata", "lake dir"} {
+		st, isFinal, err := sources[src].TxStatus(ctx, bundle.TxRef{TxHash: "nope", SignerID: "x", Height: 30})
+		var ne *near.Error
+		require.True(t, errors.As(err, &ne), "%s: %v", src, err)
+		require.False(t, isFinal)
+		require.Empty(t, st.JSON)
+	}
+}
+
+// countingHandler counts the requests that reach next, and apart the
+// final-head requests among them.
+type countingHandler struct {
+	next        http.Handler
+	count, head atomic.Int64
+}
+
+func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.count.Add(1)
+	if strings.HasSuffix(r.URL.Path, "/last_block/final") {
+		c.head.Add(1)
+	}
+	c.next.ServeHTTP(w, r)
+}

@@ -1,0 +1,175 @@
+package docsource
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/nearline/nearline/bundle"
+)
+
+// txProgress is what is known of a transaction's execution: the outcomes of
+// its receipts found so far and the first block whose document was not
+// searched yet. A receipt not found up to there executes later: a receipt
+// runs at or after the block of the one that created it, and the children
+// of every outcome found were looked for when it was.
+type txProgress struct {
+	height uint64 // the transaction's block
+	tx     docTx
+	found  map[string]foundOutcome
+	next   uint64
+}
+
+type foundOutcome struct {
+	outcome docOutcome
+	height  uint64
+}
+
+func newTxProgress(height uint64, tx docTx) *txProgress {
+	return &txProgress{height: height, tx: tx, found: map[string]foundOutcome{}, next: height}
+}
+
+// assemble builds the transaction's EXPERIMENTAL_tx_status from what p
+// found and the documents of blocks p.next..upto, as nearcore's view
+// client does from its store: the outcomes depth first from the
+// transaction's, each before the receipts it created in the order of its
+// receipt_ids (chain.rs get_recursive_transaction_results), `receipts` the
+// executed receipts in the same order, `status` found by following
+// SuccessReceiptId links. A receipt with no outcome up to upto ends its
+// branch; the status is FINAL once every receipt has one, EXECUTED once
+// the status is known, else INCLUDED_FINAL with status "Started" (as the
+// RPC source stores it, and revisits it). p.next moves past upto.
+func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (bundle.TxStatus, bool, error) {
+	tx := p.tx
+	st := bundle.TxStatus{TxHash: tx.hash, SignerID: tx.signerID, BlockHeights: map[string]uint64{}}
+	if tx.outcome.blockHash != "" {
+		st.BlockHeights[tx.outcome.blockHash] = p.height
+	}
+	var outcomes, receipts []json.RawMessage
+	done := true
+	end := upto + 1 // documents p.next..end-1 are searched
+	stack := slices.Clone(tx.outcome.receiptIDs)
+	slices.Reverse(stack)
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		f, ok, err := s.findOutcome(ctx, p, id, &end)
+		if err != nil {
+			return bundle.TxStatus{}, false, fmt.Errorf("status of tx %s: %w", tx.hash, err)
+		}
+		if !ok {
+			done = false
+			continue
+		}
+		o := f.outcome
+		outcomes = append(outcomes, o.raw)
+		if len(o.receipt) > 0 && string(o.receipt) != "null" {
+			receipts = append(receipts, o.receipt)
+		}
+		if o.blockHash != "" {
+			st.BlockHeights[o.blockHash] = f.height
+		}
+		for i := len(o.receiptIDs) - 1; i >= 0; i-- {
+			stack = append(stack, o.receiptIDs[i])
+		}
+	}
+	p.next = max(p.next, end)
+	status := finalStatus(tx.outcome, p.found)
+	execution := "INCLUDED_FINAL"
+	switch {
+	case status == nil:
+		status = json.RawMessage(`"Started"`)
+	case done:
+		execution = "FINAL"
+	default:
+		execution = "EXECUTED"
+	}
+	// Members in the order near.FinalExecutionOutcomeView has them;
+	// receipts omitted when empty, as it does.
+	members := []member{
+		{"final_execution_status", json.RawMessage(`"` + execution + `"`)},
+		{"status", status},
+		{"transaction", tx.raw},
+		{"transaction_outcome", tx.outcome.raw},
+		{"receipts_outcome", writeArray(outcomes)},
+	}
+	if len(receipts) > 0 {
+		members = append(members, member{"receipts", writeArray(receipts)})
+	}
+	st.JSON = writeObject(members)
+	return st, execution == "FINAL", nil
+}
+
+// findOutcome returns receipt id's outcome from what p found, or looks for
+// it in the documents of blocks p.next..*end-1, in order, fetching those
+// not read yet; ok is false when none has it. A document that is not there
+// yet ends the search, and *end moves down to it.
+func (s *DocSource) findOutcome(ctx context.Context, p *txProgress, id string, end *uint64) (foundOutcome, bool, error) {
+	if f, ok := p.found[id]; ok {
+		return f, true, nil
+	}
+	for h := p.next; h < *end; h++ {
+		s.readAhead(ctx, h, *end-1)
+		doc, err := s.load(ctx, h)
+		if errors.Is(err, ErrNoDocument) {
+			*end = h
+			return foundOutcome{}, false, nil
+		}
+		if err != nil {
+			return foundOutcome{}, false, err
+		}
+		if doc == nil {
+			continue // skipped height
+		}
+		if o, ok := doc.outcomes[id]; ok {
+			f := foundOutcome{outcome: o, height: h}
+			p.found[id] = f
+			return f, true, nil
+		}
+	}
+	return foundOutcome{}, false, nil
+}
+
+// readAhead fetches, at once, the documents from height on (ReadAhead of
+// them, no further than upto) when the one at height is not fetched yet:
+// a receipt that executes blocks later costs a round trip per ReadAhead
+// blocks, not per block. Every document is one the indexer fetches anyway
+// (upto is at most the final head), and each is fetched once. Errors are
+// left to the loads that need the documents.
+func (s *DocSource) readAhead(ctx context.Context, height, upto uint64) {
+	s.mu.Lock()
+	_, known := s.entries[height]
+	s.mu.Unlock()
+	if known {
+		return
+	}
+	var wg sync.WaitGroup
+	for h := height; h <= min(height+uint64(s.cfg.ReadAhead)-1, upto); h++ {
+		wg.Go(func() { _, _ = s.load(ctx, h) })
+	}
+	wg.Wait()
+}
+
+// finalStatus follows SuccessReceiptId links from the transaction's
+// outcome to the value or failure that ends it; nil while still running.
+func finalStatus(txOutcome docOutcome, found map[string]foundOutcome) json.RawMessage {
+	status := txOutcome.status
+	for range 1000 {
+		var next struct {
+			SuccessReceiptID *string `json:"SuccessReceiptId"`
+		}
+		if json.Unmarshal(status, &next) != nil || next.SuccessReceiptID == nil {
+			return bytes.Clone(status)
+		}
+		f, ok := found[*next.SuccessReceiptID]
+		if !ok {
+			return nil
+		}
+		status = f.outcome.status
+	}
+	return nil
+}

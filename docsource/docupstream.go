@@ -1,0 +1,439 @@
+package docsource
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
+)
+
+// ErrNoDocument is returned (wrapped) by a DocFetcher for a height it has no
+// document for (yet): NEAR Lake's missing objects, neardata's
+// BLOCK_DOES_NOT_EXIST for a height too far past its head. Whether the chain
+// skipped the height is decided by DocSource (a later block linking over
+// it), never by the absence alone.
+var ErrNoDocument = errors.New("no block document")
+
+// DocFetcher fetches block documents, one per height: what DocSource
+// reads. NeardataFetcher and LakeFetcher implement it.
+type DocFetcher interface {
+	// Document returns the document at height. It returns bundle.ErrNoBlock when
+	// the upstream says the chain skipped the height, ErrNoDocument when it
+	// has no document there (yet).
+	Document(ctx context.Context, height uint64) (*BlockDocument, error)
+	// FinalHead returns the height of the latest final block.
+	FinalHead(ctx context.Context) (uint64, error)
+}
+
+// BlockDocument is nearcore's StreamerMessage as neardata serves it and
+// NEAR Lake splits it: the block view and, per shard of the layout, the
+// chunk included in this block with its transactions and their outcomes,
+// the receipts executed in the shard with their outcomes, and the shard's
+// state changes. Parts are kept as served.
+type BlockDocument struct {
+	Block  json.RawMessage `json:"block"`
+	Shards []DocumentShard `json:"shards"`
+}
+
+// DocumentShard is one shard's part of a block document (IndexerShard).
+type DocumentShard struct {
+	ShardID uint64 `json:"shard_id"`
+	// Chunk is the chunk included in this block ({author, header,
+	// transactions: [{transaction, outcome}], receipts[, local_receipts]}),
+	// null when the shard's chunk is missing.
+	Chunk                    json.RawMessage          `json:"chunk"`
+	ReceiptExecutionOutcomes []DocumentReceiptOutcome `json:"receipt_execution_outcomes"`
+	StateChanges             []json.RawMessage        `json:"state_changes"`
+}
+
+// DocumentReceiptOutcome is a receipt executed in the shard at this block.
+type DocumentReceiptOutcome struct {
+	ExecutionOutcome json.RawMessage `json:"execution_outcome"`
+	Receipt          json.RawMessage `json:"receipt"`
+	TxHash           *string         `json:"tx_hash"`
+}
+
+// decodeDocument decodes a document, compacted; a body without a block is
+// malformed.
+func decodeDocument(body []byte) (*BlockDocument, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, body); err != nil {
+		return nil, fmt.Errorf("decode block document: %w", err)
+	}
+	var doc BlockDocument
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		return nil, fmt.Errorf("decode block document: %w", err)
+	}
+	if len(doc.Block) == 0 || string(doc.Block) == "null" {
+		return nil, errors.New("block document without a block")
+	}
+	return &doc, nil
+}
+
+// NeardataFetcher reads FastNEAR's neardata API: GET /v0/block/{height}
+// (null for a skipped height; a height a little past the head is waited
+// for by the server) and GET /v0/last_block/final (a redirect naming the
+// final height).
+type NeardataFetcher struct {
+	get *near.Getter
+}
+
+var _ DocFetcher = (*NeardataFetcher)(nil)
+
+// NewNeardataFetcher returns a fetcher over cfg.Endpoints (base URLs such as
+// https://mainnet.neardata.xyz), with cfg's timeouts, retries and failover.
+func NewNeardataFetcher(cfg near.ClientConfig) (*NeardataFetcher, error) {
+	g, err := near.NewGetter(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("configure neardata: %w", err)
+	}
+	return &NeardataFetcher{get: g}, nil
+}
+
+// Document fetches the document at height.
+func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDocument, error) {
+	var doc *BlockDocument
+	var result error
+	err := f.get.Get(ctx, "/v0/block/"+strconv.FormatUint(height, 10), func(a near.Answer) error {
+		switch a.Status {
+		case http.StatusOK:
+			if string(bytes.TrimSpace(a.Body)) == "null" {
+				result = fmt.Errorf("block %d: %w", height, bundle.ErrNoBlock)
+				return nil
+			}
+			d, err := decodeDocument(a.Body)
+			if err != nil {
+				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
+			}
+			doc = d
+			return nil
+		case http.StatusNotFound:
+			var e struct {
+				Type string `json:"type"`
+			}
+			_ = json.Unmarshal(a.Body, &e)
+			if e.Type == "BLOCK_HEIGHT_TOO_LOW" {
+				return fmt.Errorf("block %d is below the upstream's genesis", height)
+			}
+			result = fmt.Errorf("block %d: %w", height, ErrNoDocument)
+			return nil
+		default:
+			return fmt.Errorf("http %d", a.Status)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fetch block document %d: %w", height, err)
+	}
+	return doc, result
+}
+
+// FinalHead reads the height /v0/last_block/final redirects to (or, when a
+// proxy followed the redirect, the block it served).
+func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
+	var head uint64
+	err := f.get.Get(ctx, "/v0/last_block/final", func(a near.Answer) error {
+		switch {
+		case a.Status >= 300 && a.Status < 400:
+			h, err := strconv.ParseUint(path.Base(a.Location), 10, 64)
+			if err != nil {
+				return fmt.Errorf("%w: redirect to %q names no height", near.ErrMalformedAnswer, a.Location)
+			}
+			head = h
+			return nil
+		case a.Status == http.StatusOK:
+			d, err := decodeDocument(a.Body)
+			if err != nil {
+				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
+			}
+			h, err := near.HeaderHeight(d.Block)
+			if err != nil {
+				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
+			}
+			head = h
+			return nil
+		default:
+			return fmt.Errorf("http %d", a.Status)
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("fetch final head: %w", err)
+	}
+	return head, nil
+}
+
+// LakeFetcher reads NEAR Lake's layout: {height:012}/block.json (the block
+// view) and {height:012}/shard_{id}.json (one per shard of the block's
+// chunks), from a local directory or an HTTP base URL (a bucket's public
+// endpoint or a mirror). Lake has no head of its own: FinalHead asks the
+// head RPC when one is given, else takes the highest height folder of a
+// directory.
+type LakeFetcher struct {
+	dir  string       // local directory, or
+	get  *near.Getter // HTTP base URL
+	head rpcsource.RPC
+
+	mu      sync.Mutex
+	layouts map[string][]uint64 // shard ids of each epoch's layout, by index (from head)
+}
+
+var _ DocFetcher = (*LakeFetcher)(nil)
+
+// NewLakeFetcher returns a fetcher reading location, a directory or
+// comma-separated http(s) base URLs (cfg.Endpoints is set to them; cfg's
+// timeouts, retries and failover apply). head, when not nil, answers
+// FinalHead; it is required over HTTP.
+func NewLakeFetcher(location string, cfg near.ClientConfig, head rpcsource.RPC) (*LakeFetcher, error) {
+	if !strings.HasPrefix(location, "http://") && !strings.HasPrefix(location, "https://") {
+		st, err := os.Stat(location)
+		if err != nil {
+			return nil, fmt.Errorf("open lake directory: %w", err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("lake %s: not a directory", location)
+		}
+		return &LakeFetcher{dir: location, head: head, layouts: map[string][]uint64{}}, nil
+	}
+	if head == nil {
+		return nil, errors.New("lake over HTTP needs an RPC upstream for the final head")
+	}
+	cfg.Endpoints = splitEndpoints(location)
+	g, err := near.NewGetter(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("configure lake: %w", err)
+	}
+	return &LakeFetcher{get: g, head: head, layouts: map[string][]uint64{}}, nil
+}
+
+func splitEndpoints(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// object reads one object, compacted, that check accepts; ErrNoDocument
+// when it is missing. Over HTTP, one check refuses (an error page, a cut
+// body) is fetched again.
+func (f *LakeFetcher) object(ctx context.Context, name string, check func([]byte) error) ([]byte, error) {
+	if f.dir != "" {
+		body, err := os.ReadFile(filepath.Join(f.dir, filepath.FromSlash(name)))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", name, ErrNoDocument)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read lake object: %w", err)
+		}
+		if body, err = compactChecked(body, check); err != nil {
+			return nil, fmt.Errorf("lake object %s: %w", name, err)
+		}
+		return body, nil
+	}
+	var body []byte
+	var result error
+	err := f.get.Get(ctx, "/"+name, func(a near.Answer) error {
+		switch a.Status {
+		case http.StatusOK:
+			b, err := compactChecked(a.Body, check)
+			if err != nil {
+				return fmt.Errorf("%w: %s: %w", near.ErrMalformedAnswer, name, err)
+			}
+			body = b
+		case http.StatusNotFound, http.StatusForbidden: // buckets answer 403 for a missing key without list rights
+			result = fmt.Errorf("%s: %w", name, ErrNoDocument)
+		default:
+			return fmt.Errorf("http %d", a.Status)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fetch lake object: %w", err)
+	}
+	return body, result
+}
+
+// compactChecked compacts a JSON body that check accepts.
+func compactChecked(body []byte, check func([]byte) error) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, body); err != nil {
+		return nil, err
+	}
+	if err := check(buf.Bytes()); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Document reads block.json, then the shard files of the block's shards,
+// at once (shardIDs says which).
+func (f *LakeFetcher) Document(ctx context.Context, height uint64) (*BlockDocument, error) {
+	folder := fmt.Sprintf("%012d", height)
+	var block struct {
+		Header struct {
+			Height  *uint64 `json:"height"`
+			Hash    string  `json:"hash"`
+			EpochID string  `json:"epoch_id"`
+		} `json:"header"`
+		Chunks []near.ChunkHeaderView `json:"chunks"`
+	}
+	body, err := f.object(ctx, folder+"/block.json", func(b []byte) error {
+		if err := json.Unmarshal(b, &block); err != nil {
+			return err
+		}
+		if block.Header.Height == nil || *block.Header.Height != height {
+			return fmt.Errorf("not the block at %d", height)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ids, err := f.shardIDs(ctx, folder, height, block.Header.EpochID, block.Header.Hash, block.Chunks)
+	if err != nil {
+		return nil, err
+	}
+	doc := &BlockDocument{Block: body, Shards: make([]DocumentShard, len(block.Chunks))}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i, id := range ids {
+		c := struct{ ShardID uint64 }{id}
+		g.Go(func() error {
+			name := fmt.Sprintf("%s/shard_%d.json", folder, c.ShardID)
+			_, err := f.object(gctx, name, func(b []byte) error {
+				var sh struct {
+					DocumentShard
+					ShardID *uint64 `json:"shard_id"`
+				}
+				if err := json.Unmarshal(b, &sh); err != nil {
+					return err
+				}
+				if sh.ShardID == nil || *sh.ShardID != c.ShardID {
+					return fmt.Errorf("not shard %d", c.ShardID)
+				}
+				doc.Shards[i] = sh.DocumentShard
+				doc.Shards[i].ShardID = c.ShardID
+				return nil
+			})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// shardIDs returns the shard ids of the block's layout, by chunk index:
+// the files to read. They are the chunk headers' shard_id, except right
+// after a resharding, where a child whose chunk is missing repeats its
+// parent's header. So when some chunk is not new, the layout is read: from
+// the head RPC's EXPERIMENTAL_protocol_config (once per epoch), or, for a
+// directory without one, from the folder's shard files (a repeated header
+// whose shard has a file keeps its id; the ids left over go to the other
+// repeated headers in ascending order, as a split's children take the
+// largest id + 1 and + 2 at the parent's place).
+func (f *LakeFetcher) shardIDs(ctx context.Context, folder string, height uint64, epoch, hash string, chunks []near.ChunkHeaderView) ([]uint64, error) {
+	ids := make([]uint64, len(chunks))
+	repeated := false
+	for i, c := range chunks {
+		ids[i] = c.ShardID
+		repeated = repeated || c.HeightIncluded < height
+	}
+	if !repeated {
+		return ids, nil
+	}
+	if f.head != nil {
+		f.mu.Lock()
+		layout, ok := f.layouts[epoch]
+		f.mu.Unlock()
+		if !ok {
+			cfg, err := rpcsource.FetchProtocolConfig(ctx, f.head, epoch, hash)
+			if err != nil {
+				return nil, fmt.Errorf("shard layout of block %d: %w", height, err)
+			}
+			layout = rpcsource.ConfigShardIDs(cfg.JSON)
+			f.mu.Lock()
+			f.layouts[epoch] = layout
+			f.mu.Unlock()
+		}
+		if len(layout) == len(chunks) {
+			return slices.Clone(layout), nil
+		}
+		return ids, nil
+	}
+	if f.dir == "" {
+		return ids, nil
+	}
+	entries, err := os.ReadDir(filepath.Join(f.dir, folder))
+	if err != nil {
+		return nil, fmt.Errorf("list lake folder %s: %w", folder, err)
+	}
+	files := map[uint64]bool{}
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Name(), "shard_")
+		name, ok2 := strings.CutSuffix(name, ".json")
+		if id, err := strconv.ParseUint(name, 10, 64); ok && ok2 && err == nil {
+			files[id] = true
+		}
+	}
+	if len(files) != len(chunks) {
+		return ids, nil
+	}
+	var orphans []int
+	for i, id := range ids {
+		if files[id] && (chunks[i].HeightIncluded == height || !slices.Contains(ids[:i], id)) {
+			delete(files, id)
+			continue
+		}
+		orphans = append(orphans, i)
+	}
+	left := slices.Sorted(maps.Keys(files))
+	if len(left) != len(orphans) {
+		return ids, nil
+	}
+	for k, i := range orphans {
+		ids[i] = left[k]
+	}
+	return ids, nil
+}
+
+// FinalHead asks the head RPC, or takes a directory's highest folder.
+func (f *LakeFetcher) FinalHead(ctx context.Context) (uint64, error) {
+	if f.head != nil {
+		return rpcsource.FinalHead(ctx, f.head)
+	}
+	entries, err := os.ReadDir(f.dir)
+	if err != nil {
+		return 0, fmt.Errorf("list lake directory: %w", err)
+	}
+	var head uint64
+	found := false
+	for _, e := range entries {
+		if h, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && len(e.Name()) == 12 && e.IsDir() {
+			head, found = max(head, h), true
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("lake directory %s: %w", f.dir, ErrNoDocument)
+	}
+	return head, nil
+}

@@ -1,0 +1,154 @@
+package docsource_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/docsource"
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/docs"
+	"github.com/nearline/nearline/internal/simcheck"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
+	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// TestSourcesAgreeOnShardsAcrossSplits fetches every height of a chain that
+// splits a shard three times through the RPC source and the three document
+// sources, the lake directory without a head RPC (it reads the layout off
+// the folder's shard files), and requires the same Bundle from each. Where
+// a child shard's chunk is missing right after its split, the block repeats
+// the parent's chunk header: the Bundle's ShardIDs then name the layout's
+// shards (the child), which block_chunks is keyed by; elsewhere they are
+// nil (the headers' shard ids are the layout's).
+func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := sim.Config{Seed: 21, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.35, TxsPerBlock: 4, EpochLength: 15,
+		ReshardAt: []uint64{20, 35, 50}, ViewStateLimit: -1}
+	const maxHeight = 75
+	_, srv := simcheck.Serve(t, cfg, maxHeight)
+	rpc := rpcClient(t, srv.URL)
+
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
+	require.NoError(t, err)
+	lakeHTTP, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
+	require.NoError(t, err)
+	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight), near.ClientConfig{}, nil)
+	require.NoError(t, err)
+	sources := map[string]indexer.Source{
+		"neardata":  docSource(t, neardata, rpc),
+		"lake http": docSource(t, lakeHTTP, rpc),
+		"lake dir":  docSource(t, lakeDir, rpc),
+	}
+	want := simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	want.Prepare(0)
+	for _, src := range sources {
+		src.Prepare(0)
+	}
+	repeated, blocks := 0, 0
+	for h := uint64(0); h <= maxHeight; h++ {
+		w, werr := want.Bundle(ctx, h)
+		for name, src := range sources {
+			got, err := src.Bundle(ctx, h)
+			if werr != nil {
+				require.ErrorIs(t, werr, bundle.ErrNoBlock)
+				require.ErrorIs(t, err, bundle.ErrNoBlock, "%s at %d", name, h)
+				continue
+			}
+			require.NoError(t, err, "%s at %d", name, h)
+			requireSameBundle(t, w, got, name)
+		}
+		if werr != nil {
+			continue
+		}
+		blocks++
+		if w.ShardIDs == nil {
+			continue
+		}
+		require.Len(t, w.ShardIDs, len(w.Block.Chunks))
+		for i, c := range w.Block.Chunks {
+			if c.ShardID != w.ShardIDs[i] {
+				require.Less(t, c.HeightIncluded, h, "height %d: only a repeated header names another shard", h)
+				repeated++
+			}
+		}
+	}
+	t.Logf("%d blocks, %d chunk headers repeating a parent's, identical from 4 sources", blocks, repeated)
+	require.Positive(t, repeated, "no child repeated its parent's chunk header")
+}
+
+// shardQuery returns docs/database.md's SQL query "The shard that holds an
+// account at a height", with the account and height it names as $1 and
+// $2.
+func shardQuery(t *testing.T) string {
+	t.Helper()
+	q := docs.SQLAfter(t, "docs/database.md", "The shard that holds an account at a height")
+	require.Contains(t, q, "'alice.near'")
+	require.Contains(t, q, "120000000")
+	q = strings.Replace(q, "'alice.near'", "$1::text", 1)
+	return strings.Replace(q, "120000000", "$2::bigint", 1)
+}
+
+// TestShardQueryFindsEachAccountsShard indexes a chain that splits a
+// shard three times and runs docs/database.md's account-shard query for every
+// account a block changed, at that height: it must name the shard whose
+// part of the block's document lists the change (the simulator's own
+// assignment), before, at and after each split.
+func TestShardQueryFindsEachAccountsShard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := sim.Config{Seed: 4, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 15,
+		ReshardAt: []uint64{20, 35, 50}, ViewStateLimit: -1}
+	const maxHeight = 70
+	node, srv := simcheck.Serve(t, cfg, maxHeight)
+	s := storetest.NewStore(t)
+	genesis, _ := simcheck.GenesisFile(t, node)
+	const indexed = maxHeight - 5 // the last heights may be skipped: --to waits for a block over them
+	simcheck.Index(t, s, indexed, genesis, srv.URL)
+	query := shardQuery(t)
+
+	checked := 0
+	shards := map[uint64]bool{}
+	for h := uint64(0); h <= indexed; h++ {
+		resp, err := http.Get(fmt.Sprintf("%s/v0/block/%d", srv.URL, h))
+		require.NoError(t, err)
+		var doc struct {
+			Shards []struct {
+				ShardID      uint64 `json:"shard_id"`
+				StateChanges []struct {
+					Change struct {
+						AccountID string `json:"account_id"`
+					} `json:"change"`
+				} `json:"state_changes"`
+			} `json:"shards"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&doc)
+		resp.Body.Close()
+		require.NoError(t, err)
+		for _, sh := range doc.Shards {
+			for _, ch := range sh.StateChanges {
+				var height int64
+				var version int32
+				var shard int64
+				require.NoError(t, s.Pool().QueryRow(ctx, query, ch.Change.AccountID, int64(h)).Scan(&height, &version, &shard))
+				require.Equal(t, int64(h), height)
+				require.Equal(t, sh.ShardID, uint64(shard), "%s at %d (protocol %d)", ch.Change.AccountID, h, version)
+				shards[sh.ShardID] = true
+				checked++
+			}
+		}
+	}
+	t.Logf("%d account changes over heights 0..%d, on shards %v, found on their shard", checked, indexed, shards)
+	require.Greater(t, checked, 300)
+	require.Greater(t, len(shards), cfg.Shards+2, "changes on the children of the splits")
+}

@@ -1,0 +1,557 @@
+package rpcsource
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/retry"
+	"github.com/nearline/nearline/near"
+)
+
+// RPC calls an upstream node (*near.Client implements it).
+type RPC interface {
+	CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error)
+}
+
+var _ RPC = (*near.Client)(nil)
+
+// Defaults of NodeConfig; `nearline index` flags use them too.
+const (
+	DefaultConcurrency    = 32
+	DefaultMaxInFlight    = 64
+	DefaultChangesBatch   = 100
+	DefaultTxFinalWait    = 10 * time.Second
+	DefaultTxStallWait    = 2 * time.Second
+	DefaultTxPollInterval = 250 * time.Millisecond
+	DefaultBehindRetries  = 20
+)
+
+// NodeConfig tunes NodeSource. The zero value is usable: zero means the
+// default for every field.
+type NodeConfig struct {
+	// Concurrency bounds the calls made at once for one block (chunks,
+	// changes, tx statuses). Default DefaultConcurrency (a mainnet block has
+	// ~100 tx statuses).
+	Concurrency int
+	// MaxInFlight bounds the calls made at once to the upstream, over all
+	// blocks fetched together, so that many workers do not overload it.
+	// Default DefaultMaxInFlight; -1 for no bound (the one negative value
+	// accepted).
+	MaxInFlight int
+	// ChangesBatch is the number of account ids per EXPERIMENTAL_changes
+	// call. Default DefaultChangesBatch.
+	ChangesBatch int
+	// TxFinalWait bounds how long a tx status that is not FINAL yet is
+	// re-fetched. Default DefaultTxFinalWait.
+	TxFinalWait time.Duration
+	// TxStallWait stops re-fetching a non-final status once the upstream's
+	// final head has not moved for this long. Default DefaultTxStallWait.
+	TxStallWait time.Duration
+	// TxPollInterval is the wait between two fetches of a status. Default
+	// DefaultTxPollInterval.
+	TxPollInterval time.Duration
+	// BehindRetries bounds how often a block the upstream does not know is
+	// asked for again while the upstream's final head is below it. Default
+	// DefaultBehindRetries.
+	BehindRetries int
+	// Logger receives warnings. Default: discard.
+	Logger *slog.Logger
+}
+
+func (c NodeConfig) withDefaults() NodeConfig {
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
+	c.ChangesBatch = cmp.Or(c.ChangesBatch, DefaultChangesBatch)
+	c.TxFinalWait = cmp.Or(c.TxFinalWait, DefaultTxFinalWait)
+	c.TxStallWait = cmp.Or(c.TxStallWait, DefaultTxStallWait)
+	c.TxPollInterval = cmp.Or(c.TxPollInterval, DefaultTxPollInterval)
+	c.BehindRetries = cmp.Or(c.BehindRetries, DefaultBehindRetries)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// validate reports a setting out of range; c has its defaults applied.
+func (c NodeConfig) validate() error {
+	switch {
+	case c.Concurrency < 1:
+		return fmt.Errorf("block concurrency %d: want at least 1", c.Concurrency)
+	case c.MaxInFlight < 1 && c.MaxInFlight != -1:
+		return fmt.Errorf("upstream concurrency %d: want at least 1, or -1 for no bound", c.MaxInFlight)
+	case c.ChangesBatch < 1:
+		return fmt.Errorf("changes batch %d: want at least 1", c.ChangesBatch)
+	case c.TxFinalWait < 0:
+		return fmt.Errorf("tx final wait %s: want positive", c.TxFinalWait)
+	case c.TxStallWait < 0:
+		return fmt.Errorf("tx stall wait %s: want positive", c.TxStallWait)
+	case c.TxPollInterval < 0:
+		return fmt.Errorf("tx poll interval %s: want positive", c.TxPollInterval)
+	case c.BehindRetries < 1:
+		return fmt.Errorf("behind retries %d: want at least 1", c.BehindRetries)
+	}
+	return nil
+}
+
+// NodeSource is the Source that reads an upstream node over JSON-RPC.
+type NodeSource struct {
+	rpc RPC
+	cfg NodeConfig
+
+	chunkFloor atomic.Uint64 // chunks included below it were never fetched
+
+	mu          sync.Mutex
+	epochs      map[string]bool     // epochs whose protocol config was fetched
+	layouts     map[string][]uint64 // shard ids of each epoch's layout, by index
+	blockHeight map[string]uint64   // block hash -> height, for outcomes
+}
+
+// NewNodeSource returns a Source reading rpc. It fails when a setting of
+// cfg is out of range.
+func NewNodeSource(rpc RPC, cfg NodeConfig) (*NodeSource, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("configure node source: %w", err)
+	}
+	if cfg.MaxInFlight > 0 {
+		rpc = limitedRPC{next: rpc, slots: make(chan struct{}, cfg.MaxInFlight)}
+	}
+	return &NodeSource{rpc: rpc, cfg: cfg, epochs: map[string]bool{}, layouts: map[string][]uint64{}, blockHeight: map[string]uint64{}}, nil
+}
+
+// limitedRPC lets at most cap(slots) calls reach the upstream at once.
+type limitedRPC struct {
+	next  RPC
+	slots chan struct{}
+}
+
+var _ RPC = limitedRPC{}
+
+func (l limitedRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-l.slots }()
+	return l.next.CallRaw(ctx, method, params)
+}
+
+// Prepare is called by the indexer at the start of each Run with the lowest
+// height the archive holds: a block that repeats a chunk included below it
+// (a missing chunk) also fetches that chunk, which no earlier bundle
+// carried. It also forgets which epochs' protocol configs were fetched, as a
+// failed run may not have committed them.
+func (s *NodeSource) Prepare(chunkFloor uint64) {
+	s.chunkFloor.Store(chunkFloor)
+	s.mu.Lock()
+	clear(s.epochs)
+	s.mu.Unlock()
+}
+
+// FinalHead returns the height of the upstream's latest final block.
+func (s *NodeSource) FinalHead(ctx context.Context) (uint64, error) {
+	return FinalHead(ctx, s.rpc)
+}
+
+// GenesisConfig returns the upstream's genesis_config result.
+func (s *NodeSource) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
+	return s.rpc.CallRaw(ctx, "genesis_config", nil)
+}
+
+// Bundle fetches the block at height, its new chunks, block effects, the
+// state changes the effects name, its transactions' statuses and, for a new
+// epoch, the protocol config.
+func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
+	raw, err := s.fetchBlock(ctx, height)
+	if err != nil {
+		return nil, err
+	}
+	b := &bundle.Bundle{BlockJSON: raw}
+	if err := json.Unmarshal(raw, &b.Block); err != nil {
+		return nil, fmt.Errorf("decode block %d: %w", height, err)
+	}
+	hash := b.Block.Header.Hash
+	s.rememberHeight(hash, height)
+
+	var newChunks, olderChunks []near.ChunkHeaderView
+	floor := s.chunkFloor.Load()
+	for _, c := range b.Block.Chunks {
+		switch {
+		case c.HeightIncluded == height:
+			newChunks = append(newChunks, c)
+		case c.HeightIncluded < floor:
+			// A missing chunk repeating one from before the archive: no
+			// earlier bundle carried it.
+			olderChunks = append(olderChunks, c)
+		}
+	}
+	b.Chunks = make([]bundle.Chunk, len(newChunks))
+	b.OlderChunks = make([]bundle.Chunk, len(olderChunks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.cfg.Concurrency)
+	fetchChunk := func(c near.ChunkHeaderView, into *bundle.Chunk) {
+		g.Go(func() error {
+			raw, err := s.rpc.CallRaw(gctx, "chunk", map[string]string{"chunk_id": c.ChunkHash})
+			if err != nil {
+				return fmt.Errorf("fetch chunk %s (shard %d): %w", c.ChunkHash, c.ShardID, err)
+			}
+			into.JSON = raw
+			if err := json.Unmarshal(raw, &into.View); err != nil {
+				return fmt.Errorf("decode chunk %s: %w", c.ChunkHash, err)
+			}
+			return nil
+		})
+	}
+	for i, c := range newChunks {
+		fetchChunk(c, &b.Chunks[i])
+	}
+	for i, c := range olderChunks {
+		fetchChunk(c, &b.OlderChunks[i])
+	}
+	g.Go(func() error { return s.fetchChanges(gctx, b) })
+	g.Go(func() error { return s.fetchProtocolConfig(gctx, b) })
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("height %d: %w", height, err)
+	}
+	if err := s.fetchTxStatuses(ctx, b); err != nil {
+		return nil, fmt.Errorf("height %d: %w", height, err)
+	}
+	return b, nil
+}
+
+// fetchBlock fetches the block at height. UNKNOWN_BLOCK means the chain
+// skipped the height only when the answering upstream's final head is at or
+// above it: an upstream that is behind (after a failover) is asked again
+// until it catches up, so a lagging node never makes a height look skipped.
+func (s *NodeSource) fetchBlock(ctx context.Context, height uint64) (json.RawMessage, error) {
+	wait := s.cfg.TxPollInterval
+	for attempt := 0; ; attempt++ {
+		raw, err := s.rpc.CallRaw(ctx, "block", map[string]uint64{"block_id": height})
+		if err == nil {
+			return raw, nil
+		}
+		if !near.IsUnknownBlock(err) {
+			return nil, fmt.Errorf("fetch block %d: %w", height, err)
+		}
+		head, herr := s.FinalHead(ctx)
+		if herr != nil {
+			return nil, fmt.Errorf("confirm block %d is skipped: %w", height, herr)
+		}
+		if head >= height {
+			return nil, fmt.Errorf("block %d: %w", height, bundle.ErrNoBlock)
+		}
+		if attempt >= s.cfg.BehindRetries {
+			return nil, fmt.Errorf("block %d: upstream final head %d is still below it", height, head)
+		}
+		s.cfg.Logger.Warn("upstream is behind; asking again", "height", height, "head", head)
+		if err := retry.Sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// changeKinds maps a block effect type to the EXPERIMENTAL_changes request
+// that lists its changes, in the order changes are stored.
+var changeKinds = []struct{ effect, changesType string }{
+	{near.EffectAccountTouched, "account_changes"},
+	{near.EffectAccessKeyTouched, "all_access_key_changes"},
+	{near.EffectDataTouched, "data_changes"},
+	{near.EffectContractCodeTouched, "contract_code_changes"},
+}
+
+func (s *NodeSource) fetchChanges(ctx context.Context, b *bundle.Bundle) error {
+	hash := b.Block.Header.Hash
+	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_changes_in_block", map[string]string{"block_id": hash})
+	if err != nil {
+		return fmt.Errorf("fetch block effects: %w", err)
+	}
+	var effects near.BlockEffectsView
+	if err := json.Unmarshal(raw, &effects); err != nil {
+		return fmt.Errorf("decode block effects: %w", err)
+	}
+	b.Effects = effects.Changes
+	if b.Effects == nil {
+		b.Effects = []near.StateChangeKindView{}
+	}
+	// The four kinds are fetched at once and kept in changeKinds order.
+	perKind := make([][]bundle.StateChange, len(changeKinds))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, kind := range changeKinds {
+		var accounts []string
+		seen := map[string]bool{}
+		for _, e := range b.Effects {
+			if e.Type == kind.effect && !seen[e.AccountID] {
+				seen[e.AccountID] = true
+				accounts = append(accounts, e.AccountID)
+			}
+		}
+		if len(accounts) == 0 {
+			continue
+		}
+		g.Go(func() error {
+			changes, err := s.fetchChangesOfKind(gctx, hash, kind.changesType, accounts)
+			perKind[i] = changes
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, changes := range perKind {
+		b.Changes = append(b.Changes, changes...)
+	}
+	return nil
+}
+
+// fetchChangesOfKind calls EXPERIMENTAL_changes for accounts, ChangesBatch
+// account ids per call, keeping the upstream's order.
+func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesType string, accounts []string) ([]bundle.StateChange, error) {
+	var out []bundle.StateChange
+	for len(accounts) > 0 {
+		part := accounts[:min(len(accounts), s.cfg.ChangesBatch)]
+		accounts = accounts[len(part):]
+		params := map[string]any{"block_id": blockHash, "changes_type": changesType, "account_ids": part}
+		if changesType == "data_changes" {
+			params["key_prefix_base64"] = ""
+		}
+		raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_changes", params)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s: %w", changesType, err)
+		}
+		var res struct {
+			Changes []json.RawMessage `json:"changes"`
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", changesType, err)
+		}
+		for _, c := range res.Changes {
+			sc := bundle.StateChange{JSON: c}
+			if err := json.Unmarshal(c, &sc.View); err != nil {
+				return nil, fmt.Errorf("decode %s entry: %w", changesType, err)
+			}
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// fetchProtocolConfig attaches the epoch's protocol config to the first
+// bundle of the epoch fetched, and to every bundle the shard ids of the
+// epoch's layout where its chunk headers name others (bundle.Bundle's
+// ShardIDs).
+func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *bundle.Bundle) error {
+	epoch := b.Block.Header.EpochID
+	s.mu.Lock()
+	done := s.epochs[epoch]
+	ids, known := s.layouts[epoch]
+	s.mu.Unlock()
+	if done && known {
+		b.ShardIDs = bundle.LayoutShardIDs(b.Block.Chunks, ids)
+		return nil
+	}
+	cfg, err := FetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
+	if err != nil {
+		return err
+	}
+	ids = ConfigShardIDs(cfg.JSON)
+	b.ShardIDs = bundle.LayoutShardIDs(b.Block.Chunks, ids)
+	if !done {
+		b.ProtocolConfig = cfg
+	}
+	s.mu.Lock()
+	s.epochs[epoch] = true
+	s.layouts[epoch] = ids
+	s.mu.Unlock()
+	return nil
+}
+
+// ConfigShardIDs returns the shard ids, by index, of the shard layout of an
+// EXPERIMENTAL_protocol_config result; nil when it has none Nearline reads.
+func ConfigShardIDs(raw json.RawMessage) []uint64 {
+	var cfg struct {
+		ShardLayout near.ShardLayout `json:"shard_layout"`
+	}
+	if json.Unmarshal(raw, &cfg) != nil {
+		return nil
+	}
+	return cfg.ShardLayout.ShardIDs()
+}
+
+// FetchProtocolConfig fetches EXPERIMENTAL_protocol_config at the block
+// with hash, of epoch.
+func FetchProtocolConfig(ctx context.Context, rpc RPC, epoch, hash string) (*bundle.ProtocolConfig, error) {
+	raw, err := rpc.CallRaw(ctx, "EXPERIMENTAL_protocol_config", map[string]string{"block_id": hash})
+	if err != nil {
+		return nil, fmt.Errorf("fetch protocol config: %w", err)
+	}
+	var cfg struct {
+		ProtocolVersion uint32 `json:"protocol_version"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, fmt.Errorf("decode protocol config: %w", err)
+	}
+	return &bundle.ProtocolConfig{EpochID: epoch, ProtocolVersion: cfg.ProtocolVersion, JSON: raw}, nil
+}
+
+func (s *NodeSource) rememberHeight(hash string, height uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.blockHeight) > 100_000 {
+		clear(s.blockHeight)
+	}
+	s.blockHeight[hash] = height
+}
+
+// heightOf returns the height of the block with hash, asking the upstream
+// when it is not known yet.
+func (s *NodeSource) heightOf(ctx context.Context, hash string) (uint64, error) {
+	s.mu.Lock()
+	h, ok := s.blockHeight[hash]
+	s.mu.Unlock()
+	if ok {
+		return h, nil
+	}
+	raw, err := s.rpc.CallRaw(ctx, "block", map[string]string{"block_id": hash})
+	if err != nil {
+		return 0, fmt.Errorf("fetch block %s: %w", hash, err)
+	}
+	var b struct {
+		Header struct {
+			Height uint64 `json:"height"`
+		} `json:"header"`
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return 0, fmt.Errorf("decode block %s: %w", hash, err)
+	}
+	s.rememberHeight(hash, b.Header.Height)
+	return b.Header.Height, nil
+}
+
+func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *bundle.Bundle) error {
+	var txs []near.SignedTransactionView
+	for _, c := range b.Chunks {
+		txs = append(txs, c.View.Transactions...)
+	}
+	b.TxStatuses = make([]bundle.TxStatus, len(txs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.cfg.Concurrency)
+	for i, tx := range txs {
+		g.Go(func() error {
+			st, err := s.txStatus(gctx, b.Height(), tx)
+			if err != nil {
+				return err
+			}
+			b.TxStatuses[i] = st
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// fetchTxStatus fetches a transaction's EXPERIMENTAL_tx_status once.
+// fetchTxStatus fetches a status and decodes what the source and the store
+// read of it, once.
+func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, *bundle.TxStatusBody, error) {
+	body := new(bundle.TxStatusBody)
+	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_tx_status", map[string]string{"tx_hash": txHash, "sender_account_id": signerID})
+	if err != nil {
+		return nil, body, fmt.Errorf("fetch status of tx %s: %w", txHash, err)
+	}
+	if err := json.Unmarshal(raw, body); err != nil {
+		return nil, body, fmt.Errorf("decode status of tx %s: %w", txHash, err)
+	}
+	return raw, body, nil
+}
+
+// withHeights builds the stored status, resolving its outcomes' block
+// heights.
+func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, raw json.RawMessage, body *bundle.TxStatusBody) (bundle.TxStatus, error) {
+	st := bundle.TxStatus{TxHash: txHash, SignerID: signerID, JSON: raw, BlockHeights: map[string]uint64{}, Body: body}
+	var hashes []string
+	for _, o := range append([]*bundle.OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
+		if o != nil {
+			hashes = append(hashes, o.BlockHash)
+		}
+	}
+	for _, h := range hashes {
+		if _, ok := st.BlockHeights[h]; ok || h == "" {
+			continue
+		}
+		at, err := s.heightOf(ctx, h)
+		if err != nil {
+			return bundle.TxStatus{}, fmt.Errorf("status of tx %s: %w", txHash, err)
+		}
+		st.BlockHeights[h] = at
+	}
+	return st, nil
+}
+
+// TxStatus fetches a stored transaction's status again, once (the indexer
+// revisits statuses that were not FINAL).
+func (s *NodeSource) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
+	raw, body, err := s.fetchTxStatus(ctx, ref.TxHash, ref.SignerID)
+	if err != nil {
+		return bundle.TxStatus{}, false, err
+	}
+	st, err := s.withHeights(ctx, ref.TxHash, ref.SignerID, raw, body)
+	return st, body.FinalExecutionStatus == "FINAL", err
+}
+
+// txStatus fetches a transaction's EXPERIMENTAL_tx_status, re-fetching
+// while it is not FINAL and the upstream's head advances (see doc.go).
+func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.SignedTransactionView) (bundle.TxStatus, error) {
+	began := time.Now()
+	var lastHead uint64
+	headMoved := began
+	for {
+		raw, body, err := s.fetchTxStatus(ctx, tx.Hash, tx.SignerID)
+		if err != nil {
+			return bundle.TxStatus{}, err
+		}
+		settled := body.FinalExecutionStatus == "FINAL" || time.Since(began) >= s.cfg.TxFinalWait
+		if !settled {
+			head, err := s.FinalHead(ctx)
+			if err != nil {
+				return bundle.TxStatus{}, err
+			}
+			if head != lastHead {
+				lastHead, headMoved = head, time.Now()
+			}
+			settled = time.Since(headMoved) >= s.cfg.TxStallWait
+		}
+		if settled {
+			if body.FinalExecutionStatus != "FINAL" {
+				s.cfg.Logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", tx.Hash,
+					"height", height, "final_execution_status", body.FinalExecutionStatus)
+			}
+			return s.withHeights(ctx, tx.Hash, tx.SignerID, raw, body)
+		}
+		if err := retry.Sleep(ctx, s.cfg.TxPollInterval); err != nil {
+			return bundle.TxStatus{}, err
+		}
+	}
+}
+
+// FinalHead returns the height of rpc's latest final block.
+func FinalHead(ctx context.Context, rpc RPC) (uint64, error) {
+	raw, err := rpc.CallRaw(ctx, "block", map[string]string{"finality": near.FinalityFinal})
+	if err != nil {
+		return 0, err
+	}
+	h, err := near.HeaderHeight(raw)
+	if err != nil {
+		return 0, fmt.Errorf("decode final block: %w", err)
+	}
+	return h, nil
+}

@@ -1,0 +1,96 @@
+package rpcsource_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/simcheck"
+	"github.com/nearline/nearline/internal/wait"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// laggingRPC is an upstream whose final head moves only when told; it has
+// no block at skippedHeight.
+type laggingRPC struct {
+	head          atomic.Uint64
+	skippedHeight uint64
+	calls         atomic.Int64
+}
+
+var _ rpcsource.RPC = (*laggingRPC)(nil)
+
+func (r *laggingRPC) CallRaw(_ context.Context, method string, params any) (json.RawMessage, error) {
+	r.calls.Add(1)
+	p, _ := params.(map[string]uint64)
+	switch method {
+	case "block":
+		if ps, ok := params.(map[string]string); ok && ps["finality"] != "" {
+			return json.RawMessage(fmt.Sprintf(`{"header":{"height":%d}}`, r.head.Load())), nil
+		}
+		h, ok := p["block_id"]
+		if !ok || h > r.head.Load() || h == r.skippedHeight {
+			return nil, near.UnknownBlock(near.HeightID(h))
+		}
+		return json.RawMessage(fmt.Sprintf(`{"author":"a","header":{"height":%d,"hash":%q,"epoch_id":"e"},"chunks":[]}`,
+			h, storetest.BlockHash(h))), nil
+	case "EXPERIMENTAL_changes_in_block":
+		return json.RawMessage(`{"block_hash":"x","changes":[]}`), nil
+	case "EXPERIMENTAL_protocol_config":
+		return json.RawMessage(`{"protocol_version":73}`), nil
+	}
+	return nil, errors.New("unexpected method " + method)
+}
+
+func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rpc := &laggingRPC{skippedHeight: 7}
+	rpc.head.Store(5)
+	src := simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxPollInterval: time.Millisecond})
+
+	// Height 7 is skipped and the upstream is past it: no block.
+	rpc.head.Store(9)
+	_, err := src.Bundle(ctx, 7)
+	require.ErrorIs(t, err, bundle.ErrNoBlock)
+
+	// Height 12 is above this upstream's head: not reported as skipped, but
+	// asked again until the upstream has it.
+	// The head moves once the source has asked a few times without it.
+	asked := rpc.calls.Load()
+	go func() {
+		wait.Until(10*time.Second, func() bool { return rpc.calls.Load() >= asked+3 })
+		rpc.head.Store(12)
+	}()
+	b, err := src.Bundle(ctx, 12)
+	require.NoError(t, err)
+	require.Equal(t, uint64(12), b.Height())
+
+	// An upstream that never catches up is an error, not a skipped height.
+	src = simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxPollInterval: time.Millisecond, BehindRetries: 3})
+	_, err = src.Bundle(ctx, 20)
+	require.Error(t, err)
+	require.NotErrorIs(t, err, bundle.ErrNoBlock)
+	require.ErrorContains(t, err, "still below it")
+}
+
+// nodeSource returns a NodeSource reading rpc, failing the test on a
+// configuration error.
+func nodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
+	tb.Helper()
+	src, err := rpcsource.NewNodeSource(rpc, cfg)
+	require.NoError(tb, err)
+	return src
+}
+
+var _ indexer.Source = (*rpcsource.NodeSource)(nil)
