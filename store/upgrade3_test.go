@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // layout2Chunk is a chunk view as a layout-2 archive kept it (json keeps
@@ -103,4 +104,43 @@ func TestLayout2ArchiveUpgradesInPlace(t *testing.T) {
 			('actions', 'args'), ('actions', 'tx_hash'), ('state_changes', 'cause_tx_hash'))
 		   OR table_name = 'block_effects'`).Scan(&gone))
 	require.Zero(t, gone, "the copies are gone")
+}
+
+// TestPackedDocumentsAreNotCompressedAgain: the columns holding packed
+// (zstd) documents are stored without TOAST compression in every
+// partition, those the store creates as it writes included, and a
+// chunk's document holds its view as served.
+func TestPackedDocumentsAreNotCompressedAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 2*storetest.PartitionSize + 5})
+	commitRange(t, s, c, 1, 2*storetest.PartitionSize+5, 0)
+	rows, err := s.Pool().Query(ctx, `SELECT c.relname || '.' || a.attname, a.attstorage::text
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+		WHERE (c.relname LIKE 'chunks%' AND a.attname = 'doc')
+		   OR (c.relname LIKE 'block_changes%' AND a.attname IN ('changes', 'effects'))
+		   OR (c.relname LIKE 'block_tx_statuses%' AND a.attname = 'statuses')`)
+	require.NoError(t, err)
+	storage := map[string]string{}
+	for rows.Next() {
+		var col, st string
+		require.NoError(t, rows.Scan(&col, &st))
+		storage[col] = st
+	}
+	require.NoError(t, rows.Err())
+	require.GreaterOrEqual(t, len(storage), 4*4, "the parents and at least three partitions each")
+	for col, st := range storage {
+		require.Equal(t, "e", st, "%s is stored EXTERNAL", col)
+	}
+
+	b, ok := c.Bundle(3)
+	require.True(t, ok)
+	view, err := s.ChunkView(ctx, b.Chunks[0].View.Header.ChunkHash)
+	require.NoError(t, err)
+	require.Equal(t, string(b.Chunks[0].JSON), string(view))
+	var format byte
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT get_byte(doc, 0) FROM chunks WHERE chunk_hash = $1`,
+		b.Chunks[0].View.Header.ChunkHash).Scan(&format))
+	require.Equal(t, byte(1), format, "a zstd document")
 }
