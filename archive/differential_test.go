@@ -62,7 +62,7 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more func(simH http.Hand
 	defer cancel()
 	head := cfg.MaxHeight
 
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, head))
@@ -80,7 +80,7 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more func(simH http.Hand
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream.URL}})
 	require.NoError(t, err)
 	to := head
-	src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{})
+	src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{}, nil)
 	require.NoError(t, err)
 	ix, err := indexer.New(indexer.Config{To: &to}, src, st, nil)
 	require.NoError(t, err)

@@ -110,7 +110,7 @@ func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCo
 		// The counter sits below NodeSource's own in-flight limit, so it
 		// sees what reaches the upstream.
 		return rpcsource.NewNodeSource(countingRPC{next: client, counts: counts},
-			rpcsource.NodeConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency})
+			rpcsource.NodeConfig{Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency}, e.logger)
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64

@@ -45,7 +45,7 @@ func produceChain(ctx context.Context, o options) (*chain, error) {
 	if o.simProcess {
 		return startSimProcess(ctx, o)
 	}
-	node, err := sim.New(ctx, simConfig(o))
+	node, err := sim.New(ctx, simConfig(o), nil)
 	if err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}

@@ -16,8 +16,8 @@ import (
 // the upstream has no block (the chain skipped it, or it is not produced yet).
 var ErrNoBlock = errors.New("no block at height")
 
-// Bundle is everything indexed for one block: the unit a Source produces and
-// Commit writes.
+// Bundle is everything indexed for one block: the unit a source produces and
+// the store writes.
 type Bundle struct {
 	// Block is the decoded `block` result and BlockJSON the result exactly as
 	// the upstream served it.

@@ -50,8 +50,9 @@
 //     the loop with an error wrapping ErrContinuity that names the height and
 //     both hashes; the blocks before it are committed, nothing after.
 //   - Sink calls failing with a transient database error (store.IsTransient)
-//     are retried with backoff for up to DatabaseRetry; a failed commit was
-//     rolled back, so the batch is committed again whole.
+//     are retried with backoff for up to DatabaseRetry, each retry counted in
+//     nearline_database_retries_total; a failed commit was rolled back, so
+//     the batch is committed again whole.
 //   - With To set, Run returns once To is committed; if the chain skipped To,
 //     once the next block (which proves it skipped) is committed. A run whose
 //     To is already committed returns at once.

@@ -326,7 +326,7 @@ func TestNodeConfigValidation(t *testing.T) {
 		{"negative behind retries", rpcsource.NodeConfig{BehindRetries: -1}, "behind retries -1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			src, err := rpcsource.NewNodeSource(nil, c.cfg)
+			src, err := rpcsource.NewNodeSource(nil, c.cfg, nil)
 			if c.wantErr == "" {
 				require.NoError(t, err)
 				require.NotNil(t, src)

@@ -116,7 +116,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 2, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 80,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, 40))

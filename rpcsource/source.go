@@ -63,8 +63,6 @@ type NodeConfig struct {
 	// asked for again while the upstream's final head is below it. Default
 	// DefaultBehindRetries.
 	BehindRetries int
-	// Logger receives warnings. Default: discard.
-	Logger *slog.Logger
 }
 
 func (c NodeConfig) withDefaults() NodeConfig {
@@ -75,9 +73,6 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	c.TxStallWait = cmp.Or(c.TxStallWait, DefaultTxStallWait)
 	c.TxPollInterval = cmp.Or(c.TxPollInterval, DefaultTxPollInterval)
 	c.BehindRetries = cmp.Or(c.BehindRetries, DefaultBehindRetries)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
 	return c
 }
 
@@ -104,8 +99,9 @@ func (c NodeConfig) validate() error {
 
 // NodeSource is the Source that reads an upstream node over JSON-RPC.
 type NodeSource struct {
-	rpc RPC
-	cfg NodeConfig
+	rpc    RPC
+	cfg    NodeConfig
+	logger *slog.Logger
 
 	chunkFloor atomic.Uint64 // chunks included below it were never fetched
 
@@ -115,17 +111,20 @@ type NodeSource struct {
 	blockHeight map[string]uint64   // block hash -> height, for outcomes
 }
 
-// NewNodeSource returns a Source reading rpc. It fails when a setting of
-// cfg is out of range.
-func NewNodeSource(rpc RPC, cfg NodeConfig) (*NodeSource, error) {
+// NewNodeSource returns a Source reading rpc, logging to logger (nil:
+// discard). It fails when a setting of cfg is out of range.
+func NewNodeSource(rpc RPC, cfg NodeConfig, logger *slog.Logger) (*NodeSource, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure node source: %w", err)
 	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	if cfg.MaxInFlight > 0 {
 		rpc = limitedRPC{next: rpc, slots: make(chan struct{}, cfg.MaxInFlight)}
 	}
-	return &NodeSource{rpc: rpc, cfg: cfg, epochs: map[string]bool{}, layouts: map[string][]uint64{}, blockHeight: map[string]uint64{}}, nil
+	return &NodeSource{rpc: rpc, cfg: cfg, logger: logger, epochs: map[string]bool{}, layouts: map[string][]uint64{}, blockHeight: map[string]uint64{}}, nil
 }
 
 // limitedRPC lets at most cap(slots) calls reach the upstream at once.
@@ -253,7 +252,7 @@ func (s *NodeSource) fetchBlock(ctx context.Context, height uint64) (json.RawMes
 		if attempt >= s.cfg.BehindRetries {
 			return nil, fmt.Errorf("block %d: upstream final head %d is still below it", height, head)
 		}
-		s.cfg.Logger.Warn("upstream is behind; asking again", "height", height, "head", head)
+		s.logger.Warn("upstream is behind; asking again", "height", height, "head", head)
 		if err := retry.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
@@ -532,7 +531,7 @@ func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.Signed
 		}
 		if settled {
 			if body.FinalExecutionStatus != "FINAL" {
-				s.cfg.Logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", tx.Hash,
+				s.logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", tx.Hash,
 					"height", height, "final_execution_status", body.FinalExecutionStatus)
 			}
 			return s.withHeights(ctx, tx.Hash, tx.SignerID, raw, body)

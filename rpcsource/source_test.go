@@ -88,7 +88,7 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 // configuration error.
 func nodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
 	tb.Helper()
-	src, err := rpcsource.NewNodeSource(rpc, cfg)
+	src, err := rpcsource.NewNodeSource(rpc, cfg, nil)
 	require.NoError(tb, err)
 	return src
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 )
 
@@ -266,7 +267,7 @@ func accountExtra(raw json.RawMessage) (*string, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, fmt.Errorf("decode change: %w", err)
 	}
-	extra, err := near.FilterObject(c.Change, func(key string) bool {
+	extra, err := jsonobject.Filter(c.Change, func(key string) bool {
 		return key != "account_id" && !near.IsAccountField(key)
 	})
 	if err != nil {

@@ -85,7 +85,7 @@ var _ Target = (*Node)(nil)
 func NewNode(cfg NodeConfig) (*Node, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("configure node: %w", err)
 	}
 	return &Node{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}}, nil
 }

@@ -30,7 +30,7 @@ const indexPoolSize = 8
 // indexFlags are the flags of `nearline index`; `nearline run` registers
 // them too (registerIndexFlags) and calls indexWith.
 type indexFlags struct {
-	databaseURL      *string
+	db               *databaseFlags
 	upstream         *string
 	source           *string
 	rpcUpstream      *string
@@ -52,7 +52,7 @@ type indexFlags struct {
 
 func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 	return &indexFlags{
-		databaseURL:      stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)"),
+		db:               registerDatabaseFlags(fs, env),
 		upstream:         stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated URLs, tried in order with failover (required): NEAR JSON-RPC nodes for --source rpc, neardata base URLs for neardata, a NEAR Lake directory or base URL for lake"),
 		source:           stringFlag(fs, env, "source", "NEARLINE_SOURCE", sourceRPC, "where blocks come from: rpc (JSON-RPC, many calls per block), neardata or lake (one block document per height)"),
 		rpcUpstream:      stringFlag(fs, env, "rpc-upstream", "NEARLINE_RPC_UPSTREAM", "", "with --source neardata or lake: comma-separated NEAR JSON-RPC URLs for the genesis and protocol configs (once per epoch), lake's final head and --snapshot-accounts (default: none; then --genesis is required)"),
@@ -105,6 +105,9 @@ const (
 // check reports a --cursor name or a --source combination that cannot
 // work.
 func (f *indexFlags) check() error {
+	if err := f.db.check(); err != nil {
+		return err
+	}
 	if err := store.ValidCursorName(*f.cursor); err != nil {
 		return fmt.Errorf("--cursor: %w", err)
 	}
@@ -141,13 +144,13 @@ func (f *indexFlags) forwardTo() string {
 
 // runIndex follows finalized blocks of the upstream into PostgreSQL.
 func runIndex(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "index", "--database-url URL [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H] [--to H] [flags]")
+	fs := newFlagSet(env, "index", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H] [--to H] [flags]")
 	flags := registerIndexFlags(fs, env)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *flags.databaseURL == "" || *flags.upstream == "" {
-		fmt.Fprintln(fs.Output(), "nearline index: --database-url and --upstream (or NEARLINE_DATABASE_URL, NEARLINE_UPSTREAM) are required")
+	if *flags.upstream == "" {
+		fmt.Fprintln(fs.Output(), "nearline index: --upstream (or NEARLINE_UPSTREAM) is required")
 		fs.Usage()
 		return errUsage
 	}
@@ -155,10 +158,15 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 		fmt.Fprintln(fs.Output(), "nearline index:", err)
 		return errUsage
 	}
-	if err := store.MigrateLogged(ctx, *flags.databaseURL, env.logger); err != nil {
+	databaseURL, release, err := flags.db.open(ctx, env, true)
+	if err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, *flags.databaseURL, store.Config{MaxConns: int32(*flags.maxConns), Logger: env.logger,
+	defer release()
+	if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
+		return err
+	}
+	s, err := store.Open(ctx, databaseURL, store.Config{MaxConns: int32(*flags.maxConns), Logger: env.logger,
 		SkipEvents: !*flags.events, Cursor: *flags.cursor})
 	if err != nil {
 		return err
@@ -264,8 +272,7 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 		src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{
 			Concurrency: *flags.blockConcurrency,
 			MaxInFlight: *flags.upstreamInFlight,
-			Logger:      env.logger,
-		})
+		}, env.logger)
 		if err != nil {
 			return nil, fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: %w", *flags.blockConcurrency, *flags.upstreamInFlight, err)
 		}

@@ -78,12 +78,11 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 			FailInternal: *failInternal, FailMalformed: *failMalformed, FailTruncated: *failTruncated,
 			Stall: *stall, StallDuration: *stallDuration, RateLimit: *rateLimit,
 		},
-		Logger: env.logger,
 	}
 	if cfg.ViewStateLimit == 0 {
 		cfg.ViewStateLimit = -1
 	}
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, env.logger)
 	if err != nil {
 		return fmt.Errorf("start simulator: %w", err)
 	}

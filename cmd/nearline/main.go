@@ -38,6 +38,8 @@ func commands() []command {
 		{"sim", "serve a simulated NEAR node (deterministic chain) over JSON-RPC", runSim},
 		{"status", "print the archive's indexed range and cursor", runStatus},
 		{"verify", "compare the archive's answers with a node's", runVerify},
+		{"health", "ask a running server's /health (exit 0 when healthy)", runHealth},
+		{"version", "print the version and commit nearline was built from", runVersion},
 	}
 }
 

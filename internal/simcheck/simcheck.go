@@ -51,7 +51,7 @@ func Serve(t testing.TB, cfg sim.Config, maxHeight uint64) (*sim.Node, *httptest
 	t.Helper()
 	ctx := context.Background()
 	cfg.MaxHeight = maxHeight
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, maxHeight))
@@ -279,7 +279,7 @@ func GenesisFile(t testing.TB, node *sim.Node) (*os.File, []string) {
 // configuration error.
 func NodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
 	tb.Helper()
-	src, err := rpcsource.NewNodeSource(rpc, cfg)
+	src, err := rpcsource.NewNodeSource(rpc, cfg, nil)
 	require.NoError(tb, err)
 	return src
 }
