@@ -202,7 +202,7 @@ SELECT EXISTS (SELECT 1 FROM blocks WHERE height = $1),
 FROM (SELECT array_agg(index_in_block ORDER BY index_in_block) AS indexes,
              array_agg(account_id ORDER BY index_in_block) AS accounts
       FROM state_changes
-      WHERE block_height = $1 AND change_type = ANY($2) AND account_id = ANY($3)) m`
+      WHERE block_height = $1 AND change_type::text = ANY($2) AND account_id = ANY($3)) m`
 
 // receiptSQL and receiptToTxSQL join on the height as well as the shard or
 // hash (a receipt's chunk is new in the receipt's block; an outcome's

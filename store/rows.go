@@ -27,6 +27,8 @@ type rowSet struct {
 	epochFirst map[string]int64
 	// unknown counts variants stored verbatim but not modelled, by kind.
 	unknown map[string]int
+	// labels are the enum labels the rows use, by type.
+	labels labelSet
 	// events says whether the explorer tables' rows (ex) are built.
 	events bool
 	ex     explorerRows
@@ -34,7 +36,7 @@ type rowSet struct {
 
 func newRowSet(codec *packed.Codec) *rowSet {
 	return &rowSet{codec: codec, seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{},
-		epochFirst: map[string]int64{}, unknown: map[string]int{}, ex: explorerRows{blockTimes: map[int64]time.Time{}}}
+		epochFirst: map[string]int64{}, unknown: map[string]int{}, labels: labelSet{}, ex: explorerRows{blockTimes: map[int64]time.Time{}}}
 }
 
 func numeric(v near.U128) pgtype.Numeric {

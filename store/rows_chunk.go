@@ -87,6 +87,7 @@ func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
 				return err
 			}
 		}
+		r.labels.add(labelReceiptKind, kind)
 		r.receipts = append(r.receipts, []any{int32(i), rc.ReceiptID, height, shard,
 			rc.PredecessorID, rc.ReceiverID, kind, signer})
 	}
@@ -237,6 +238,7 @@ func (r *rowSet) actionRow(p actionParent, index int, a near.ActionView, d *dele
 	if d != nil {
 		by, sender, parentIndex = &d.by, &d.sender, d.parentIndex
 	}
+	r.labels.add(labelActionKind, a.Kind())
 	return []any{shard, parentKind, int32(parent), int32(index), height, a.Kind(),
 		method, gas, deposit, publicKey, beneficiary, codeHash, detail, parentIndex, by, sender}, nil
 }

@@ -131,6 +131,8 @@ func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]js
 				dataKey = []byte{}
 			}
 		}
+		r.labels.add(labelChangeType, v.Type)
+		r.labels.add(labelChangeCause, v.Cause.Type)
 		r.stateChanges = append(r.stateChanges, []any{height, int32(i), v.Change.AccountID, v.Type, v.Cause.Type,
 			causeReceipt})
 		if kind == "" {

@@ -48,10 +48,13 @@ INSERT INTO actions (chunk_hash, shard_id, parent_kind, parent_index, action_ind
 VALUES ('C8', 3, 'transaction', 0, 0, 8, 'T1', NULL, 'Delegate', NULL, NULL, '{"Delegate":{"delegate_action":{}}}',
         'relayer.near', 'user.near', NULL),
        ('C8', 3, 'transaction', 0, 1, 8, 'T1', NULL, 'FunctionCall', 'go', '\x7b7d', NULL,
-        'relayer.near', 'user.near', 0);
+        'relayer.near', 'user.near', 0),
+       ('C8', 3, 'transaction', 0, 2, 8, 'T1', NULL, 'FutureAction', NULL, NULL, '{"FutureAction":{}}',
+        NULL, NULL, NULL);
 INSERT INTO state_changes (block_height, index_in_block, account_id, change_type, cause_type, cause_tx_hash,
     cause_receipt_hash, public_key, data_key)
-VALUES (8, 0, 'b.near', 'data_update', 'receipt_processing', NULL, 'R0', NULL, '\x6b');
+VALUES (8, 0, 'b.near', 'data_update', 'receipt_processing', NULL, 'R0', NULL, '\x6b'),
+       (8, 1, 'b.near', 'gas_key_nonce_update', 'future_cause', NULL, NULL, NULL, NULL);
 INSERT INTO block_changes (block_height, changes) VALUES (8, '\x005b7b2278223a317d5d');
 INSERT INTO block_effects (block_height, index_in_block, account_id, effect_type)
 VALUES (8, 0, 'b.near', 'data_touched'), (8, 1, 'a.near', 'account_touched'),
@@ -61,7 +64,8 @@ VALUES (8, 0, 'b.near', 'data_touched'), (8, 1, 'a.near', 'account_touched'),
 // TestLayout2ArchiveUpgradesInPlace: migrating a layout-2 archive to layout
 // 3 keeps every answer that reads what moved: the chunk (byte for byte),
 // a receipt out of it, its congestion info, each block's effects (none
-// for a block without); the rows lose their copies.
+// for a block without); the rows lose their copies, and kinds stored as
+// text become labels of their enum types, unknown ones included.
 func TestLayout2ArchiveUpgradesInPlace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -104,6 +108,15 @@ func TestLayout2ArchiveUpgradesInPlace(t *testing.T) {
 			('actions', 'args'), ('actions', 'tx_hash'), ('state_changes', 'cause_tx_hash'))
 		   OR table_name = 'block_effects'`).Scan(&gone))
 	require.Zero(t, gone, "the copies are gone")
+
+	// Kinds and causes Nearline does not know, stored before, are labels of
+	// their types.
+	var future, gasKey int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM actions WHERE kind = 'FutureAction'),
+		(SELECT count(*) FROM state_changes WHERE change_type = 'gas_key_nonce_update' AND cause_type = 'future_cause')`).
+		Scan(&future, &gasKey))
+	require.Equal(t, 1, future)
+	require.Equal(t, 1, gasKey)
 }
 
 // TestPackedDocumentsAreNotCompressedAgain: the columns holding packed

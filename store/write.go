@@ -106,6 +106,9 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 	if err := s.EnsurePartitions(ctx, lowestHeight(bundles), uint64(hi)); err != nil {
 		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
+	if err := s.ensureLabels(ctx, rows.labels); err != nil {
+		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
+	}
 	last := bundles[len(bundles)-1].Block.Header
 	covered := coveredFrom(bundles)
 	stats := CommitStats{Blocks: len(bundles), Unknown: rows.unknown, MalformedEventLogs: len(rows.ex.malformed)}
