@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,10 +36,12 @@ type serveFlags struct {
 	corsOrigins     *string
 	viewStateLimit  *int
 	maxBody         *int
+	maxBodyMemory   *int
 	maxBatch        *int
 	maxResponse     *int
 	requestTimeout  *time.Duration
 	maxConcurrent   *int
+	maxConnections  *int
 	shutdownTimeout *time.Duration
 	drainTime       *time.Duration
 	maxConns        *int
@@ -68,11 +71,13 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	f.corsOrigins = stringFlag(fs, env, "cors-origins", "NEARLINE_CORS_ORIGINS", "*", "comma-separated origins browsers may call from (* for any)")
 	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, positive.orMinusOne("no limit"), viewStateLimitHelp)
 	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, positive, "largest request body accepted")
+	f.maxBodyMemory = intFlag(fs, env, "max-body-memory", "NEARLINE_MAX_BODY_MEMORY", rpcserve.DefaultMaxBodyMemory, positive, "most bytes of request bodies (and batch answers) held at once; a body above 64 KiB is read only once its length fits, else HTTP 503 after the queue wait (at least --max-body-bytes)")
 	f.maxBatch = intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, positive, "most requests in one batch")
 	f.maxResponse = intFlag(fs, env, "max-response-bytes", "NEARLINE_MAX_RESPONSE_BYTES", rpcserve.DefaultMaxResponseBytes, positive, "most bytes of answers one batch gets; once its answers exceed it, the rest of the batch is refused with an error (a single request is not capped)")
 	f.requestTimeout = durationFlag(fs, env, timeoutName, "NEARLINE_RPC_REQUEST_TIMEOUT", rpcserve.DefaultRequestTimeout, positiveDuration, "time limit of one HTTP request to the server")
 	retiredEnv(fs, env, timeoutName, retiredRequestTimeout)
 	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, positive, "most HTTP requests handled at once")
+	f.maxConnections = intFlag(fs, env, "max-connections", "NEARLINE_MAX_CONNECTIONS", rpcserve.DefaultMaxConnections, positive, "most client connections open at once; more wait in the listen queue")
 	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, positiveDuration, "time in-flight requests get to finish on shutdown")
 	f.drainTime = durationFlag(fs, env, "drain-time", "NEARLINE_DRAIN_TIME", rpcserve.DefaultDrainTime, nonZero, "on shutdown, how long new requests get a 503 with an error envelope before the port closes, so that queued connections get an answer rather than a reset (negative: close at once)")
 	f.maxConns = intFlag(fs, env, connsName, connsEnv, servePoolSize, positive, connsUsage)
@@ -109,15 +114,22 @@ type serveSettings struct {
 // refuses); forward comes from the flags themselves for `serve`, from the
 // index flags for `run`.
 func (f *serveFlags) settings(forward string) (serveSettings, error) {
+	apiKeys := splitList(*f.apiKeys)
+	if strings.TrimSpace(*f.apiKeys) != "" && len(apiKeys) == 0 {
+		// Blank entries are dropped; a list of nothing but blanks would
+		// start the server open, which is not what setting it asked for.
+		return serveSettings{}, fmt.Errorf("%s holds no key: give at least one non-blank key, or leave it unset for an open server", origin(f.fs, f.env, "api-keys"))
+	}
 	s := serveSettings{
 		listen: *f.listen,
 		handler: rpcserve.Config{
 			MaxBodyBytes:     int64(*f.maxBody),
+			MaxBodyMemory:    int64(*f.maxBodyMemory),
 			MaxBatch:         *f.maxBatch,
 			MaxResponseBytes: int64(*f.maxResponse),
 			RequestTimeout:   *f.requestTimeout,
 			MaxConcurrent:    *f.maxConcurrent,
-			APIKeys:          splitList(*f.apiKeys),
+			APIKeys:          apiKeys,
 			Forward:          forward,
 			CORSOrigins:      splitList(*f.corsOrigins),
 		},
@@ -126,6 +138,7 @@ func (f *serveFlags) settings(forward string) (serveSettings, error) {
 			RequestTimeout:  *f.requestTimeout,
 			ShutdownTimeout: *f.shutdownTimeout,
 			DrainTime:       *f.drainTime,
+			MaxConnections:  *f.maxConnections,
 			Logger:          f.env.logger,
 		},
 	}
@@ -133,6 +146,9 @@ func (f *serveFlags) settings(forward string) (serveSettings, error) {
 		return serveSettings{}, err
 	}
 	if err := s.archive.Validate(); err != nil {
+		return serveSettings{}, err
+	}
+	if err := s.server.Validate(); err != nil {
 		return serveSettings{}, err
 	}
 	return s, nil
@@ -190,9 +206,19 @@ func serveArchive(ctx context.Context, env *environment, st archive.Store, s ser
 		return fmt.Errorf("listen on %s: %w", s.listen, err)
 	}
 	s.archive.RPCAddr = ln.Addr().String()
-	var backend rpcserve.Backend = archive.New(st, vm, s.archive, env.logger)
+	archived, err := archive.New(st, vm, s.archive, env.logger)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	var backend rpcserve.Backend = archived
 	if s.upstream != nil {
 		backend = upstreamHealth{Backend: backend, upstream: s.upstream}
 	}
-	return rpcserve.Serve(ctx, ln, rpcserve.NewHandler(backend, s.handler, env.logger), s.server)
+	handler, err := rpcserve.NewHandler(backend, s.handler, env.logger)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	return rpcserve.Serve(ctx, ln, handler, s.server)
 }
