@@ -117,3 +117,27 @@ func TestFromLatestStartsAtTheHead(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "the cursor holds heights already; resuming after it")
 }
+
+// TestRunSaysItsIndexerReachedTo: run whose indexer reaches --to says so
+// and serves on until the signal, which it does not take for an indexer
+// that finished.
+func TestRunSaysItsIndexerReachedTo(t *testing.T) {
+	t.Parallel()
+	upstream, _ := simChain(t, 4)
+	var logs logtest.Buffer
+	env, _, _ := testEnv(nil)
+	env.logger = logs.Logger()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, env, []string{"run", "--database-url", storetest.NewDatabaseURL(t), "--upstream", upstream,
+			"--listen", "127.0.0.1:0", "--to", "10"})
+	}()
+	wait.For(t, time.Minute, "the indexer to reach --to", func() bool {
+		return strings.Contains(logs.String(), "indexer reached --to; still serving until interrupted")
+	})
+	cancel()
+	require.Equal(t, 0, <-code, logs.String())
+	require.Equal(t, 1, strings.Count(logs.String(), "still serving until interrupted"), logs.String())
+}
