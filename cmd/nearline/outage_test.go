@@ -27,22 +27,28 @@ func closedURL(t *testing.T) string {
 	return "http://" + addr
 }
 
+// startCommand runs `nearline args...` in the background, its log in logs;
+// cancel is its SIGINT, code its exit status.
+func startCommand(t *testing.T, args ...string) (logs *logtest.Buffer, cancel func(), code <-chan int) {
+	t.Helper()
+	logs = &logtest.Buffer{}
+	env, _, _ := testEnv(nil)
+	env.logger = logs.Logger()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	exit := make(chan int, 1)
+	go func() { exit <- run(ctx, env, args) }()
+	return logs, cancel, exit
+}
+
 // TestRunWaitsForAnUpstreamDownAtStart: with its upstream down from the
 // start, run following the head does not exit (it did in ~4 s): it serves,
 // its /health fails saying why, and a signal stops it with exit status 0
 // and no word of an indexer that finished.
 func TestRunWaitsForAnUpstreamDownAtStart(t *testing.T) {
 	t.Parallel()
-	var logs logtest.Buffer
-	env, _, _ := testEnv(nil)
-	env.logger = logs.Logger()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	go func() {
-		code <- run(ctx, env, []string{"run", "--database-url", storetest.NewDatabaseURL(t), "--upstream", closedURL(t),
-			"--listen", "127.0.0.1:0", "--upstream-timeout", "200ms"})
-	}()
+	logs, cancel, code := startCommand(t, "run", "--database-url", storetest.NewDatabaseURL(t), "--upstream", closedURL(t),
+		"--listen", "127.0.0.1:0", "--upstream-timeout", "200ms")
 	listening := regexp.MustCompile(`msg="serving JSON-RPC" addr=(\S+)`)
 	var addr string
 	wait.For(t, time.Minute, "run to listen", func() bool {
@@ -124,16 +130,8 @@ func TestFromLatestStartsAtTheHead(t *testing.T) {
 func TestRunSaysItsIndexerReachedTo(t *testing.T) {
 	t.Parallel()
 	upstream, _ := simChain(t, 4)
-	var logs logtest.Buffer
-	env, _, _ := testEnv(nil)
-	env.logger = logs.Logger()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	go func() {
-		code <- run(ctx, env, []string{"run", "--database-url", storetest.NewDatabaseURL(t), "--upstream", upstream,
-			"--listen", "127.0.0.1:0", "--to", "10"})
-	}()
+	logs, cancel, code := startCommand(t, "run", "--database-url", storetest.NewDatabaseURL(t), "--upstream", upstream,
+		"--listen", "127.0.0.1:0", "--to", "10")
 	wait.For(t, time.Minute, "the indexer to reach --to", func() bool {
 		return strings.Contains(logs.String(), "indexer reached --to; still serving until interrupted")
 	})
