@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/nearline/nearline/internal/e2ekit"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // TestReliabilitySIGKILLKeepsEveryBlockOnce kills `nearline index` with
@@ -91,7 +92,7 @@ func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
 	}
 	elapsed := time.Since(began)
 	got := tableSums(t, dbURL)
-	requireSameSums(t, want, got)
+	storetest.RequireSameSums(t, want, got)
 	if midCommit == 0 {
 		t.Errorf("none of the %d kills landed while a commit had written rows", kills)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/nearline/nearline/internal/e2ekit"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // TestReliabilityPostgresConnectionsTerminated terminates every PostgreSQL
@@ -83,7 +84,7 @@ func TestReliabilityPostgresConnectionsTerminated(t *testing.T) {
 	} else if err != nil {
 		t.Fatalf("index did not survive terminated connections: %v\n%s", err, e2ekit.Tail(idx.Output(), 30))
 	}
-	requireSameSums(t, want, tableSums(t, dbURL))
+	storetest.RequireSameSums(t, want, tableSums(t, dbURL))
 	retries := strings.Count(idx.Output(), "database unavailable; retrying")
 	if retries == 0 {
 		t.Error("the indexer never saw its connections terminated")
@@ -262,7 +263,7 @@ func TestReliabilityPostgresRestart(t *testing.T) {
 	if err, ok := idx.WaitExit(3 * time.Minute); !ok || err != nil {
 		t.Fatalf("index did not survive the restart (exited %v, err %v)\n%s", ok, err, e2ekit.Tail(idx.Output(), 30))
 	}
-	requireSameSums(t, want, tableSums(t, dbURL))
+	storetest.RequireSameSums(t, want, tableSums(t, dbURL))
 	retries := strings.Count(idx.Output(), "database unavailable; retrying")
 	if retries == 0 {
 		t.Error("the indexer never saw the restart")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nearline/nearline/internal/e2ekit"
 	"github.com/nearline/nearline/internal/wait"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // TestReliabilityIndexSIGTERM stops `nearline index` with SIGTERM at three
@@ -64,7 +65,7 @@ func TestReliabilityIndexSIGTERM(t *testing.T) {
 	if out, err := binary.Run(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
 		t.Fatalf("restart after SIGTERMs: %v\n%s", err, e2ekit.Tail(out, 30))
 	}
-	requireSameSums(t, want, tableSums(t, dbURL))
+	storetest.RequireSameSums(t, want, tableSums(t, dbURL))
 	t.Logf("stopped at cursors %v, then reached %d; every table equal to the uninterrupted run", stoppedAt, chain.head)
 }
 
