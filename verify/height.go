@@ -223,7 +223,13 @@ func (p *planner) requests(ctx context.Context, s heightSeen, chain *chainSeen, 
 				"public_key": unknownKey, "block_id": h}))
 		}
 	}
-	return append(reqs, changesRequests(h, hash, accounts, keys)...), nil
+	changed := slices.Clone(accounts)
+	for _, a := range s.touched {
+		if !slices.Contains(changed, a) {
+			changed = append(changed, a)
+		}
+	}
+	return append(reqs, changesRequests(h, hash, changed, keys)...), nil
 }
 
 // shardRequests asks a block's chunks and congestion levels: by height
@@ -256,8 +262,9 @@ func shardRequests(h uint64, hash string, chunks []near.ChunkHeaderView, ids []u
 	)
 }
 
-// changesRequests asks the changes of accounts at a height (those it did
-// not touch have none), and of their keys.
+// changesRequests asks the changes of accounts at a height (every account
+// it touched, and those asked about, which may have none), and of the keys
+// asked about.
 func changesRequests(h uint64, hash string, accounts []string, keys map[string][]string) []Request {
 	if len(accounts) == 0 {
 		return nil
