@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -23,6 +25,7 @@ const (
 // the healthy upstream and that the indexer's metrics counted the faults
 // (alone: every kind).
 func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
+	t.Parallel()
 	healthy := startSim(t, faultChainSeed, faultChainHeights)
 	faulty := startSim(t, faultChainSeed, faultChainHeights,
 		"--latency", "1ms", "--latency-jitter", "5ms",

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -20,6 +22,7 @@ import (
 // --to every table holds exactly what an uninterrupted run of the same
 // chain wrote.
 func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
+	t.Parallel()
 	heights, kills := 2000, 20
 	if longReliability() {
 		heights, kills = 5000, 60

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -32,6 +34,7 @@ import (
 // serve must answer every request meanwhile (errors are fine, hangs, 5xx
 // and leaked Go errors are not) and answer correctly afterwards.
 func TestReliabilityPostgresConnectionsTerminated(t *testing.T) {
+	t.Parallel()
 	chain := startSim(t, faultChainSeed, faultChainHeights)
 	want := reference(t, chain)
 	dbURL := e2ekit.FreshDatabase(t)
@@ -226,6 +229,7 @@ func hammer(ctx context.Context, t *testing.T, addr string, maxHeight uint64, wo
 // It restarts the local cluster (pg_ctlcluster) listening on the port of
 // NEARLINE_TEST_DATABASE_URL, or NEARLINE_PG_CLUSTER="VERSION NAME".
 func TestReliabilityPostgresRestart(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("NEARLINE_TEST_PG_RESTART") != "1" {
 		t.Skip("restarts the shared PostgreSQL server; set NEARLINE_TEST_PG_RESTART=1 to run")
 	}

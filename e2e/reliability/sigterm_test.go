@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -27,6 +29,7 @@ import (
 // agreement (no row above the cursor, blocks linked); a restart then
 // reaches --to with the content of an uninterrupted run.
 func TestReliabilityIndexSIGTERM(t *testing.T) {
+	t.Parallel()
 	chain := startSim(t, faultChainSeed, faultChainHeights)
 	want := reference(t, chain)
 	dbURL := e2ekit.FreshDatabase(t)
@@ -147,6 +150,7 @@ func requireConsistent(t *testing.T, dbURL string) uint64 {
 // load: it exits 0, every request it had accepted is answered in full, and
 // afterwards connections are refused.
 func TestReliabilityServeSIGTERM(t *testing.T) {
+	t.Parallel()
 	chain := startSim(t, 44, 120)
 	dbURL := e2ekit.FreshDatabase(t)
 	if out, err := binary.Run(t, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
