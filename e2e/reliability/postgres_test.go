@@ -224,7 +224,7 @@ func hammer(ctx context.Context, t *testing.T, addr string, maxHeight uint64, wo
 // run. It stops every other session on the server, so it never runs by
 // default: run it alone, e.g.
 //
-//	NEARLINE_TEST_PG_RESTART=1 go test ./e2e -run TestReliabilityPostgresRestart -v
+//	NEARLINE_TEST_PG_RESTART=1 go test -tags e2e ./e2e/reliability -run TestReliabilityPostgresRestart -v
 //
 // It restarts the local cluster (pg_ctlcluster) listening on the port of
 // NEARLINE_TEST_DATABASE_URL, or NEARLINE_PG_CLUSTER="VERSION NAME".
