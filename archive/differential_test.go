@@ -3,31 +3,28 @@ package archive_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
-	"github.com/nearline/nearline/basestate"
-	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
-	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
-	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/sim/simtest"
+	"github.com/nearline/nearline/verify"
+	"github.com/nearline/nearline/verify/verifytest"
 )
 
 // TestArchiveMatchesSimulator indexes a simulated chain into a fresh archive
@@ -35,7 +32,7 @@ import (
 // answer (result or error) must be byte-identical.
 func TestArchiveMatchesSimulator(t *testing.T) {
 	t.Parallel()
-	outcomes := compareWithSimulator(t, sim.Config{Seed: 11, Shards: 3, TxsPerBlock: 6, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: 40}, nil)
+	outcomes := compareWithSimulator(t, sim.Config{Seed: 11, Shards: 3, TxsPerBlock: 6, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: 40}, extra{})
 	// The comparison must cover real answers, not only errors.
 	for _, kind := range []string{"block ok", "chunk ok", "query/call_function ok", "query/view_state ok", "tx ok", "changes ok",
 		"EXPERIMENTAL_receipt ok", "EXPERIMENTAL_receipt_to_tx ok", "EXPERIMENTAL_congestion_level ok",
@@ -50,51 +47,38 @@ func TestArchiveMatchesSimulator(t *testing.T) {
 // congestion levels above zero.
 const congestedOutcome = "congestion level above 0"
 
+// extra is what a differential test asks and counts beyond the plan.
+type extra struct {
+	// requests are asked after the plan's.
+	requests []verify.Request
+	// carrying are counted in the simulator's answers, as the outcome
+	// "carrying <s>": a comparison that must cover something can count it.
+	carrying []string
+}
+
 // compareWithSimulator indexes the chain cfg describes (up to
 // cfg.MaxHeight) into a fresh archive and asks both the same questions
-// (differentialRequests, then more's) through the same protocol layer:
-// every answer (result or error) must be byte-identical. It returns how
-// many answers of each outcome it compared.
-func compareWithSimulator(t *testing.T, cfg sim.Config, more func(simH http.Handler, head uint64) []string) map[string]int {
+// through the same protocol layer: every request of verify's plan at every
+// height (verifytest.Every), then more's. Every answer (result or error)
+// must be byte-identical. It returns how many answers of each outcome it
+// compared.
+func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) map[string]int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	head := cfg.MaxHeight
-
-	node, err := sim.New(ctx, cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	require.NoError(t, node.ProduceTo(ctx, head))
-	upstream := httptest.NewServer(node.Handler())
-	t.Cleanup(upstream.Close)
-
-	st := storetest.NewStore(t)
-	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
-	require.NoError(t, node.WriteGenesis(genesisPath))
-	f, err := os.Open(genesisPath)
-	require.NoError(t, err)
-	_, err = basestate.LoadGenesis(ctx, f, st, nil)
-	f.Close()
-	require.NoError(t, err)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream.URL}})
-	require.NoError(t, err)
-	to := head
-	src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{}, nil)
-	require.NoError(t, err)
-	ix, err := indexer.New(indexer.Config{To: &to}, src, st, nil)
-	require.NoError(t, err)
-	require.NoError(t, ix.Run(ctx))
-
+	ctx := context.Background()
+	began := time.Now()
+	chain, st := simtest.Indexed(t, cfg)
+	indexed := time.Since(began)
 	vm, err := nearvm.New(ctx, nearvm.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
-	simH, err := rpcserve.NewHandler(node, rpcserve.Config{}, nil)
-	require.NoError(t, err)
+	// The simulator answers as its HTTP handler does: what the indexer read.
+	simH := chain.Node.Handler()
 	// What the archive does not hold goes upstream, as with `serve
-	// --upstream`: a hash the chain never had, or a receipt_to_tx the
-	// archive cannot answer (a receipt whose transaction had not finished
-	// when the indexer stopped, or that has no outcome at all, as a global
-	// contract distribution); anything else forwarded fails the test.
+	// --upstream`: a hash the chain never had, validators (not archived),
+	// or a receipt_to_tx the archive cannot answer (a receipt whose
+	// transaction had not finished when the indexer stopped, or that has
+	// no outcome at all, as a global contract distribution); anything else
+	// forwarded fails the test.
 	var forwarded sync.Map
 	forward := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -108,40 +92,82 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more func(simH http.Hand
 	t.Cleanup(forward.Close)
 	archiveH := archiveHandler(t, st, vm, forward.URL)
 
-	reqs := differentialRequests(t, simH, node.Genesis(), head)
-	if more != nil {
-		reqs = append(reqs, more(simH, head)...)
+	source, err := verify.NewArchive(chain.Node, rpcserve.Config{}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, source.Close(context.Background())) })
+	began = time.Now()
+	reqs := append(verifytest.Plan(t, source, chain.Node.Genesis().GenesisHeight, chain.Head, verifytest.Every(t)), more.requests...)
+	planned := time.Since(began)
+	began = time.Now()
+	// Asked four at a time: the archive's answers wait on the database.
+	answers := make([][2][]byte, len(reqs))
+	var g errgroup.Group
+	g.SetLimit(4)
+	for i, r := range reqs {
+		g.Go(func() (err error) {
+			body := string(r.Body())
+			if answers[i][0], err = answer(simH, body); err != nil {
+				return fmt.Errorf("simulator: %w", err)
+			}
+			if answers[i][1], err = answer(archiveH, body); err != nil {
+				return fmt.Errorf("archive: %w", err)
+			}
+			return nil
+		})
 	}
+	require.NoError(t, g.Wait())
 	mismatches := 0
 	outcomes := map[string]int{}
-	for _, r := range reqs {
-		want, got := post(t, simH, r), post(t, archiveH, r)
+	for i, r := range reqs {
+		want, got := answers[i][0], answers[i][1]
 		outcomes[outcomeOf(r, want)]++
-		if isCongested(want) {
+		if isCongested(r, want) {
 			outcomes[congestedOutcome]++
+		}
+		for _, c := range more.carrying {
+			if bytes.Contains(want, []byte(c)) {
+				outcomes["carrying "+c]++
+			}
 		}
 		if !bytes.Equal(want, got) {
 			mismatches++
 			if mismatches <= 20 {
-				t.Errorf("%s\n sim:     %.700s\n archive: %.700s", r, want, got)
+				at := firstDifference(want, got)
+				t.Errorf("%s: answers differ at byte %d\n sim:     …%.400s\n archive: …%.400s", r, at, want[max(0, at-100):], got[max(0, at-100):])
 			}
 		}
 	}
 	nForwarded := 0
 	forwarded.Range(func(body, method any) bool {
 		nForwarded++
-		unknown := strings.Contains(body.(string), near.HashOf([]byte("nobody has this")).String())
-		require.True(t, method == "EXPERIMENTAL_receipt_to_tx" || unknown, "forwarded: %s", body)
+		unknown := strings.Contains(body.(string), verify.UnknownHash)
+		require.True(t, method == "EXPERIMENTAL_receipt_to_tx" || method == "validators" || unknown, "forwarded: %s", body)
 		return true
 	})
-	t.Logf("compared %d requests over heights 0..%d, %d mismatches, %d forwarded; outcomes %v", len(reqs), head, mismatches, nForwarded, outcomes)
+	t.Logf("indexed in %s, planned in %s, compared %d requests over heights 0..%d in %s: %d mismatches, %d forwarded; outcomes %v",
+		indexed.Round(time.Millisecond), planned.Round(time.Millisecond), len(reqs), chain.Head, time.Since(began).Round(time.Millisecond),
+		mismatches, nForwarded, outcomes)
 	require.Zero(t, mismatches)
 	require.LessOrEqual(t, nForwarded*100, len(reqs), "more than 1%% of the requests went upstream")
 	return outcomes
 }
 
+// firstDifference is the offset of the first byte where a and b differ.
+func firstDifference(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
 // isCongested reports whether resp is a congestion level result above 0.
-func isCongested(resp []byte) bool {
+func isCongested(r verify.Request, resp []byte) bool {
+	if r.Method != "EXPERIMENTAL_congestion_level" {
+		return false
+	}
 	var env struct {
 		Result struct {
 			CongestionLevel *float64 `json:"congestion_level"`
@@ -150,37 +176,47 @@ func isCongested(resp []byte) bool {
 	return json.Unmarshal(resp, &env) == nil && env.Result.CongestionLevel != nil && *env.Result.CongestionLevel > 0
 }
 
+// resultPrefix opens every result envelope the protocol layer encodes
+// (near.Response's members in order): what follows is the result.
+const resultPrefix = `{"jsonrpc":"2.0","result":`
+
 // outcomeOf names a response for the summary: "<method> ok" or
-// "<method> <CAUSE>".
-func outcomeOf(req string, resp []byte) string {
-	var r struct {
-		Method string `json:"method"`
-		Params struct {
-			RequestType string `json:"request_type"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal([]byte(req), &r)
+// "<method> <CAUSE>", a query named with its request type. A result is
+// told by its envelope's start, so that a large one (a contract's code) is
+// not decoded again.
+func outcomeOf(r verify.Request, resp []byte) string {
 	name := r.Method
-	if r.Params.RequestType != "" {
-		name += "/" + r.Params.RequestType
+	if strings.HasPrefix(r.Kind, "query/") {
+		name = r.Kind
+	}
+	if bytes.HasPrefix(resp, []byte(resultPrefix)) {
+		if r.Method == "query" && bytes.Contains(resp, []byte(`"error":`)) {
+			return name + " legacy-error"
+		}
+		return name + " ok"
 	}
 	var env near.Response
-	_ = json.Unmarshal(resp, &env)
-	if env.Error != nil {
-		return name + " " + env.Error.CauseName()
+	if err := json.Unmarshal(resp, &env); err != nil || env.Error == nil {
+		return name + " not a JSON-RPC answer"
 	}
-	if bytes.Contains(env.Result, []byte(`"error":`)) && r.Method == "query" {
-		return name + " legacy-error"
-	}
-	return name + " ok"
+	return name + " " + env.Error.CauseName()
 }
 
 func post(t *testing.T, h http.Handler, body string) []byte {
 	t.Helper()
+	out, err := answer(h, body)
+	require.NoError(t, err)
+	return out
+}
+
+// answer is h's response to body, which must come with HTTP 200.
+func answer(h http.Handler, body string) ([]byte, error) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
-	require.Equal(t, http.StatusOK, rec.Code, body)
-	return rec.Body.Bytes()
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d for %s", rec.Code, body)
+	}
+	return rec.Body.Bytes(), nil
 }
 
 func request(method string, params any) string {
@@ -188,169 +224,6 @@ func request(method string, params any) string {
 	return string(b)
 }
 
-// differentialRequests lists, per height, the block and chunk reads, the
-// block's effects and changes, state queries of the accounts it touched,
-// view calls of the genesis contracts and the statuses of its transactions.
-func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisFile, head uint64) []string {
-	t.Helper()
-	accounts := map[string]bool{}
-	keys := map[string][]string{}
-	for _, r := range genesis.Records {
-		switch {
-		case r.Account != nil:
-			accounts[r.Account.AccountID] = true
-		case r.AccessKey != nil:
-			keys[r.AccessKey.AccountID] = append(keys[r.AccessKey.AccountID], r.AccessKey.PublicKey)
-		}
-	}
-	var reqs []string
-	add := func(method string, params any) { reqs = append(reqs, request(method, params)) }
-	// Every shard id any layout or chunk header has named so far is asked
-	// at every height: a split shard's id, refused after its split, and a
-	// child's, answered with its parent's chunk while the child's is
-	// missing.
-	shardIDs := map[uint64]bool{}
-	unknownHash := near.HashOf([]byte("nobody has this")).String()
-	add("block", map[string]any{"block_id": head + 1})
-	add("block", map[string]any{"block_id": unknownHash})
-	add("chunk", map[string]any{"chunk_id": unknownHash})
-	add("EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": unknownHash})
-	add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": head + 1, "shard_id": 0})
-	add("gas_price", []any{nil})
-	add("genesis_config", nil)
-	add("block", map[string]any{"finality": "final"})
-
-	for h := genesis.GenesisHeight; h <= head; h++ {
-		at := map[string]any{"block_id": h}
-		add("block", at)
-		add("block_effects", at)
-		add("EXPERIMENTAL_changes_in_block", at)
-		add("gas_price", []any{h})
-		add("EXPERIMENTAL_protocol_config", at)
-		var block struct {
-			Result *struct {
-				Header struct {
-					Hash string `json:"hash"`
-				} `json:"header"`
-				Chunks []struct {
-					ChunkHash string `json:"chunk_hash"`
-					ShardID   uint64 `json:"shard_id"`
-				} `json:"chunks"`
-			} `json:"result"`
-		}
-		require.NoError(t, json.Unmarshal(post(t, simH, request("block", at)), &block))
-		if block.Result == nil {
-			add("chunk", map[string]any{"block_id": h, "shard_id": 0})
-			add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": 0})
-			add("query", map[string]any{"request_type": "view_account", "account_id": "status.near", "block_id": h})
-			continue
-		}
-		add("block", map[string]any{"block_id": block.Result.Header.Hash})
-		var protocol struct {
-			Result struct {
-				ShardLayout near.ShardLayout `json:"shard_layout"`
-			} `json:"result"`
-		}
-		require.NoError(t, json.Unmarshal(post(t, simH, request("EXPERIMENTAL_protocol_config", at)), &protocol))
-		for _, id := range protocol.Result.ShardLayout.ShardIDs() {
-			shardIDs[id] = true
-		}
-		for _, c := range block.Result.Chunks {
-			shardIDs[c.ShardID] = true
-		}
-		for _, id := range slices.Sorted(maps.Keys(shardIDs)) {
-			add("chunk", map[string]any{"block_id": h, "shard_id": id})
-			add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": id})
-			add("EXPERIMENTAL_congestion_level", []any{[]any{block.Result.Header.Hash, id}})
-		}
-		for _, c := range block.Result.Chunks {
-			add("chunk", map[string]any{"chunk_id": c.ChunkHash})
-			add("EXPERIMENTAL_congestion_level", map[string]any{"chunk_id": c.ChunkHash})
-			var chunk struct {
-				Result struct {
-					Transactions []struct {
-						Hash     string `json:"hash"`
-						SignerID string `json:"signer_id"`
-					} `json:"transactions"`
-					Receipts []struct {
-						ReceiptID string `json:"receipt_id"`
-					} `json:"receipts"`
-				} `json:"result"`
-			}
-			require.NoError(t, json.Unmarshal(post(t, simH, request("chunk", map[string]any{"chunk_id": c.ChunkHash})), &chunk))
-			for _, tx := range chunk.Result.Transactions {
-				add("tx", map[string]any{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID})
-				add("EXPERIMENTAL_tx_status", []string{tx.Hash, tx.SignerID})
-			}
-			for _, r := range chunk.Result.Receipts {
-				add("EXPERIMENTAL_receipt", map[string]any{"receipt_id": r.ReceiptID})
-				add("EXPERIMENTAL_receipt_to_tx", map[string]any{"receipt_id": r.ReceiptID})
-			}
-		}
-		add("chunk", map[string]any{"block_id": h, "shard_id": len(shardIDs) + 3})
-		add("EXPERIMENTAL_congestion_level", map[string]any{"block_id": h, "shard_id": len(shardIDs) + 3})
-
-		var effects struct {
-			Result struct {
-				Changes []near.StateChangeKindView `json:"changes"`
-			} `json:"result"`
-		}
-		require.NoError(t, json.Unmarshal(post(t, simH, request("EXPERIMENTAL_changes_in_block", at)), &effects))
-		touched := map[string]bool{}
-		for _, e := range effects.Result.Changes {
-			touched[e.AccountID] = true
-			accounts[e.AccountID] = true
-		}
-		ids := sortedKeys(touched)
-		if len(ids) > 0 {
-			for _, typ := range []string{"account_changes", "all_access_key_changes", "contract_code_changes"} {
-				add("changes", map[string]any{"changes_type": typ, "account_ids": ids, "block_id": h})
-			}
-			add("EXPERIMENTAL_changes", map[string]any{"changes_type": "data_changes", "account_ids": ids, "key_prefix_base64": "", "block_id": h})
-			var single []near.AccountPublicKey
-			for _, id := range ids {
-				for _, pk := range keys[id] {
-					single = append(single, near.AccountPublicKey{AccountID: id, PublicKey: pk})
-				}
-			}
-			if len(single) > 0 {
-				add("changes", map[string]any{"changes_type": "single_access_key_changes", "keys": single, "block_id": h})
-			}
-		}
-		if h%5 != 0 && h != head {
-			continue
-		}
-		for _, id := range sortedKeys(accounts) {
-			for _, typ := range []string{"view_account", "view_code", "view_access_key_list"} {
-				add("query", map[string]any{"request_type": typ, "account_id": id, "block_id": h})
-			}
-			add("query", map[string]any{"request_type": "view_state", "account_id": id, "prefix_base64": "", "block_id": h})
-			for _, pk := range keys[id] {
-				add("query", map[string]any{"request_type": "view_access_key", "account_id": id, "public_key": pk, "block_id": h})
-			}
-		}
-		for _, c := range []struct{ account, method, args string }{
-			{"status.near", "get_status", `{"account_id":"alice.near"}`},
-			{"ft.near", "ft_total_supply", `{}`},
-			{"ft.near", "ft_metadata", `{}`},
-			{"ft.near", "ft_balance_of", `{"account_id":"ft.near"}`},
-			{"nft.near", "nft_total_supply", `{}`},
-			{"guestbook.near", "get_messages", `{}`},
-			{"status.near", "no_such_method", `{}`},
-			{"ft.near", "ft_transfer", `{"receiver_id":"a.near","amount":"1"}`},
-		} {
-			add("query", map[string]any{"request_type": "call_function", "account_id": c.account, "method_name": c.method,
-				"args_base64": base64.StdEncoding.EncodeToString([]byte(c.args)), "block_id": h})
-		}
-	}
-	return reqs
-}
-
 func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +18,8 @@ import (
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
-	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -28,30 +27,24 @@ import (
 // partialChain is a simulated chain and an archive indexed from start (not
 // genesis) without --genesis, optionally with a snapshot of some accounts.
 type partialChain struct {
-	node     *sim.Node
-	upstream *httptest.Server
-	vm       *nearvm.Runtime
-	simH     http.Handler
-	start    uint64 // the first block at or above 14 (the chain skips some heights)
+	*simtest.Chain
+	vm    *nearvm.Runtime
+	simH  http.Handler
+	start uint64 // the first block at or above 14 (the chain skips some heights)
 }
 
 const partialHead = 40
 
 func newPartialChain(t *testing.T, ctx context.Context) *partialChain {
 	t.Helper()
-	node, err := sim.New(ctx, sim.Config{Seed: 23, Shards: 3, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: partialHead,
-		ProtocolVersion: 77}, nil) // global contracts too: their code is exact whatever the account's coverage
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	require.NoError(t, node.ProduceTo(ctx, partialHead))
-	upstream := httptest.NewServer(node.Handler())
-	t.Cleanup(upstream.Close)
+	chain := simtest.New(t, sim.Config{Seed: 23, Shards: 3, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: partialHead,
+		ProtocolVersion: 77}) // global contracts too: their code is exact whatever the account's coverage
 	vm, err := nearvm.New(ctx, nearvm.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
-	simH, err := rpcserve.NewHandler(node, rpcserve.Config{}, nil)
+	simH, err := rpcserve.NewHandler(chain.Node, rpcserve.Config{}, nil)
 	require.NoError(t, err)
-	c := &partialChain{node: node, upstream: upstream, vm: vm, simH: simH}
+	c := &partialChain{Chain: chain, vm: vm, simH: simH}
 	for c.start = 14; ; c.start++ {
 		var block struct {
 			Result json.RawMessage `json:"result"`
@@ -68,23 +61,19 @@ func newPartialChain(t *testing.T, ctx context.Context) *partialChain {
 func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []string) *store.Store {
 	t.Helper()
 	st := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.upstream.URL}})
-	require.NoError(t, err)
 	if len(snapshot) > 0 {
+		client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.URL}})
+		require.NoError(t, err)
 		require.NoError(t, basestate.Snapshot(ctx, client, st, c.start, snapshot, nil))
 	}
-	c.run(t, ctx, client, st, c.start, partialHead)
+	c.run(t, st, c.start, partialHead)
 	return st
 }
 
-// run indexes from..to of c's chain through client into st.
-func (c *partialChain) run(t *testing.T, ctx context.Context, client *near.Client, st *store.Store, from, to uint64) {
+// run indexes from..to of c's chain into st.
+func (c *partialChain) run(t *testing.T, st *store.Store, from, to uint64) {
 	t.Helper()
-	src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{}, nil)
-	require.NoError(t, err)
-	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, st, nil)
-	require.NoError(t, err)
-	require.NoError(t, ix.Run(ctx))
+	c.Index(t, st, indexer.Config{From: &from, To: &to})
 }
 
 func (c *partialChain) archive(t *testing.T, st *store.Store, forward string) http.Handler {
@@ -112,7 +101,7 @@ type stateRequest struct {
 // from the archive's start on.
 func (c *partialChain) stateRequests(t *testing.T) []stateRequest {
 	t.Helper()
-	genesis := c.node.Genesis()
+	genesis := c.Node.Genesis()
 	accounts := map[string]bool{}
 	keys := map[string][]string{}
 	for _, r := range genesis.Records {
@@ -248,7 +237,7 @@ func TestPartialArchiveNeverAnswersWrongly(t *testing.T) {
 	}
 
 	// With an upstream, every answer is the node's.
-	forwardH := c.archive(t, st, c.upstream.URL)
+	forwardH := c.archive(t, st, c.URL)
 	mismatches := 0
 	for _, r := range reqs {
 		want, got := post(t, c.simH, r.body), post(t, forwardH, r.body)

@@ -21,9 +21,7 @@ func (c *partialChain) indexRange(t *testing.T, ctx context.Context, url, cursor
 	st, err := store.Open(ctx, url, store.Config{MaxConns: 4, Cursor: cursor})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.upstream.URL}})
-	require.NoError(t, err)
-	c.run(t, ctx, client, st, from, to)
+	c.run(t, st, from, to)
 	return st
 }
 

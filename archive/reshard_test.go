@@ -25,7 +25,7 @@ func TestArchiveMatchesSimulatorAcrossSplits(t *testing.T) {
 	t.Parallel()
 	cfg := sim.Config{Seed: 9, Shards: 3, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.3, MaxHeight: 100,
 		EpochLength: 20, ReshardAt: []uint64{30, 41, 70}, ProtocolVersion: 77}
-	outcomes := compareWithSimulator(t, cfg, globalRequests(t))
+	outcomes := compareWithSimulator(t, cfg, extra{})
 	for _, kind := range []string{"block ok", "chunk ok", "chunk INVALID_SHARD_ID", "query/call_function ok", "query/view_state ok",
 		"tx ok", "changes ok", "EXPERIMENTAL_protocol_config ok", "EXPERIMENTAL_congestion_level ok",
 		"EXPERIMENTAL_congestion_level INVALID_SHARD_ID", "query/view_global_contract_code ok", "query/view_code ok"} {

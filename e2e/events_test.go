@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -128,8 +130,10 @@ func expectedEventRows(t *testing.T, simURL string, head uint64) ([]eventRow, ma
 // and time of the block that executed it; account_activity to hold a row
 // for each of them, each transaction (signer and receiver), action receipt
 // and account change, and nothing else; the indexer to have notified nearline_blocks of every commit,
-// ending at the head; and `--events=false` to write none of them.
+// ending at the head; and `--events=false` (run at the same time, over the
+// first 100 heights) to write none of them.
 func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
+	t.Parallel()
 	const maxHeight = 300
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -147,6 +151,13 @@ func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
 	defer listener.Close(context.Background())
 	_, err = listener.Exec(ctx, "LISTEN nearline_blocks")
 	require.NoError(t, err)
+
+	// --events=false, at the same time: the first 100 heights, no
+	// explorer rows.
+	const offTo = 100
+	offURL := e2ekit.FreshDatabase(t)
+	offIndex := binary.Start(t, "index", "--database-url", offURL, "--upstream", simURL, "--genesis", genesisPath,
+		"--to", strconv.Itoa(offTo), "--events=false", "--progress-interval", "1h")
 
 	to := strconv.FormatUint(shape.Head, 10)
 	out, err := binary.Run(t, 5*time.Minute, "index", "--database-url", dbURL, "--upstream", simURL, "--genesis", genesisPath,
@@ -248,11 +259,11 @@ func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
 	require.Equal(t, shape.Head, heights[len(heights)-1])
 	require.GreaterOrEqual(t, len(heights), int(shape.Head)/7, "a notification per batch of 7 heights")
 
-	// --events=false: the same chain, no explorer rows.
-	offURL := e2ekit.FreshDatabase(t)
-	out, err = binary.Run(t, 5*time.Minute, "index", "--database-url", offURL, "--upstream", simURL, "--genesis", genesisPath,
-		"--to", to, "--events=false")
-	require.NoError(t, err, e2ekit.Tail(out, 40))
+	// --events=false: the same chain's first heights, no explorer rows.
+	err, exited := offIndex.WaitExit(5 * time.Minute)
+	require.True(t, exited && err == nil, "nearline index --events=false: exited %v, %v\n%s", exited, err, e2ekit.Tail(offIndex.Output(), 40))
+	require.True(t, slices.ContainsFunc(want, func(r eventRow) bool { return r.Height <= offTo }),
+		"no event log in the heights --events=false indexed")
 	off, err := pgx.Connect(ctx, offURL)
 	require.NoError(t, err)
 	defer off.Close(context.Background())

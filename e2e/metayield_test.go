@@ -1,8 +1,9 @@
+//go:build e2e
+
 package e2e
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -11,11 +12,16 @@ import (
 
 	"github.com/nearline/nearline/internal/e2ekit"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/verify/verifytest"
 )
 
 // yieldTimeout is the simulator's --yield-timeout in the differential
 // chains: short enough that yields time out within them.
 const yieldTimeout = "20"
+
+// sampleHeights is how many heights the differential tests of the binary
+// sample (e2ekit.SampleRequests); the in-process tests ask them all.
+const sampleHeights = 12
 
 // relayedAndYielded counts the meta-transaction and yield/resume traffic
 // of a chain, from what its chunks carried and its statuses list.
@@ -109,23 +115,11 @@ func requireYieldOutcomesStored(t *testing.T, dbURL string, ids []string) {
 	}
 }
 
-// yieldViewRequests call the yielding and resuming methods in view mode at
-// height: nearcore refuses both (ProhibitedInView).
-func yieldViewRequests(height uint64) []e2ekit.Request {
-	args := base64.StdEncoding.EncodeToString(make([]byte, 40))
-	return []e2ekit.Request{
-		{Method: "query", Params: map[string]any{"request_type": "call_function", "account_id": "yield.near", "method_name": "request",
-			"args_base64": base64.StdEncoding.EncodeToString([]byte(`{"request":1}`)), "block_id": height}},
-		{Method: "query", Params: map[string]any{"request_type": "call_function", "account_id": "yield.near", "method_name": "respond",
-			"args_base64": args, "block_id": height}},
-	}
-}
-
 // requireProhibitedInView asks the simulator the view requests and fails
 // unless each answer is nearcore's ProhibitedInView for the host function.
 func requireProhibitedInView(t *testing.T, sim *e2ekit.Client, height uint64) {
 	t.Helper()
-	for i, r := range yieldViewRequests(height) {
+	for i, r := range e2ekit.FromPlan(verifytest.YieldViews(height)) {
 		env, err := sim.Call(r.Method, r.Params)
 		if err != nil {
 			t.Fatalf("%s: %v", r, err)

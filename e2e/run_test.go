@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -13,6 +15,7 @@ import (
 // migrates an empty database, indexes to --to while serving, keeps serving
 // after the indexer is done, and exits 0 on SIGTERM.
 func TestRunIndexesAndServesThenStopsOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	const maxHeight = 120
 	dbURL := e2ekit.FreshDatabase(t)
 

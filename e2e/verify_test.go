@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -24,6 +26,7 @@ import (
 // that alters one method's answers it exits 1 naming that method and where
 // its answers differ; against no node at all it exits 2.
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	const maxHeight = 60
 	dbURL := e2ekit.FreshDatabase(t)
 	genesisPath := filepath.Join(t.TempDir(), "genesis.json")

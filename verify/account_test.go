@@ -22,6 +22,7 @@ func TestChooseCalls(t *testing.T) {
 		{"no view-like, cap 1", []string{"add_message", "withdraw"}, 1, []string{"add_message"}},
 		{"nothing to call", []string{"__contract_abi"}, 4, nil},
 	} {
-		require.Equal(t, c.want, chooseCalls(c.exports, c.n), c.name)
+		views, others := splitExports(c.exports)
+		require.Equal(t, c.want, chooseCalls(views, others, c.n), c.name)
 	}
 }

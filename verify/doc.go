@@ -7,12 +7,20 @@
 //
 // Rules a reader must know:
 //   - Requests are drawn from the archive's own answers at the sampled
-//     heights (Plan): blocks, their chunks, transactions and receipts, the
-//     accounts a height touched and the accounts seen elsewhere in the
-//     sample, their keys, contracts (call_function on view-like exports of
-//     the code) and the global contracts they use. Every request names a
-//     height or hash; nothing asks for "final", whose block differs between
-//     an archive and a node that is ahead of it.
+//     heights (Plan): blocks, their chunks (by height and by hash, for
+//     every shard id any sampled layout named), transactions and receipts,
+//     the accounts a height touched, the accounts told to use a global
+//     contract and the accounts seen elsewhere in the sample, their keys
+//     (and a key none has), contracts (call_function on view-like exports
+//     of the code, or on known calls) and the global contracts distributed
+//     or used. Every request names a height or hash; nothing asks for
+//     "final", whose block differs between an archive and a node that is
+//     ahead of it (PlanConfig.Edges adds it, and malformed requests, for
+//     two servers at the same head).
+//   - The plan is the one generator of "every method" requests: the
+//     differential tests draw it from the simulator (verify/verifytest),
+//     at every height in-process and as a seeded sample through the
+//     binary.
 //   - Two answers are identical when both are results that are equal JSON
 //     documents (member order aside; numbers and strings compared as their
 //     text), or both are errors whose `name` and `cause` are equal JSON

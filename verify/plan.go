@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -27,6 +27,10 @@ const (
 	DefaultCallsPerContract  = 4
 )
 
+// Every, as Sample or as a cap per height, takes everything: every height
+// of the range, every account, key, transaction and receipt, every call.
+const Every = math.MaxInt
+
 // PlanConfig chooses what Plan asks. The zero value of every field takes
 // its default.
 type PlanConfig struct {
@@ -40,9 +44,12 @@ type PlanConfig struct {
 	// same requests. Default 0, a seed like any other.
 	Seed uint64
 	// AccountsPerHeight caps the accounts queried at a height among those
-	// it touched; half as many again are drawn from the accounts the other
-	// sampled heights saw. Default DefaultAccountsPerHeight.
+	// it touched. Default DefaultAccountsPerHeight.
 	AccountsPerHeight int
+	// OtherAccounts is how many accounts are drawn besides, from the
+	// accounts the other sampled heights saw. Default half of
+	// AccountsPerHeight, at least 1.
+	OtherAccounts int
 	// KeysPerAccount caps the access keys asked about per account. Default
 	// DefaultKeysPerAccount.
 	KeysPerAccount int
@@ -53,6 +60,23 @@ type PlanConfig struct {
 	// height (view-like exported methods first). Default
 	// DefaultCallsPerContract.
 	CallsPerContract int
+	// AllAccountsEvery makes every AllAccountsEvery-th sampled height (the
+	// first, every AllAccountsEvery-th after it, and the last) ask about
+	// every account of the pool instead of a pick: state of accounts the
+	// height did not touch. Default 0: none does.
+	AllAccountsEvery int
+	// Calls are known view calls by contract code hash (base58), asked of
+	// the accounts running that code in place of the calls guessed from its
+	// exports, whose arguments are a guess. Default: none known.
+	Calls map[string][]Call
+	// Edges adds what only two servers at the same head can be compared
+	// on: the finality forms, the heights just past the head, hashes no
+	// chain has, health and validators, unknown methods, malformed params,
+	// and per contract an unknown method and a change method called as a
+	// view. `nearline verify` leaves it off: a node ahead of the archive
+	// answers "final" and the heights past the archive's head otherwise,
+	// and the archive forwards what it does not hold. Default false.
+	Edges bool
 	// Concurrency is how many heights are read from the archive at once.
 	// Default DefaultConcurrency.
 	Concurrency int
@@ -61,6 +85,7 @@ type PlanConfig struct {
 func (c PlanConfig) withDefaults() PlanConfig {
 	c.Sample = cmp.Or(c.Sample, DefaultSample)
 	c.AccountsPerHeight = cmp.Or(c.AccountsPerHeight, DefaultAccountsPerHeight)
+	c.OtherAccounts = cmp.Or(c.OtherAccounts, max(1, c.AccountsPerHeight/2))
 	c.KeysPerAccount = cmp.Or(c.KeysPerAccount, DefaultKeysPerAccount)
 	c.TxsPerHeight = cmp.Or(c.TxsPerHeight, DefaultTxsPerHeight)
 	c.CallsPerContract = cmp.Or(c.CallsPerContract, DefaultCallsPerContract)
@@ -69,8 +94,11 @@ func (c PlanConfig) withDefaults() PlanConfig {
 }
 
 func (c PlanConfig) validate() error {
-	if c.Sample < 1 || c.AccountsPerHeight < 1 || c.KeysPerAccount < 1 || c.TxsPerHeight < 1 || c.CallsPerContract < 1 || c.Concurrency < 1 {
+	if c.Sample < 1 || c.AccountsPerHeight < 1 || c.OtherAccounts < 1 || c.KeysPerAccount < 1 || c.TxsPerHeight < 1 || c.CallsPerContract < 1 || c.Concurrency < 1 {
 		return fmt.Errorf("sample, accounts, keys, transactions and calls per height and concurrency must be positive")
+	}
+	if c.AllAccountsEvery < 0 {
+		return fmt.Errorf("all accounts every %d heights: must not be negative", c.AllAccountsEvery)
 	}
 	return nil
 }
@@ -114,22 +142,24 @@ func NewPlan(ctx context.Context, archive Target, cfg PlanConfig, logger *slog.L
 	logger.Info("verify plan", "from", from, "to", to, "heights", len(heights), "seed", cfg.Seed)
 
 	seen := make([]heightSeen, len(heights))
-	if err := p.each(ctx, heights, func(ctx context.Context, i int, h uint64) (err error) {
-		seen[i], err = p.see(ctx, h)
+	if err := p.each(ctx, len(heights), func(ctx context.Context, i int) (err error) {
+		seen[i], err = p.see(ctx, heights[i])
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	pool := map[string]bool{}
-	for _, s := range seen {
-		for _, a := range s.accounts {
-			pool[a] = true
-		}
+	chain, err := newChainSeen(seen)
+	if err != nil {
+		return nil, err
 	}
-	accounts := slices.Sorted(maps.Keys(pool))
-	perHeight := make([][]Request, len(heights))
-	if err := p.each(ctx, heights, func(ctx context.Context, i int, h uint64) (err error) {
-		perHeight[i], err = p.requests(ctx, seen[i], accounts)
+	if cfg.Edges {
+		// The heights just past the head: every read of a height refused.
+		seen = append(seen, heightSeen{height: to + 1}, heightSeen{height: to + 2})
+	}
+	perHeight := make([][]Request, len(seen))
+	if err := p.each(ctx, len(seen), func(ctx context.Context, i int) (err error) {
+		every := cfg.AllAccountsEvery > 0 && (i%cfg.AllAccountsEvery == 0 || i == len(heights)-1)
+		perHeight[i], err = p.requests(ctx, seen[i], chain, every)
 		return err
 	}); err != nil {
 		return nil, err
@@ -141,7 +171,10 @@ func NewPlan(ctx context.Context, archive Target, cfg PlanConfig, logger *slog.L
 	for _, reqs := range perHeight {
 		plan.Requests = append(plan.Requests, reqs...)
 	}
-	logger.Info("verify plan ready", "heights", len(heights), "accounts", len(accounts), "requests", len(plan.Requests))
+	if cfg.Edges {
+		plan.Requests = append(plan.Requests, edgeRequests(to, chain.accounts)...)
+	}
+	logger.Info("verify plan ready", "heights", len(heights), "accounts", len(chain.accounts), "requests", len(plan.Requests))
 	return plan, nil
 }
 
@@ -197,12 +230,12 @@ type planner struct {
 	exports map[string][]string // code hash → exported functions
 }
 
-// each runs fn for every height, cfg.Concurrency at once.
-func (p *planner) each(ctx context.Context, heights []uint64, fn func(ctx context.Context, i int, h uint64) error) error {
+// each runs fn for 0..n-1, cfg.Concurrency at once.
+func (p *planner) each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(p.cfg.Concurrency)
-	for i, h := range heights {
-		g.Go(func() error { return fn(gctx, i, h) })
+	for i := range n {
+		g.Go(func() error { return fn(gctx, i) })
 	}
 	return g.Wait()
 }

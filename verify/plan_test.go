@@ -9,12 +9,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 )
 
 // simulated starts a simulated chain up to height 40 (protocol 77: global
@@ -22,15 +22,10 @@ import (
 // the protocol layer, as serve's) and a Node over HTTP.
 func simulated(t *testing.T, tamper func(method string, body []byte) []byte) (*Archive, *Node) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	// A chain whose 80 heights hold every kind the plans ask about, global
 	// contracts deployed by hash and used included (seed 3's no longer does
 	// since the token-event traffic changed the mix; 4 to 7 all do).
-	node, err := sim.New(ctx, sim.Config{Seed: 4, Shards: 3, TxsPerBlock: 12, SkipRate: 0.1, MissingChunkRate: 0.1, ProtocolVersion: 77, MaxHeight: 80}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	require.NoError(t, node.ProduceTo(ctx, 80))
+	node := simtest.New(t, sim.Config{Seed: 4, Shards: 3, TxsPerBlock: 12, SkipRate: 0.1, MissingChunkRate: 0.1, ProtocolVersion: 77, MaxHeight: 80}).Node
 
 	archive, err := NewArchive(node, rpcserve.Config{}, nil)
 	require.NoError(t, err)

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -6,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nearline/nearline/internal/e2ekit"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // faultChainSeed and faultChainHeights name the chain shared by the
@@ -22,6 +25,7 @@ const (
 // the healthy upstream and that the indexer's metrics counted the faults
 // (alone: every kind).
 func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
+	t.Parallel()
 	healthy := startSim(t, faultChainSeed, faultChainHeights)
 	faulty := startSim(t, faultChainSeed, faultChainHeights,
 		"--latency", "1ms", "--latency-jitter", "5ms",
@@ -34,7 +38,7 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 
 	dbURL := e2ekit.FreshDatabase(t)
 	kinds, total, elapsed := indexCountingFaults(t, dbURL, faulty.url()+","+healthy.url(), healthy.head)
-	requireSameSums(t, want, tableSums(t, dbURL))
+	storetest.RequireSameSums(t, want, tableSums(t, dbURL))
 	if total == 0 {
 		t.Fatal("nearline_upstream_errors_total counted no faults")
 	}
@@ -61,7 +65,7 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 		"--stall", "0.01", "--stall-duration", "5s", "--rate-limit", "300")
 	dbURL = e2ekit.FreshDatabase(t)
 	kinds, total, elapsed = indexCountingFaults(t, dbURL, alone.url(), shortHead)
-	requireSameSums(t, wantShort, tableSums(t, dbURL))
+	storetest.RequireSameSums(t, wantShort, tableSums(t, dbURL))
 	for _, kind := range []string{"http_5xx", "internal_error", "malformed", "timeout", "http_429"} {
 		if kinds[kind] == 0 {
 			t.Errorf("no %s fault counted (counted: %v)", kind, kinds)

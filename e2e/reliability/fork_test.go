@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -20,6 +22,7 @@ import (
 // `nearline index` stops with an error naming the height and both hashes
 // and writes nothing from the fork on.
 func TestReliabilityForkStopsTheIndexer(t *testing.T) {
+	t.Parallel()
 	const seed, maxHeight, indexedTo = 55, 300, 200
 	for _, tc := range []struct {
 		name   string

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -17,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/nearline/nearline/internal/e2ekit"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // Helpers shared by the reliability tests: a
@@ -66,103 +69,31 @@ func indexArgs(dbURL, upstream string, to uint64, extra ...string) []string {
 		"--to", strconv.FormatUint(to, 10), "--progress-interval", "1h"}, extra...)
 }
 
-// tableSum is the content of one table: its row count and the md5 of its
-// rows in primary-key order.
-type tableSum struct {
-	Rows int64
-	MD5  string
-}
-
-// excludedColumns are bookkeeping columns left out of the checksums: they
-// hold wall-clock times, not chain data.
-var excludedColumns = map[string]bool{"indexer_cursor.updated_at": true}
-
-// tableSums checksums every table of the archive at dbURL (all of
-// migrations/; goose's own version table is bookkeeping), a partitioned
-// table as a whole.
-func tableSums(t *testing.T, dbURL string) map[string]tableSum {
+// tableSums checksums every table of the archive at dbURL
+// (storetest.TableSums: the tables pg_catalog lists, the cursor's
+// wall-clock time and goose's version table aside).
+func tableSums(t *testing.T, dbURL string) map[string]storetest.Sum {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatalf("connect for checksums: %v", err)
 	}
 	defer conn.Close(context.Background())
-	rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-		  AND c.relname <> 'goose_db_version' ORDER BY 1`)
-	if err != nil {
-		t.Fatalf("list tables: %v", err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatalf("list tables: %v", err)
-	}
-	if len(tables) < 19 {
-		t.Fatalf("found %d tables (%v), want every table of the schema", len(tables), tables)
-	}
-	sums := map[string]tableSum{}
-	for _, table := range tables {
-		cols, pk := tableColumns(ctx, t, conn, table)
-		ident := pgx.Identifier{table}.Sanitize()
-		q := fmt.Sprintf(`SELECT count(*), coalesce(md5(string_agg(ROW(%s)::text, E'\n' ORDER BY %s)), '') FROM %s`,
-			strings.Join(cols, ", "), strings.Join(pk, ", "), ident)
-		var s tableSum
-		if err := conn.QueryRow(ctx, q).Scan(&s.Rows, &s.MD5); err != nil {
-			t.Fatalf("checksum %s: %v", table, err)
-		}
-		sums[table] = s
-	}
-	return sums
-}
-
-// tableColumns returns a table's columns (less the excluded ones) and its
-// primary-key columns, all quoted.
-func tableColumns(ctx context.Context, t *testing.T, conn *pgx.Conn, table string) (cols, pk []string) {
-	t.Helper()
-	rows, err := conn.Query(ctx, `SELECT a.attname, coalesce(a.attnum = ANY(i.indkey), false)
-		FROM pg_attribute a
-		LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
-		WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, table)
-	if err != nil {
-		t.Fatalf("columns of %s: %v", table, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		var inPK bool
-		if err := rows.Scan(&name, &inPK); err != nil {
-			t.Fatalf("columns of %s: %v", table, err)
-		}
-		if excludedColumns[table+"."+name] {
-			continue
-		}
-		q := pgx.Identifier{name}.Sanitize()
-		cols = append(cols, q)
-		if inPK {
-			pk = append(pk, q)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("columns of %s: %v", table, err)
-	}
-	if len(pk) == 0 {
-		pk = cols // no primary key: order by every column
-	}
-	return cols, pk
+	return storetest.TableSums(t, conn)
 }
 
 // referenceSums caches the checksums of uninterrupted runs, by chain.
 var referenceSums = struct {
 	sync.Mutex
-	byChain map[string]map[string]tableSum
-}{byChain: map[string]map[string]tableSum{}}
+	byChain map[string]map[string]storetest.Sum
+}{byChain: map[string]map[string]storetest.Sum{}}
 
 // reference indexes chain up to its head into a fresh database in one
 // uninterrupted run and returns its checksums (computed once per chain and
 // package run).
-func reference(t *testing.T, chain *simChain) map[string]tableSum {
+func reference(t *testing.T, chain *simChain) map[string]storetest.Sum {
 	t.Helper()
 	key := fmt.Sprintf("seed=%d head=%d", chain.seed, chain.head)
 	referenceSums.Lock()
@@ -187,7 +118,7 @@ func reference(t *testing.T, chain *simChain) map[string]tableSum {
 	return sums
 }
 
-func describeSums(sums map[string]tableSum) string {
+func describeSums(sums map[string]storetest.Sum) string {
 	var names []string
 	for n := range sums {
 		names = append(names, n)
@@ -201,27 +132,6 @@ func describeSums(sums map[string]tableSum) string {
 		fmt.Fprintf(&b, "%s=%d", n, sums[n].Rows)
 	}
 	return b.String()
-}
-
-// requireSameSums fails for every table whose content differs.
-func requireSameSums(t *testing.T, want, got map[string]tableSum) {
-	t.Helper()
-	for table, w := range want {
-		g, ok := got[table]
-		if !ok {
-			t.Errorf("table %s missing", table)
-			continue
-		}
-		if g != w {
-			t.Errorf("table %s differs from the uninterrupted run: %d rows md5 %s, want %d rows md5 %s",
-				table, g.Rows, g.MD5, w.Rows, w.MD5)
-		}
-	}
-	for table := range got {
-		if _, ok := want[table]; !ok {
-			t.Errorf("unexpected table %s", table)
-		}
-	}
 }
 
 // stop sends sig to p and waits up to timeout for it to exit; it returns

@@ -34,6 +34,7 @@ const maxHostileErrorBytes = 4 << 10
 // simulator's answer), never a 5xx, a Go or database error string, or a
 // hang.
 func TestReliabilityHostileInput(t *testing.T) {
+	t.Parallel()
 	genesis := filepath.Join(t.TempDir(), "genesis.json")
 	chain := startSim(t, 66, 80, "--genesis-out", genesis)
 	dbURL := e2ekit.FreshDatabase(t)

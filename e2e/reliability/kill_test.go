@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -11,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/nearline/nearline/internal/e2ekit"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // TestReliabilitySIGKILLKeepsEveryBlockOnce kills `nearline index` with
@@ -19,6 +22,7 @@ import (
 // --to every table holds exactly what an uninterrupted run of the same
 // chain wrote.
 func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
+	t.Parallel()
 	heights, kills := 2000, 20
 	if longReliability() {
 		heights, kills = 5000, 60
@@ -91,7 +95,7 @@ func TestReliabilitySIGKILLKeepsEveryBlockOnce(t *testing.T) {
 	}
 	elapsed := time.Since(began)
 	got := tableSums(t, dbURL)
-	requireSameSums(t, want, got)
+	storetest.RequireSameSums(t, want, got)
 	if midCommit == 0 {
 		t.Errorf("none of the %d kills landed while a commit had written rows", kills)
 	}

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -34,7 +36,7 @@ const peakMemoryBound = 512 << 20
 // process's peak resident memory. It fails on any error or a peak above
 // peakMemoryBound. Run it with:
 //
-//	go test ./e2e -run '^$' -bench BenchmarkServeLoad -benchtime 1x
+//	go test -tags e2e ./e2e/reliability -run '^$' -bench BenchmarkServeLoad -benchtime 1x
 func BenchmarkServeLoad(b *testing.B) {
 	duration := 5 * time.Second
 	if v := os.Getenv("NEARLINE_LOAD_DURATION"); v != "" {

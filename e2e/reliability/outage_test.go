@@ -14,6 +14,7 @@ import (
 
 	"github.com/nearline/nearline/internal/e2ekit"
 	"github.com/nearline/nearline/internal/wait"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // outageLength is how long the upstream stays down under `run`.
@@ -100,7 +101,7 @@ func TestRunOutlivesUpstreamOutage(t *testing.T) {
 			t.Errorf("run logged %q %d times, want %d", line, got, n)
 		}
 	}
-	requireSameSums(t, want, tableSums(t, dbURL))
+	storetest.RequireSameSums(t, want, tableSums(t, dbURL))
 	t.Logf("upstream killed at cursor %d for %s; %d requests answered meanwhile; /health failed with %s; "+
 		"indexing reached the head %d %s after the restart; archive equal to the uninterrupted run",
 		killedAt, outageLength, answered, reason, chain.head, resumed.Round(time.Millisecond))

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -22,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/nearline/nearline/internal/e2ekit"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // TestReliabilityPostgresConnectionsTerminated terminates every PostgreSQL
@@ -31,6 +34,7 @@ import (
 // serve must answer every request meanwhile (errors are fine, hangs, 5xx
 // and leaked Go errors are not) and answer correctly afterwards.
 func TestReliabilityPostgresConnectionsTerminated(t *testing.T) {
+	t.Parallel()
 	chain := startSim(t, faultChainSeed, faultChainHeights)
 	want := reference(t, chain)
 	dbURL := e2ekit.FreshDatabase(t)
@@ -83,7 +87,7 @@ func TestReliabilityPostgresConnectionsTerminated(t *testing.T) {
 	} else if err != nil {
 		t.Fatalf("index did not survive terminated connections: %v\n%s", err, e2ekit.Tail(idx.Output(), 30))
 	}
-	requireSameSums(t, want, tableSums(t, dbURL))
+	storetest.RequireSameSums(t, want, tableSums(t, dbURL))
 	retries := strings.Count(idx.Output(), "database unavailable; retrying")
 	if retries == 0 {
 		t.Error("the indexer never saw its connections terminated")
@@ -220,11 +224,12 @@ func hammer(ctx context.Context, t *testing.T, addr string, maxHeight uint64, wo
 // run. It stops every other session on the server, so it never runs by
 // default: run it alone, e.g.
 //
-//	NEARLINE_TEST_PG_RESTART=1 go test ./e2e -run TestReliabilityPostgresRestart -v
+//	NEARLINE_TEST_PG_RESTART=1 go test -tags e2e ./e2e/reliability -run TestReliabilityPostgresRestart -v
 //
 // It restarts the local cluster (pg_ctlcluster) listening on the port of
 // NEARLINE_TEST_DATABASE_URL, or NEARLINE_PG_CLUSTER="VERSION NAME".
 func TestReliabilityPostgresRestart(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("NEARLINE_TEST_PG_RESTART") != "1" {
 		t.Skip("restarts the shared PostgreSQL server; set NEARLINE_TEST_PG_RESTART=1 to run")
 	}
@@ -262,7 +267,7 @@ func TestReliabilityPostgresRestart(t *testing.T) {
 	if err, ok := idx.WaitExit(3 * time.Minute); !ok || err != nil {
 		t.Fatalf("index did not survive the restart (exited %v, err %v)\n%s", ok, err, e2ekit.Tail(idx.Output(), 30))
 	}
-	requireSameSums(t, want, tableSums(t, dbURL))
+	storetest.RequireSameSums(t, want, tableSums(t, dbURL))
 	retries := strings.Count(idx.Output(), "database unavailable; retrying")
 	if retries == 0 {
 		t.Error("the indexer never saw the restart")

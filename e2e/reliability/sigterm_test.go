@@ -1,3 +1,5 @@
+//go:build e2e
+
 package reliability
 
 import (
@@ -19,6 +21,7 @@ import (
 
 	"github.com/nearline/nearline/internal/e2ekit"
 	"github.com/nearline/nearline/internal/wait"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // TestReliabilityIndexSIGTERM stops `nearline index` with SIGTERM at three
@@ -26,6 +29,7 @@ import (
 // agreement (no row above the cursor, blocks linked); a restart then
 // reaches --to with the content of an uninterrupted run.
 func TestReliabilityIndexSIGTERM(t *testing.T) {
+	t.Parallel()
 	chain := startSim(t, faultChainSeed, faultChainHeights)
 	want := reference(t, chain)
 	dbURL := e2ekit.FreshDatabase(t)
@@ -64,7 +68,7 @@ func TestReliabilityIndexSIGTERM(t *testing.T) {
 	if out, err := binary.Run(t, 5*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {
 		t.Fatalf("restart after SIGTERMs: %v\n%s", err, e2ekit.Tail(out, 30))
 	}
-	requireSameSums(t, want, tableSums(t, dbURL))
+	storetest.RequireSameSums(t, want, tableSums(t, dbURL))
 	t.Logf("stopped at cursors %v, then reached %d; every table equal to the uninterrupted run", stoppedAt, chain.head)
 }
 
@@ -146,6 +150,7 @@ func requireConsistent(t *testing.T, dbURL string) uint64 {
 // load: it exits 0, every request it had accepted is answered in full, and
 // afterwards connections are refused.
 func TestReliabilityServeSIGTERM(t *testing.T) {
+	t.Parallel()
 	chain := startSim(t, 44, 120)
 	dbURL := e2ekit.FreshDatabase(t)
 	if out, err := binary.Run(t, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head)...); err != nil {

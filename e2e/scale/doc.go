@@ -4,5 +4,6 @@
 // (replica_test.go). Tests that need a PostgreSQL cluster of their own
 // (a primary and its replica) make one with the server binaries of the
 // machine's PostgreSQL installation (cluster_test.go, over
-// internal/pgcluster).
+// internal/pgcluster). As all of e2e/, they run behind the build tag e2e
+// (go test -tags e2e ./e2e/scale).
 package scale

@@ -70,10 +70,10 @@ func lagGauge(t *testing.T, addr string) (float64, bool) {
 // replica of it (pg_basebackup -R -X stream), the archive indexed on the
 // primary from `nearline sim`, docs/database.md's read-only role created there
 // before any block. Once the replica has replayed up to the indexer's
-// cursor, `serve` on the replica under the read-only role answers the
-// differential tests' requests (every method, blocks and chunks of every
-// height, changes, tx statuses, receipts, queries with call_function,
-// malformed input) byte for byte as `serve` on the primary. status has
+// cursor, `serve` on the replica under the read-only role answers a seeded
+// sample of the differential requests (every method, param form and error
+// kind: blocks, chunks, changes, tx statuses, receipts, queries with
+// call_function, malformed input) byte for byte as `serve` on the primary. status has
 // sync_info.replica_lag_seconds on the replica only; /metrics has
 // nearline_replica_lag_seconds on the replica only. With replay paused on
 // the replica and more blocks indexed on the primary, the replica serves
@@ -83,6 +83,7 @@ func lagGauge(t *testing.T, addr string) (float64, bool) {
 // primary stopped, the replica (its WAL receiver disconnected, all it
 // received replayed) is not counted as caught up: health fails again.
 func TestServeFromAStreamingReplica(t *testing.T) {
+	t.Parallel()
 	const (
 		maxHeight = 200
 		maxLag    = 2 * time.Second
@@ -100,7 +101,6 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77",
 		"--yield-timeout", "20", "--genesis-time", time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
 	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
-	genesis := e2ekit.ReadGenesis(t, genesisPath)
 
 	if out, err := binary.Run(t, time.Minute, "migrate", "--database-url", primaryURL); err != nil {
 		t.Fatalf("nearline migrate: %v\n%s", err, out)
@@ -125,17 +125,14 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 		t.Fatal("no connection of serve as nearline_reader on the replica")
 	}
 
-	// Every request of the differential tests, at the heights indexed.
+	// A sample of the differential requests, at the heights indexed: every
+	// method reads its tables as the read-only role on the replica.
 	compared := e2ekit.ChainShape{GenesisHeight: shape.GenesisHeight, Head: first}
-	reqs, congested := e2ekit.EveryMethodRequests(t, sim, compared, genesis)
-	for h := compared.GenesisHeight; h <= compared.Head+3; h++ {
-		reqs = append(reqs, e2ekit.BlockRequests(t, sim, h)...)
-	}
+	reqs := e2ekit.SampleRequests(t, sim, compared, 12, 5)
 	tally := e2ekit.CompareWith(t, onPrimary, onReplica, reqs, sameBytes)
 	e2ekit.LogTally(t, tally)
-	t.Logf("compared %d requests byte for byte over heights %d..%d", e2ekit.Total(tally), compared.GenesisHeight, compared.Head+3)
-	e2ekit.RequireEveryMethod(t, tally, congested)
-	e2ekit.RequireResults(t, tally, "block", "chunk")
+	t.Logf("compared %d requests byte for byte over heights %d..%d", e2ekit.Total(tally), compared.GenesisHeight, compared.Head+2)
+	e2ekit.RequireEveryMethod(t, tally)
 
 	// The lag: in status and /metrics on the replica only.
 	if v, ok := syncInfo(t, onPrimary)["replica_lag_seconds"]; ok {

@@ -59,9 +59,11 @@ func errorData(t *testing.T, c *e2ekit.Client, method string, params any) string
 // either range, a height between them is UNKNOWN_BLOCK naming the heights
 // not indexed, and state at the top range is refused naming them. Once
 // the middle range is in, status shows one run with no heights missing,
-// and every request of the differential tests (every method at every
-// height, malformed ones too; neither server forwards) is answered byte
-// for byte as by the archive one indexer filled.
+// and a seeded sample of the differential requests (every method, param
+// form and error kind, malformed ones too, and the blocks at the edges of
+// the ranges; neither server forwards) is answered byte for byte as by the
+// archive one indexer filled. indexer's TestSplitBackfillEqualsOneIndexer
+// holds that every table is the same.
 func TestSplitBackfillAnswersAsOneIndexer(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 200
@@ -122,13 +124,12 @@ func TestSplitBackfillAnswersAsOneIndexer(t *testing.T) {
 	// must show, not be filled in by the upstream.
 	_, _, onOne := binary.Serve(t, one)
 	_, _, onSplit := binary.Serve(t, split)
-	reqs, congested := e2ekit.EveryMethodRequests(t, sim, shape, genesis)
-	for h := shape.GenesisHeight; h <= to+3; h++ {
+	reqs := e2ekit.SampleRequests(t, sim, shape, 12, 9)
+	for _, h := range []uint64{b - 1, b, c - 1, c} { // the edges of the ranges
 		reqs = append(reqs, e2ekit.BlockRequests(t, sim, h)...)
 	}
 	tally := e2ekit.CompareWith(t, onOne, onSplit, reqs, sameBytes)
 	e2ekit.LogTally(t, tally)
-	t.Logf("compared %d requests byte for byte over heights %d..%d", e2ekit.Total(tally), shape.GenesisHeight, to+3)
-	e2ekit.RequireEveryMethod(t, tally, congested, "validators")
-	e2ekit.RequireResults(t, tally, "block", "chunk")
+	t.Logf("compared %d requests byte for byte over heights %d..%d", e2ekit.Total(tally), shape.GenesisHeight, to+2)
+	e2ekit.RequireEveryMethod(t, tally, "validators")
 }

@@ -3,6 +3,8 @@ package e2ekit
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/nearline/nearline/verify"
 )
 
 // Request is one JSON-RPC call, sent to two nodes to compare their answers.
@@ -21,9 +23,10 @@ type Outcome struct{ Results, Errors, Mismatches int }
 
 // Compare sends every request to both nodes, want first, and reports each
 // difference in result or error (as JSON documents: member order aside),
-// naming each node by its URL. It returns, per method (and query
-// request_type / changes_type), how many answers were results and how many
-// errors.
+// naming each node by its URL. It returns, per kind of request (the method,
+// and a query's request_type or a changes method's changes_type, as
+// verify.Request.Kind names it), how many answers were results and how
+// many errors.
 func Compare(t testing.TB, want, got *Client, reqs []Request) map[string]*Outcome {
 	t.Helper()
 	return CompareWith(t, want, got, reqs, func(a, b json.RawMessage) bool {
@@ -46,14 +49,7 @@ func CompareWith(t testing.TB, want, got *Client, reqs []Request, same func(a, b
 		if err != nil {
 			t.Fatalf("%s %s: %v", got.URL, r, err)
 		}
-		kind := r.Method
-		if p, ok := r.Params.(map[string]any); ok {
-			for _, k := range []string{"request_type", "changes_type"} {
-				if v, ok := p[k].(string); ok {
-					kind += "/" + v
-				}
-			}
-		}
+		kind := verify.NewRequest(r.Method, r.Params).Kind
 		if tally[kind] == nil {
 			tally[kind] = &Outcome{}
 		}

@@ -1,0 +1,125 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Sum is the content of one table: its row count and the md5 of its rows
+// (the columns checksummed, as a row's text) in primary-key order.
+type Sum struct {
+	Rows int64
+	MD5  string
+}
+
+// String is the sum as a test failure prints it.
+func (s Sum) String() string { return fmt.Sprintf("%d rows md5 %s", s.Rows, s.MD5) }
+
+// Querier is what TableSums reads through: a *pgxpool.Pool, a *pgx.Conn or
+// a transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// bookkeeping is left out of every checksum: goose's version table and the
+// cursor's wall-clock time are not chain data.
+var bookkeeping = []string{"goose_db_version", "indexer_cursor.updated_at"}
+
+// TableSums checksums every table of the archive db reads: the tables of
+// the public schema listed from pg_catalog, so a table a new migration
+// adds is covered with no change here; a partitioned table as a whole. skip
+// names more tables ("indexer_cursor") or columns ("indexer_cursor.name")
+// to leave out. Two archives holding the same rows have equal sums.
+func TableSums(t testing.TB, db Querier, skip ...string) map[string]Sum {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	skip = append(skip, bookkeeping...)
+	rows, err := db.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY 1`)
+	if err != nil {
+		t.Fatalf("storetest: list tables: %v", err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("storetest: list tables: %v", err)
+	}
+	tables = slices.DeleteFunc(tables, func(table string) bool { return slices.Contains(skip, table) })
+	if len(tables) == 0 {
+		t.Fatal("storetest: no table to checksum: is the database migrated?")
+	}
+	sums := make(map[string]Sum, len(tables))
+	for _, table := range tables {
+		cols, order := tableColumns(ctx, t, db, table, skip)
+		q := fmt.Sprintf(`SELECT count(*), coalesce(md5(string_agg(ROW(%s)::text, E'\n' ORDER BY %s)), '') FROM %s`,
+			strings.Join(cols, ", "), strings.Join(order, ", "), pgx.Identifier{table}.Sanitize())
+		var s Sum
+		if err := db.QueryRow(ctx, q).Scan(&s.Rows, &s.MD5); err != nil {
+			t.Fatalf("storetest: checksum %s: %v", table, err)
+		}
+		sums[table] = s
+	}
+	return sums
+}
+
+// tableColumns returns a table's columns less those skipped, and the
+// order its rows are checksummed in: its primary key, or with none every
+// column; all quoted.
+func tableColumns(ctx context.Context, t testing.TB, db Querier, table string, skip []string) (cols, order []string) {
+	t.Helper()
+	rows, err := db.Query(ctx, `SELECT a.attname, coalesce(a.attnum = ANY(i.indkey), false)
+		FROM pg_attribute a
+		LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
+		WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, table)
+	if err != nil {
+		t.Fatalf("storetest: columns of %s: %v", table, err)
+	}
+	var name string
+	var inKey bool
+	_, err = pgx.ForEachRow(rows, []any{&name, &inKey}, func() error {
+		if slices.Contains(skip, table+"."+name) {
+			return nil
+		}
+		q := pgx.Identifier{name}.Sanitize()
+		cols = append(cols, q)
+		if inKey {
+			order = append(order, q)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("storetest: columns of %s: %v", table, err)
+	}
+	if len(order) == 0 {
+		order = cols
+	}
+	return cols, order
+}
+
+// RequireSameSums fails the test for every table whose sum in got differs
+// from want's, and for every table only one of them has.
+func RequireSameSums(t testing.TB, want, got map[string]Sum) {
+	t.Helper()
+	for _, table := range slices.Sorted(maps.Keys(want)) {
+		g, ok := got[table]
+		switch {
+		case !ok:
+			t.Errorf("table %s missing", table)
+		case g != want[table]:
+			t.Errorf("table %s differs: %s, want %s", table, g, want[table])
+		}
+	}
+	for table := range got {
+		if _, ok := want[table]; !ok {
+			t.Errorf("unexpected table %s", table)
+		}
+	}
+}
