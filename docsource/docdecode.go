@@ -26,127 +26,136 @@ func unmarshal(data []byte, v any) error {
 // names are matched exactly; unknown members are passed over.
 func decodeDocument(body []byte) (*BlockDocument, error) {
 	body = bytes.TrimSpace(body)
-	ms, err := members(body)
+	doc, err := splitDocument(body)
 	if errors.Is(err, errNotCompact) {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, body); err != nil {
 			return nil, fmt.Errorf("decode block document: %w", err)
 		}
-		ms, err = members(buf.Bytes())
+		doc, err = splitDocument(buf.Bytes())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("decode block document: %w", err)
 	}
-	var doc BlockDocument
-	for _, m := range ms {
-		switch m.key {
-		case "block":
-			doc.Block = m.value
-		case "shards":
-			if doc.Shards, err = decodeShards(m.value); err != nil {
-				return nil, fmt.Errorf("decode block document: %w", err)
-			}
-		}
-	}
 	if len(doc.Block) == 0 || string(doc.Block) == "null" {
 		return nil, errors.New("block document without a block")
 	}
-	return &doc, nil
+	return doc, nil
 }
 
-func decodeShards(raw json.RawMessage) ([]DocumentShard, error) {
-	if string(raw) == "null" {
-		return nil, nil
-	}
-	list, err := items(raw)
-	if err != nil {
-		return nil, err
-	}
-	shards := make([]DocumentShard, len(list))
-	for i, it := range list {
-		if shards[i], _, err = decodeShard(it); err != nil {
-			return nil, fmt.Errorf("shard %d: %w", i, err)
-		}
-	}
-	return shards, nil
-}
-
-// decodeShard takes a shard's part apart (a document's shards item, a Lake
-// shard file); hasID says whether it named its shard_id.
-func decodeShard(raw json.RawMessage) (sh DocumentShard, hasID bool, err error) {
-	if string(raw) == "null" {
-		return sh, false, nil
-	}
-	ms, err := members(raw)
-	if err != nil {
-		return sh, false, err
-	}
-	for _, m := range ms {
-		switch m.key {
-		case "shard_id":
-			if string(m.value) == "null" {
-				sh.ShardID, hasID = 0, false
-				continue
+func splitDocument(b []byte) (*BlockDocument, error) {
+	var doc BlockDocument
+	end, err := scanObject(b, 0, func(key []byte, at int) (int, error) {
+		switch keyName(key) {
+		case "block":
+			return rawValue(b, at, &doc.Block)
+		case "shards":
+			doc.Shards = nil
+			if isNull(b, at) {
+				return at + 4, nil
 			}
-			if sh.ShardID, err = strconv.ParseUint(string(m.value), 10, 64); err != nil {
-				return sh, false, fmt.Errorf("shard_id %s: not a u64", m.value)
+			doc.Shards = []DocumentShard{}
+			return scanArray(b, at, func(at int) (int, error) {
+				var sh DocumentShard
+				end, _, err := scanShard(b, at, &sh)
+				doc.Shards = append(doc.Shards, sh)
+				return end, err
+			})
+		}
+		return skipValue(b, at)
+	})
+	return &doc, whole(b, end, err)
+}
+
+// isNull reports whether the value at b[at] is null.
+func isNull(b []byte, at int) bool {
+	return len(b)-at >= 4 && string(b[at:at+4]) == "null"
+}
+
+// decodeShard takes a Lake shard file apart; hasID says whether it named
+// its shard_id.
+func decodeShard(raw json.RawMessage) (sh DocumentShard, hasID bool, err error) {
+	end, hasID, err := scanShard(raw, 0, &sh)
+	return sh, hasID, whole(raw, end, err)
+}
+
+// scanShard takes the shard's part at b[at] apart (a document's shards
+// item, a Lake shard file) into sh; hasID says whether it named its
+// shard_id.
+func scanShard(b []byte, at int, sh *DocumentShard) (end int, hasID bool, err error) {
+	if isNull(b, at) {
+		return at + 4, false, nil
+	}
+	end, err = scanObject(b, at, func(key []byte, at int) (int, error) {
+		switch keyName(key) {
+		case "shard_id":
+			var v json.RawMessage
+			end, err := rawValue(b, at, &v)
+			if err != nil || string(v) == "null" {
+				sh.ShardID, hasID = 0, false
+				return end, err
+			}
+			if sh.ShardID, err = strconv.ParseUint(string(v), 10, 64); err != nil {
+				return 0, fmt.Errorf("shard_id %s: not a u64", v)
 			}
 			hasID = true
+			return end, nil
 		case "chunk":
-			sh.Chunk = m.value
+			return rawValue(b, at, &sh.Chunk)
 		case "receipt_execution_outcomes":
 			sh.ReceiptExecutionOutcomes = nil
-			if string(m.value) == "null" {
-				continue
+			if isNull(b, at) {
+				return at + 4, nil
 			}
-			list, err := items(m.value)
-			if err != nil {
-				return sh, false, err
-			}
-			sh.ReceiptExecutionOutcomes = make([]DocumentReceiptOutcome, len(list))
-			for i, it := range list {
-				if sh.ReceiptExecutionOutcomes[i], err = decodeReceiptOutcome(it); err != nil {
-					return sh, false, fmt.Errorf("receipt execution outcome %d: %w", i, err)
-				}
-			}
+			sh.ReceiptExecutionOutcomes = []DocumentReceiptOutcome{}
+			return scanArray(b, at, func(at int) (int, error) {
+				var ro DocumentReceiptOutcome
+				end, err := scanReceiptOutcome(b, at, &ro)
+				sh.ReceiptExecutionOutcomes = append(sh.ReceiptExecutionOutcomes, ro)
+				return end, err
+			})
 		case "state_changes":
 			sh.StateChanges = nil
-			if string(m.value) == "null" {
-				continue
+			if isNull(b, at) {
+				return at + 4, nil
 			}
-			if sh.StateChanges, err = items(m.value); err != nil {
-				return sh, false, err
-			}
+			sh.StateChanges = []json.RawMessage{}
+			return scanArray(b, at, func(at int) (int, error) {
+				var v json.RawMessage
+				end, err := rawValue(b, at, &v)
+				sh.StateChanges = append(sh.StateChanges, v)
+				return end, err
+			})
 		}
-	}
-	return sh, hasID, nil
+		return skipValue(b, at)
+	})
+	return end, hasID, err
 }
 
-func decodeReceiptOutcome(raw json.RawMessage) (DocumentReceiptOutcome, error) {
-	var ro DocumentReceiptOutcome
-	if string(raw) == "null" {
-		return ro, nil
+func scanReceiptOutcome(b []byte, at int, ro *DocumentReceiptOutcome) (int, error) {
+	if isNull(b, at) {
+		return at + 4, nil
 	}
-	ms, err := members(raw)
-	if err != nil {
-		return ro, err
-	}
-	for _, m := range ms {
-		switch m.key {
+	return scanObject(b, at, func(key []byte, at int) (int, error) {
+		switch keyName(key) {
 		case "execution_outcome":
-			ro.ExecutionOutcome = m.value
+			return rawValue(b, at, &ro.ExecutionOutcome)
 		case "receipt":
-			ro.Receipt = m.value
+			return rawValue(b, at, &ro.Receipt)
 		case "tx_hash":
+			var v json.RawMessage
+			end, err := rawValue(b, at, &v)
 			ro.TxHash = nil
-			if string(m.value) != "null" {
-				if m.value[0] != '"' {
-					return ro, fmt.Errorf("tx_hash %s: not a string", m.value)
-				}
-				h := keyName(m.value)
-				ro.TxHash = &h
+			if err != nil || string(v) == "null" {
+				return end, err
 			}
+			if v[0] != '"' {
+				return 0, fmt.Errorf("tx_hash %s: not a string", v)
+			}
+			h := keyName(v)
+			ro.TxHash = &h
+			return end, nil
 		}
-	}
-	return ro, nil
+		return skipValue(b, at)
+	})
 }

@@ -151,81 +151,67 @@ func isHex4(b []byte) bool {
 
 // skipContainer passes an object or array starting at b[i].
 func skipContainer(b []byte, i int, end byte) (int, error) {
-	var err error
 	if end == '}' {
-		err = eachMember(b, i, func(_, _ []byte) error { return nil }, &i)
-	} else {
-		err = eachItem(b, i, func([]byte) error { return nil }, &i)
+		return scanObject(b, i, func(_ []byte, at int) (int, error) { return skipValue(b, at) })
 	}
-	return i, err
+	return scanArray(b, i, func(at int) (int, error) { return skipValue(b, at) })
 }
 
-// eachMember calls f with each member's key (the string's bytes, quotes
-// included) and value of the object at b[i]; *next is set past it.
-func eachMember(b []byte, i int, f func(key, value []byte) error, next *int) error {
+// scanObject passes the object at b[i], calling value with each member's
+// key (the string's bytes, quotes included) and the offset of its value,
+// which value passes (descending into it, or skipping it) and returns the
+// offset past. It returns the offset past the object.
+func scanObject(b []byte, i int, value func(key []byte, at int) (int, error)) (int, error) {
 	if i >= len(b) || b[i] != '{' {
-		return scanError(i, "want an object")
+		return 0, scanError(i, "want an object")
 	}
 	i++
 	if i < len(b) && b[i] == '}' {
-		*next = i + 1
-		return nil
+		return i + 1, nil
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
 			if i < len(b) && isSpace(b[i]) {
-				return errNotCompact
+				return 0, errNotCompact
 			}
-			return scanError(i, "want a member name")
+			return 0, scanError(i, "want a member name")
 		}
 		kend, err := skipString(b, i)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if kend >= len(b) || b[kend] != ':' {
 			if kend < len(b) && isSpace(b[kend]) {
-				return errNotCompact
+				return 0, errNotCompact
 			}
-			return scanError(kend, "want ':'")
+			return 0, scanError(kend, "want ':'")
 		}
-		vend, err := skipValue(b, kend+1)
-		if err != nil {
-			return err
+		if i, err = value(b[i:kend], kend+1); err != nil {
+			return 0, err
 		}
-		if err := f(b[i:kend], b[kend+1:vend]); err != nil {
-			return err
-		}
-		i = vend
 		if done, err := afterValue(b, &i, '}'); done || err != nil {
-			*next = i
-			return err
+			return i, err
 		}
 	}
 }
 
-// eachItem calls f with each item of the array at b[i]; *next is set past
-// it.
-func eachItem(b []byte, i int, f func(item []byte) error, next *int) error {
+// scanArray passes the array at b[i] as scanObject passes an object,
+// calling value with the offset of each item.
+func scanArray(b []byte, i int, value func(at int) (int, error)) (int, error) {
 	if i >= len(b) || b[i] != '[' {
-		return scanError(i, "want an array")
+		return 0, scanError(i, "want an array")
 	}
 	i++
 	if i < len(b) && b[i] == ']' {
-		*next = i + 1
-		return nil
+		return i + 1, nil
 	}
 	for {
-		end, err := skipValue(b, i)
-		if err != nil {
-			return err
+		var err error
+		if i, err = value(i); err != nil {
+			return 0, err
 		}
-		if err := f(b[i:end]); err != nil {
-			return err
-		}
-		i = end
 		if done, err := afterValue(b, &i, ']'); done || err != nil {
-			*next = i
-			return err
+			return i, err
 		}
 	}
 }
@@ -252,35 +238,43 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // raw), in order.
 func members(raw []byte) ([]member, error) {
 	var out []member
-	end := 0
-	err := eachMember(raw, 0, func(key, value []byte) error {
-		out = append(out, member{key: keyName(key), rawKey: key, value: value})
-		return nil
-	}, &end)
-	if err != nil {
-		return nil, err
-	}
-	if end != len(raw) {
-		return nil, scanError(end, "data after the value")
-	}
-	return out, nil
+	end, err := scanObject(raw, 0, func(key []byte, at int) (int, error) {
+		var v json.RawMessage
+		end, err := rawValue(raw, at, &v)
+		out = append(out, member{key: keyName(key), rawKey: key, value: v})
+		return end, err
+	})
+	return out, whole(raw, end, err)
 }
 
 // items returns the items of the array raw (which is the whole of raw).
 func items(raw []byte) ([]json.RawMessage, error) {
 	out := []json.RawMessage{} // [] is an empty list, not nil, as encoding/json decodes it
-	end := 0
-	err := eachItem(raw, 0, func(item []byte) error {
-		out = append(out, item)
-		return nil
-	}, &end)
-	if err != nil {
-		return nil, err
+	end, err := scanArray(raw, 0, func(at int) (int, error) {
+		var v json.RawMessage
+		end, err := rawValue(raw, at, &v)
+		out = append(out, v)
+		return end, err
+	})
+	return out, whole(raw, end, err)
+}
+
+// whole is err, or an error when a scan that ended at end left data
+// after the value.
+func whole(raw []byte, end int, err error) error {
+	if err == nil && end != len(raw) {
+		err = scanError(end, "data after the value")
 	}
-	if end != len(raw) {
-		return nil, scanError(end, "data after the value")
+	return err
+}
+
+// rawValue passes the value at b[at] and keeps it in *v.
+func rawValue(b []byte, at int, v *json.RawMessage) (int, error) {
+	end, err := skipValue(b, at)
+	if err == nil {
+		*v = b[at:end]
 	}
-	return out, nil
+	return end, err
 }
 
 // keyName is a member name's string: its bytes between the quotes, or,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // SignedTransactionView is a transaction as a chunk or a tx status shows it.
@@ -204,7 +206,7 @@ func (a ActionView) MarshalJSON() ([]byte, error) {
 func (a *ActionView) UnmarshalJSON(data []byte) error {
 	*a = ActionView{}
 	var name string
-	if json.Unmarshal(data, &name) == nil {
+	if !isObject(data) && json.Unmarshal(data, &name) == nil {
 		if name == "CreateAccount" {
 			a.CreateAccount = true
 			return nil
@@ -213,7 +215,7 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	var tagged map[string]json.RawMessage
-	if err := json.Unmarshal(data, &tagged); err != nil {
+	if err := unmarshal(data, &tagged); err != nil {
 		return fmt.Errorf("decode action: %w", err)
 	}
 	if len(tagged) != 1 {
@@ -269,7 +271,7 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 			a.Other = append(json.RawMessage(nil), data...)
 			return nil
 		}
-		if err := json.Unmarshal(body, target); err != nil {
+		if err := unmarshal(body, target); err != nil {
 			return fmt.Errorf("decode %s action: %w", kind, err)
 		}
 	}
@@ -280,7 +282,7 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 // members SignedDelegateAction models, so that encoding it again gives the
 // same JSON; ok is false otherwise.
 func decodeDelegate(body []byte) (*SignedDelegateAction, bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := gojson.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	d := new(SignedDelegateAction)
 	if dec.Decode(d) != nil || dec.More() {
@@ -351,7 +353,7 @@ func (r ReceiptEnumView) MarshalJSON() ([]byte, error) {
 func (r *ReceiptEnumView) UnmarshalJSON(data []byte) error {
 	*r = ReceiptEnumView{}
 	var tagged map[string]json.RawMessage
-	if err := json.Unmarshal(data, &tagged); err != nil {
+	if err := unmarshal(data, &tagged); err != nil {
 		return fmt.Errorf("decode receipt: %w", err)
 	}
 	_, action := tagged["Action"]
@@ -362,7 +364,7 @@ func (r *ReceiptEnumView) UnmarshalJSON(data []byte) error {
 	}
 	type modelled ReceiptEnumView
 	var m modelled
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := unmarshal(data, &m); err != nil {
 		return fmt.Errorf("decode receipt: %w", err)
 	}
 	*r = ReceiptEnumView(m)
