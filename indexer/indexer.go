@@ -85,6 +85,9 @@ const (
 	DefaultProgressInterval = 5 * time.Second
 	DefaultRevisitInterval  = 10 * time.Second
 	DefaultDatabaseRetry    = 10 * time.Minute
+	// DefaultMemoryBudget keeps a backfill of mainnet's heaviest blocks
+	// within 512 MiB of RSS (docs/performance-ingest.md).
+	DefaultMemoryBudget = 192 << 20
 )
 
 // Config tunes the follow loop. The zero value follows the head from the
@@ -125,6 +128,11 @@ type Config struct {
 	// restarting, ...) is retried with backoff before Run gives up.
 	// Default DefaultDatabaseRetry.
 	DatabaseRetry time.Duration
+	// MemoryBudget bounds, in bytes, the blocks the pipeline holds at once
+	// (being fetched, fetched, prepared and being written), estimated by
+	// their weight: batches are cut short to stay within it, whatever the
+	// blocks weigh. Default DefaultMemoryBudget.
+	MemoryBudget int64
 	// Metrics, when set, receives the loop's metrics.
 	Metrics *Metrics
 }
@@ -136,6 +144,7 @@ func (c Config) withDefaults() Config {
 	c.ProgressInterval = cmp.Or(c.ProgressInterval, DefaultProgressInterval)
 	c.RevisitInterval = cmp.Or(c.RevisitInterval, DefaultRevisitInterval)
 	c.DatabaseRetry = cmp.Or(c.DatabaseRetry, DefaultDatabaseRetry)
+	c.MemoryBudget = cmp.Or(c.MemoryBudget, DefaultMemoryBudget)
 	return c
 }
 
@@ -151,6 +160,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("progress interval %s: want positive", c.ProgressInterval)
 	case c.RevisitInterval < 0:
 		return fmt.Errorf("revisit interval %s: want positive", c.RevisitInterval)
+	case c.MemoryBudget < 1<<20:
+		return fmt.Errorf("memory budget %d bytes: want at least 1 MiB", c.MemoryBudget)
 	case c.DatabaseRetry < 0:
 		return fmt.Errorf("database retry %s: want positive", c.DatabaseRetry)
 	case c.From != nil && c.To != nil && *c.To < *c.From:
@@ -167,6 +178,7 @@ type Indexer struct {
 	logger *slog.Logger
 	// unknownSeen holds the kinds of unmodelled variants already logged.
 	unknownSeen map[string]bool
+	budget      *budget
 }
 
 // New returns an indexer reading src and writing sink.
@@ -178,5 +190,5 @@ func New(cfg Config, src Source, sink Sink, logger *slog.Logger) (*Indexer, erro
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger, unknownSeen: map[string]bool{}}, nil
+	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger, unknownSeen: map[string]bool{}, budget: newBudget(cfg.MemoryBudget, cfg.Workers)}, nil
 }

@@ -67,6 +67,11 @@ type ClientConfig struct {
 	HTTPClient *http.Client
 	// Logger receives retry logs. Default: discard.
 	Logger *slog.Logger
+	// RequestRate bounds a Getter's requests to this many a second, over
+	// all its endpoints (retries included); a 429's Retry-After pauses
+	// them all. 0: no bound. (Client calls are bounded by their callers'
+	// concurrency instead.)
+	RequestRate float64
 	// OnError, when set, is told the kind (Fail*) of every failed attempt
 	// that is retried or failed over (not of NEAR errors returned to the
 	// caller, such as UNKNOWN_BLOCK).
@@ -107,6 +112,9 @@ func (c ClientConfig) validate() error {
 	}
 	if c.MaxAttempts < 1 || c.Timeout < 0 || c.BaseBackoff < 0 || c.MaxBackoff < c.BaseBackoff {
 		return errors.New("invalid retry settings")
+	}
+	if c.RequestRate < 0 {
+		return fmt.Errorf("request rate %g: want 0 (no bound) or more", c.RequestRate)
 	}
 	return nil
 }
@@ -268,7 +276,12 @@ func backoff(ctx context.Context, cfg ClientConfig, attempt int, retryAfter time
 	}
 	wait := time.Duration(rand.Int64N(int64(ceiling)))
 	wait = max(wait, min(retryAfter, cfg.MaxBackoff))
-	timer := time.NewTimer(wait)
+	return sleep(ctx, wait)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():

@@ -44,6 +44,8 @@ type indexFlags struct {
 	maxConns         *int
 	events           *bool
 	cursor           *string
+	memoryBudget     *string
+	upstreamRate     *float64
 }
 
 func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
@@ -66,6 +68,8 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		snapshotAccounts: stringFlag(fs, env, "snapshot-accounts", "NEARLINE_SNAPSHOT_ACCOUNTS", "", "comma-separated accounts whose state at --from is fetched as the start of their history"),
 		maxConns:         intFlag(fs, env, "db-max-conns", "NEARLINE_DB_MAX_CONNS", indexPoolSize, "PostgreSQL pool size"),
 		events:           boolFlag(fs, env, "events", "NEARLINE_EVENTS", true, "write the explorer tables (ft_events, nft_events, mt_events, account_activity) with every block; false skips them"),
+		memoryBudget:     stringFlag(fs, env, "memory-budget", "NEARLINE_MEMORY_BUDGET", formatBytes(indexer.DefaultMemoryBudget), "bytes of blocks the pipeline holds at once (fetched, decoded, prepared, being written), e.g. 192MiB or 1GiB: batches are cut short to stay within it, whatever the blocks weigh"),
+		upstreamRate:     float64Flag(fs, env, "upstream-rate", "NEARLINE_UPSTREAM_RATE", 0, "with --source neardata or lake: requests a second to the document upstream at most, retries included (0: no bound; a free neardata endpoint allows 3: 180 a minute per IP)"),
 		cursor:           stringFlag(fs, env, "cursor", "NEARLINE_CURSOR", store.DefaultCursor, "the indexer_cursor row (range) this indexer advances: several indexers with their own --cursor and --from/--to fill disjoint ranges of one archive"),
 	}
 }
@@ -214,6 +218,10 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 			return err
 		}
 	}
+	budget, err := parseBytes(*flags.memoryBudget)
+	if err != nil {
+		return fmt.Errorf("--memory-budget: %w", err)
+	}
 	src, err := newSource(env, flags, client, metrics)
 	if err != nil {
 		return err
@@ -222,7 +230,8 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		From: from, To: to,
 		Workers: *flags.workers, BatchSize: *flags.batchSize,
 		PollInterval: *flags.pollInterval, ProgressInterval: *flags.progressInterval,
-		Metrics: metrics,
+		MemoryBudget: budget,
+		Metrics:      metrics,
 	}, src, s, env.logger)
 	if err != nil {
 		return err
@@ -263,10 +272,11 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 		return src, nil
 	}
 	httpCfg := near.ClientConfig{
-		Endpoints: splitList(*flags.upstream),
-		Timeout:   *flags.requestTimeout,
-		Logger:    env.logger,
-		OnError:   metrics.UpstreamError,
+		Endpoints:   splitList(*flags.upstream),
+		Timeout:     *flags.requestTimeout,
+		RequestRate: *flags.upstreamRate,
+		Logger:      env.logger,
+		OnError:     metrics.UpstreamError,
 	}
 	var rpc indexer.RPC // a nil *near.Client must stay a nil interface
 	if client != nil {
