@@ -21,10 +21,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -60,7 +62,7 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more func(simH http.Hand
 	defer cancel()
 	head := cfg.MaxHeight
 
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, head))
@@ -72,13 +74,13 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more func(simH http.Hand
 	require.NoError(t, node.WriteGenesis(genesisPath))
 	f, err := os.Open(genesisPath)
 	require.NoError(t, err)
-	_, err = indexer.LoadGenesis(ctx, f, st, nil)
+	_, err = basestate.LoadGenesis(ctx, f, st, nil)
 	f.Close()
 	require.NoError(t, err)
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream.URL}})
 	require.NoError(t, err)
 	to := head
-	src, err := indexer.NewNodeSource(client, indexer.NodeConfig{})
+	src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{}, nil)
 	require.NoError(t, err)
 	ix, err := indexer.New(indexer.Config{To: &to}, src, st, nil)
 	require.NoError(t, err)

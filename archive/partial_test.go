@@ -14,10 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -38,7 +40,7 @@ const partialHead = 40
 func newPartialChain(t *testing.T, ctx context.Context) *partialChain {
 	t.Helper()
 	node, err := sim.New(ctx, sim.Config{Seed: 23, Shards: 3, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: partialHead,
-		ProtocolVersion: 77}) // global contracts too: their code is exact whatever the account's coverage
+		ProtocolVersion: 77}, nil) // global contracts too: their code is exact whatever the account's coverage
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, partialHead))
@@ -67,7 +69,7 @@ func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []strin
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.upstream.URL}})
 	require.NoError(t, err)
 	if len(snapshot) > 0 {
-		require.NoError(t, indexer.Snapshot(ctx, client, st, c.start, snapshot, nil))
+		require.NoError(t, basestate.Snapshot(ctx, client, st, c.start, snapshot, nil))
 	}
 	c.run(t, ctx, client, st, c.start, partialHead)
 	return st
@@ -76,7 +78,7 @@ func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []strin
 // run indexes from..to of c's chain through client into st.
 func (c *partialChain) run(t *testing.T, ctx context.Context, client *near.Client, st *store.Store, from, to uint64) {
 	t.Helper()
-	src, err := indexer.NewNodeSource(client, indexer.NodeConfig{})
+	src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{}, nil)
 	require.NoError(t, err)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, st, nil)
 	require.NoError(t, err)

@@ -37,7 +37,7 @@ func TestArchiveMatchesSimulatorAcrossSplits(t *testing.T) {
 	// chunk header.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, cfg.MaxHeight))

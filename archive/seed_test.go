@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
@@ -51,27 +52,27 @@ func statusWasm(t testing.TB) []byte {
 	return fixture.Read(t, "wasm/status_message.wasm")
 }
 
-func accountChange(id string, amount uint64, codeHash string, usage uint64, txHash string) store.StateChange {
-	return store.StateChange{View: near.StateChangeWithCauseView{
+func accountChange(id string, amount uint64, codeHash string, usage uint64, txHash string) bundle.StateChange {
+	return bundle.StateChange{View: near.StateChangeWithCauseView{
 		Cause:  near.StateChangeCauseView{Type: "transaction_processing", TxHash: txHash},
 		Type:   near.ChangeAccountUpdate,
 		Change: near.StateChangeValue{AccountID: id, Account: &near.Account{Amount: near.U128From64(amount), CodeHash: codeHash, StorageUsage: usage}},
 	}}
 }
 
-func keyChange(id, pk string, key *near.AccessKeyView) store.StateChange {
+func keyChange(id, pk string, key *near.AccessKeyView) bundle.StateChange {
 	typ := near.ChangeAccessKeyUpdate
 	if key == nil {
 		typ = near.ChangeAccessKeyDeletion
 	}
-	return store.StateChange{View: near.StateChangeWithCauseView{
+	return bundle.StateChange{View: near.StateChangeWithCauseView{
 		Cause:  near.StateChangeCauseView{Type: "transaction_processing", TxHash: seedTx},
 		Type:   typ,
 		Change: near.StateChangeValue{AccountID: id, PublicKey: &pk, AccessKey: key},
 	}}
 }
 
-func dataChange(id, key string, value []byte) store.StateChange {
+func dataChange(id, key string, value []byte) bundle.StateChange {
 	k := []byte(key)
 	typ := near.ChangeDataUpdate
 	var v *[]byte
@@ -80,14 +81,14 @@ func dataChange(id, key string, value []byte) store.StateChange {
 	} else {
 		typ = near.ChangeDataDeletion
 	}
-	return store.StateChange{View: near.StateChangeWithCauseView{
+	return bundle.StateChange{View: near.StateChangeWithCauseView{
 		Cause:  near.StateChangeCauseView{Type: "receipt_processing", ReceiptHash: seedHash("receipt", 1)},
 		Type:   typ,
 		Change: near.StateChangeValue{AccountID: id, KeyBase64: &k, ValueBase64: v},
 	}}
 }
 
-func seedBundle(height uint64, prev uint64, changes []store.StateChange) store.Bundle {
+func seedBundle(height uint64, prev uint64, changes []bundle.StateChange) bundle.Bundle {
 	prevHeight := prev
 	hdr := near.BlockHeaderView{
 		Height: height, PrevHeight: &prevHeight, Hash: seedHash("block", height), PrevHash: seedHash("block", prev),
@@ -103,7 +104,7 @@ func seedBundle(height uint64, prev uint64, changes []store.StateChange) store.B
 		Receipts:     []near.ReceiptView{},
 	}
 	block := near.BlockView{Author: "validator.near", Header: hdr, Chunks: []near.ChunkHeaderView{chunk.Header}}
-	b := store.Bundle{Block: block, Chunks: []store.Chunk{{View: chunk}}, Changes: changes, Effects: []near.StateChangeKindView{}}
+	b := bundle.Bundle{Block: block, Chunks: []bundle.Chunk{{View: chunk}}, Changes: changes, Effects: []near.StateChangeKindView{}}
 	for _, c := range changes {
 		b.Effects = append(b.Effects, near.StateChangeKindView{Type: effectOf(c.View.Type), AccountID: c.View.Change.AccountID})
 	}
@@ -138,7 +139,7 @@ func seedStore(t testing.TB) *store.Store {
 	callKey := &near.AccessKeyView{Permission: near.AccessKeyPermission{FunctionCall: &near.FunctionCallPermission{
 		Allowance: &allowance, ReceiverID: "status.near", MethodNames: []string{"get_status"}}}}
 
-	b10 := seedBundle(10, 9, []store.StateChange{
+	b10 := seedBundle(10, 9, []bundle.StateChange{
 		accountChange("alice.near", 100, noCodeHash, 182, seedTx),
 		keyChange("alice.near", seedPK1, fullKey),
 		keyChange("alice.near", seedPK2, callKey),
@@ -152,20 +153,20 @@ func seedStore(t testing.TB) *store.Store {
 		dataChange("status.near", "STATX", []byte("x")),
 		accountChange("big.near", 1, noCodeHash, 60_000, seedTx),
 	})
-	b10.ProtocolConfig = &store.ProtocolConfig{EpochID: noCodeHash, ProtocolVersion: 73,
+	b10.ProtocolConfig = &bundle.ProtocolConfig{EpochID: noCodeHash, ProtocolVersion: 73,
 		JSON: json.RawMessage(`{"chain_id":"nearline-test","protocol_version":73,"runtime_config":{}}`)}
-	b11 := seedBundle(11, 10, []store.StateChange{
+	b11 := seedBundle(11, 10, []bundle.StateChange{
 		accountChange("alice.near", 90, noCodeHash, 182, seedTx),
 		keyChange("alice.near", seedPK2, nil),
 		dataChange("status.near", "STATX", nil),
 	})
-	b11.TxStatuses = []store.TxStatus{{TxHash: seedTx, SignerID: "alice.near", JSON: json.RawMessage(
+	b11.TxStatuses = []bundle.TxStatus{{TxHash: seedTx, SignerID: "alice.near", JSON: json.RawMessage(
 		`{"final_execution_status":"FINAL","status":{"SuccessValue":""},"transaction":{"hash":"` + seedTx +
 			`"},"transaction_outcome":null,"receipts_outcome":[],"receipts":[{"receipt_id":"x"}]}`)}}
 	b13 := seedBundle(13, 11, nil)
 	b13.Skipped = []uint64{seedSkip}
 
-	_, err = st.Commit(ctx, []store.Bundle{b10, b11, b13})
+	_, err = st.Commit(ctx, []bundle.Bundle{b10, b11, b13})
 	require.NoError(t, err)
 	require.NoError(t, st.PutGenesisConfig(ctx, json.RawMessage(`{"protocol_version":73,"chain_id":"nearline-test","genesis_height":10}`)))
 	require.NoError(t, st.SetHistoryStart(ctx, seedFirst, "genesis"))

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
 )
@@ -38,7 +39,7 @@ func (a *Backend) tx(ctx context.Context, req near.TxRequest, withReceipts bool)
 	if withReceipts {
 		return status, nil
 	}
-	out, err := near.FilterObject(status, func(key string) bool { return key != "receipts" })
+	out, err := jsonobject.Filter(status, func(key string) bool { return key != "receipts" })
 	if err != nil {
 		return nil, fmt.Errorf("shape tx result %s: %w", req.TxHash, err)
 	}

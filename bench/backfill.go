@@ -15,6 +15,7 @@ import (
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
 )
 
@@ -52,11 +53,11 @@ func (f *fetchCounts) start() (done func(bytes int64)) {
 
 // countingRPC counts the calls and response bytes of the indexer.
 type countingRPC struct {
-	next   indexer.RPC
+	next   rpcsource.RPC
 	counts *fetchCounts
 }
 
-var _ indexer.RPC = countingRPC{}
+var _ rpcsource.RPC = countingRPC{}
 
 func (c countingRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	done := c.counts.start()
@@ -108,8 +109,8 @@ func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCo
 	if source == sourceRPC {
 		// The counter sits below NodeSource's own in-flight limit, so it
 		// sees what reaches the upstream.
-		return indexer.NewNodeSource(countingRPC{next: client, counts: counts},
-			indexer.NodeConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency})
+		return rpcsource.NewNodeSource(countingRPC{next: client, counts: counts},
+			rpcsource.NodeConfig{Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency}, e.logger)
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
@@ -274,7 +275,7 @@ func (e *benchEnv) latencyBackfill(ctx context.Context) error {
 	}
 	e.report.concurrency = e.o.concurrency
 	if e.report.concurrency == 0 {
-		e.report.concurrency = indexer.DefaultMaxInFlight
+		e.report.concurrency = rpcsource.DefaultMaxInFlight
 	}
 	e.report.workers = cmp.Or(e.o.workers, indexer.DefaultWorkers)
 	return nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 )
@@ -45,7 +45,7 @@ func produceChain(ctx context.Context, o options) (*chain, error) {
 	if o.simProcess {
 		return startSimProcess(ctx, o)
 	}
-	node, err := sim.New(ctx, simConfig(o))
+	node, err := sim.New(ctx, simConfig(o), nil)
 	if err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
@@ -144,7 +144,7 @@ func (e *benchEnv) dropDatabases(ctx context.Context) {
 // loadGenesis stores the chain's genesis records (not timed: `nearline index
 // --genesis` does it once).
 func (e *benchEnv) loadGenesis(ctx context.Context, s *store.Store) error {
-	_, err := indexer.LoadGenesis(ctx, bytes.NewReader(e.chain.genesis), s, e.logger)
+	_, err := basestate.LoadGenesis(ctx, bytes.NewReader(e.chain.genesis), s, e.logger)
 	return err
 }
 

@@ -20,6 +20,15 @@
 //     streaming replica (a `nearline serve` on each behind a round-robin)
 //     against one `nearline serve` on the primary.
 //
+// The real phase (--only real) measures instead a chain of --real-blocks
+// linked copies of a real block document (--real-doc; bench/realchain),
+// served as neardata on loopback and indexed by the nearline binary built
+// from this checkout (`nearline index --source neardata`), then served by
+// `nearline serve`: bytes per block per table against the document's raw,
+// gzip'd and zstd'd size, CPU per block of the indexer process and of
+// PostgreSQL, blocks/s, the indexer's max RSS and serving latency (see
+// docs/performance-real.md). It needs no simulated chain.
+//
 // It is a program, not a test: `go test ./...` never runs it.
 package main
 
@@ -30,12 +39,16 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nearline/nearline/internal/fixture"
 )
 
 type options struct {
@@ -55,6 +68,9 @@ type options struct {
 	latencyBlocks    uint64
 	eventsBlocks     uint64
 	replicaBlocks    uint64
+	realBlocks       uint64
+	realDoc          string
+	realEvents       bool
 	clients          int
 	serveTime        time.Duration
 	only             map[string]bool
@@ -64,6 +80,9 @@ type options struct {
 	simListen        string
 	verbose          bool
 }
+
+// simPhases are the phases on the simulated chain.
+var simPhases = []string{"backfill", "latency", "split", "storage", "serve", "events", "replica"}
 
 // want reports whether phase runs: every phase but replica by default,
 // or those --only names.
@@ -88,15 +107,18 @@ func main() {
 	flag.IntVar(&o.backfillRuns, "backfill-runs", 1, "repetitions of the (long) backfill and its COPY baseline")
 	flag.IntVar(&o.workers, "workers", 0, "indexer --workers (0: the indexer's default)")
 	flag.IntVar(&o.batchSize, "batch-size", 0, "indexer --batch-size (0: the indexer's default)")
-	flag.IntVar(&o.concurrency, "upstream-concurrency", 0, "upstream calls in flight at once, NodeConfig.MaxInFlight (0: its default, indexer.DefaultMaxInFlight; -1: no bound)")
+	flag.IntVar(&o.concurrency, "upstream-concurrency", 0, "upstream calls in flight at once, NodeConfig.MaxInFlight (0: its default, rpcsource.DefaultMaxInFlight; -1: no bound)")
 	flag.IntVar(&o.blockConcurrency, "block-concurrency", 0, "upstream calls at once for one block (0: the indexer's default)")
 	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "simulator latency of the distant-upstream backfill")
 	flag.Uint64Var(&o.latencyBlocks, "latency-blocks", 500, "heights backfilled from the distant upstream")
 	flag.Uint64Var(&o.eventsBlocks, "events-blocks", 1000, "heights backfilled by the events phase, with the explorer tables and without (at most --blocks)")
 	flag.Uint64Var(&o.replicaBlocks, "replica-blocks", 500, "heights backfilled by the replica phase into a primary with a streaming replica (at most --blocks)")
+	flag.Uint64Var(&o.realBlocks, "real-blocks", 300, "heights of the real phase's chain of linked copies of --real-doc, indexed by the nearline binary through --source neardata")
+	flag.StringVar(&o.realDoc, "real-doc", filepath.Join(fixture.Dir(), "real", "neardata", "mainnet-151768255.json"), "the real phase's block document (neardata's /v0/block/:height shape), e.g. testdata/fixtures/real/neardata/testnet-232952651.json")
+	flag.BoolVar(&o.realEvents, "real-events", true, "the real phase's indexer writes the explorer tables (nearline index --events)")
 	flag.IntVar(&o.clients, "clients", 16, "concurrent clients of the serving benchmark")
 	flag.DurationVar(&o.serveTime, "serve-time", 3*time.Second, "duration of one serving measurement")
-	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, split, serve, storage, events, replica (default all but replica, which makes PostgreSQL clusters of its own; serve and storage need backfill)")
+	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, split, serve, storage, events, replica real (default all but replica, which makes PostgreSQL clusters of its own; serve and storage need backfill)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each phase to PREFIX.<phase>.prof")
 	flag.BoolVar(&o.simProcess, "sim-process", true, "run the simulator in a child process (its in-memory chain then stays out of the indexer's garbage collections)")
 	flag.StringVar(&o.simListen, "sim-listen", "", "internal: be the simulator child process (the address is unused: it serves on loopback ports it prints)")
@@ -140,6 +162,16 @@ func run(ctx context.Context, o options) error {
 	}
 	env := &benchEnv{o: o, logger: logger, report: &report{}}
 	env.report.machine = machine(ctx, o.databaseURL)
+	defer env.dropDatabases(context.WithoutCancel(ctx))
+	if o.want("real") {
+		if err := env.phase(ctx, "real", env.real); err != nil {
+			return err
+		}
+	}
+	if !slices.ContainsFunc(simPhases, o.want) {
+		env.report.print(os.Stdout, o)
+		return nil
+	}
 	fmt.Fprintf(os.Stderr, "producing %d heights (%d shards, %d txs/block)...\n", o.blocks, o.shards, o.txsPerBlock)
 	began := time.Now()
 	ch, err := produceChain(ctx, o)
@@ -149,7 +181,6 @@ func run(ctx context.Context, o options) error {
 	defer ch.close()
 	fmt.Fprintf(os.Stderr, "produced in %s\n", time.Since(began).Round(time.Second))
 	env.chain = ch
-	defer env.dropDatabases(context.WithoutCancel(ctx))
 	if o.want("backfill") {
 		if err := env.phase(ctx, "backfill", env.backfill); err != nil {
 			return err

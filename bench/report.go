@@ -27,6 +27,8 @@ type report struct {
 	replica     *replicaReport
 	// split are the split backfills, one and two indexers alternating.
 	split []splitRun
+	// real are the real phase's chains.
+	real []*realReport
 }
 
 // medianBy returns the run with the median value of key.
@@ -51,8 +53,15 @@ func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
 func kib(b float64) string { return fmt.Sprintf("%.1f KiB", b/(1<<10)) }
 
 func (r *report) print(w io.Writer, o options) {
-	fmt.Fprintf(w, "\nMachine: %s. Chain: %d heights, %d shards, %d txs/block (mean), deploy rate %g, seed %d. Medians of %d runs (backfill: %d, its COPY baseline: %d).\n\n",
-		r.machine, o.blocks, o.shards, o.txsPerBlock, o.deployRate, o.seed, o.runs, o.backfillRuns, o.backfillRuns)
+	fmt.Fprintf(w, "\nMachine: %s.\n", r.machine)
+	for _, x := range r.real {
+		x.print(w)
+	}
+	if !slices.ContainsFunc(simPhases, o.want) {
+		return
+	}
+	fmt.Fprintf(w, "\nSimulated chain: %d heights, %d shards, %d txs/block (mean), deploy rate %g, seed %d. Medians of %d runs (backfill: %d, its COPY baseline: %d).\n\n",
+		o.blocks, o.shards, o.txsPerBlock, o.deployRate, o.seed, o.runs, o.backfillRuns, o.backfillRuns)
 	fmt.Fprintln(w, "| benchmark | Nearline | baseline | ratio | goal |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
 	if len(r.backfill) > 0 && len(r.copies) > 0 {

@@ -59,7 +59,7 @@ func startSimProcess(ctx context.Context, o options) (*chain, error) {
 		return nil, fmt.Errorf("simulator process did not start (%q): %v", line, err)
 	}
 	// The genesis is a function of the chain flags: build it here.
-	node, err := sim.New(ctx, simConfig(o))
+	node, err := sim.New(ctx, simConfig(o), nil)
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("start simulator: %w", err)

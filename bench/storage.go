@@ -13,20 +13,21 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
 )
 
 // gzipRPC records the raw and gzip'd size of every response.
 type gzipRPC struct {
-	next indexer.RPC
+	next rpcsource.RPC
 
 	mu      sync.Mutex
 	raw, gz int64
 }
 
-var _ indexer.RPC = (*gzipRPC)(nil)
+var _ rpcsource.RPC = (*gzipRPC)(nil)
 
 func (g *gzipRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	raw, err := g.next.CallRaw(ctx, method, params)
@@ -92,7 +93,7 @@ func (e *benchEnv) storage(ctx context.Context) error {
 		return err
 	}
 	g := &gzipRPC{next: client}
-	src, err := indexer.NewNodeSource(g, indexer.NodeConfig{Logger: e.logger})
+	src, err := rpcsource.NewNodeSource(g, rpcsource.NodeConfig{}, e.logger)
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (e *benchEnv) storage(ctx context.Context) error {
 	var served, floor int64
 	for h := uint64(1); h <= e.o.blocks; h += step {
 		b, err := src.Bundle(ctx, h)
-		if errors.Is(err, indexer.ErrNoBlock) {
+		if errors.Is(err, bundle.ErrNoBlock) {
 			continue
 		}
 		if err != nil {
@@ -131,7 +132,7 @@ func (e *benchEnv) storage(ctx context.Context) error {
 }
 
 // verbatim is every JSON value the archive keeps as served for a block.
-func verbatim(b *store.Bundle) []byte {
+func verbatim(b *bundle.Bundle) []byte {
 	out := append([]byte(nil), b.BlockJSON...)
 	for _, c := range b.Chunks {
 		out = append(out, c.JSON...)
@@ -147,7 +148,7 @@ func verbatim(b *store.Bundle) []byte {
 
 // servedBytes is the gzip'd size of every answer about a block (see
 // storageReport.servedGzip), each compressed on its own.
-func servedBytes(b *store.Bundle) (int64, error) {
+func servedBytes(b *bundle.Bundle) (int64, error) {
 	var answers [][]byte
 	answers = append(answers, b.BlockJSON)
 	for _, c := range b.Chunks {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/fixture"
-	"github.com/nearline/nearline/store"
 )
 
 // TestScanAgreesWithEncodingJSON: the scan that takes documents apart
@@ -108,7 +108,7 @@ func TestRealDocumentDecodesAsEncodingJSONDoes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 313, len(p.outcomes))
 	for id, o := range p.outcomes {
-		var f store.OutcomeFields
+		var f bundle.OutcomeFields
 		require.NoError(t, json.Unmarshal(o.raw, &f))
 		require.Equal(t, f, *o.fields, id)
 	}

@@ -16,12 +16,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/sim"
-	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -118,7 +118,7 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		require.NoError(t, err)
 		lake, err := docsource.NewLakeFetcher(splitLake(t, height, body), near.ClientConfig{}, nil)
 		require.NoError(t, err)
-		var bundles []*store.Bundle
+		var bundles []*bundle.Bundle
 		for _, docs := range []docsource.DocFetcher{neardata, lake} {
 			src, err := docsource.NewDocSource(docs, nil, cfg)
 			require.NoError(t, err)
@@ -244,7 +244,7 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		}
 		// Stored, the archive answers what the document held.
 		st := storetest.NewStore(t)
-		_, err = st.Commit(ctx, []store.Bundle{*b})
+		_, err = st.Commit(ctx, []bundle.Bundle{*b})
 		require.NoError(t, err)
 		block, err := st.BlockView(ctx, near.HeightID(height))
 		require.NoError(t, err)

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/store"
 )
 
 // parsedDoc is a block document taken apart into what a Bundle and the
@@ -20,7 +20,7 @@ type parsedDoc struct {
 	block  near.BlockView
 	// chunks are the chunks included in this block by shard id, as the
 	// `chunk` method serves them.
-	chunks map[uint64]store.Chunk
+	chunks map[uint64]bundle.Chunk
 	// txs are each new chunk's transactions with their outcomes, by shard
 	// id.
 	txs map[uint64][]docTx
@@ -32,7 +32,7 @@ type parsedDoc struct {
 	// effects and changes are EXPERIMENTAL_changes_in_block and the
 	// EXPERIMENTAL_changes answers, as NodeSource collects them.
 	effects []near.StateChangeKindView
-	changes []store.StateChange
+	changes []bundle.StateChange
 }
 
 // docTx is a transaction of a chunk and its outcome.
@@ -53,7 +53,7 @@ type docOutcome struct {
 	blockHash  string
 	receiptIDs []string
 	status     json.RawMessage
-	fields     *store.OutcomeFields
+	fields     *bundle.OutcomeFields
 }
 
 func parseOutcome(raw json.RawMessage) (docOutcome, error) {
@@ -74,7 +74,7 @@ func parseOutcome(raw json.RawMessage) (docOutcome, error) {
 	}
 	d := docOutcome{raw: raw, id: o.ID, blockHash: o.BlockHash, receiptIDs: o.Outcome.ReceiptIDs, status: o.Outcome.Status}
 	if string(raw) != "null" {
-		f := &store.OutcomeFields{BlockHash: o.BlockHash, ID: o.ID}
+		f := &bundle.OutcomeFields{BlockHash: o.BlockHash, ID: o.ID}
 		f.Outcome.GasBurnt, f.Outcome.TokensBurnt, f.Outcome.ExecutorID = o.Outcome.GasBurnt, o.Outcome.TokensBurnt, o.Outcome.ExecutorID
 		f.Outcome.Status, f.Outcome.Logs = o.Outcome.Status, o.Outcome.Logs
 		d.fields = f
@@ -88,7 +88,7 @@ func parseOutcome(raw json.RawMessage) (docOutcome, error) {
 // decoded once: the block and chunk views and the state changes into
 // their types, the outcomes into what statuses are assembled from.
 func parseDocument(d *BlockDocument) (*parsedDoc, error) {
-	p := &parsedDoc{raw: d.Block, chunks: map[uint64]store.Chunk{}, txs: map[uint64][]docTx{}, outcomes: map[string]docOutcome{}}
+	p := &parsedDoc{raw: d.Block, chunks: map[uint64]bundle.Chunk{}, txs: map[uint64][]docTx{}, outcomes: map[string]docOutcome{}}
 	if err := unmarshal(d.Block, &p.block); err != nil {
 		return nil, fmt.Errorf("decode block: %w", err)
 	}
@@ -198,10 +198,10 @@ func memberValue(raw json.RawMessage, key string) (json.RawMessage, error) {
 // left out, every other member kept in place as it came. The answer is
 // decoded once into its view; the transactions' hashes and signers come
 // from it.
-func parseChunk(raw json.RawMessage) (store.Chunk, []docTx, error) {
+func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
 	ms, err := members(raw)
 	if err != nil {
-		return store.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
+		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
 	var txs []docTx
 	out := make([]member, 0, len(ms))
@@ -211,17 +211,17 @@ func parseChunk(raw json.RawMessage) (store.Chunk, []docTx, error) {
 			continue
 		case "transactions":
 			if txs, m.value, err = chunkTransactions(m.value); err != nil {
-				return store.Chunk{}, nil, err
+				return bundle.Chunk{}, nil, err
 			}
 		}
 		out = append(out, m)
 	}
-	c := store.Chunk{JSON: writeObject(out)}
+	c := bundle.Chunk{JSON: writeObject(out)}
 	if err := unmarshal(c.JSON, &c.View); err != nil {
-		return store.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
+		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
 	if len(c.View.Transactions) != len(txs) {
-		return store.Chunk{}, nil, fmt.Errorf("decode chunk: %d transactions for %d outcomes", len(c.View.Transactions), len(txs))
+		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %d transactions for %d outcomes", len(c.View.Transactions), len(txs))
 	}
 	for i := range txs {
 		txs[i].hash, txs[i].signerID = c.View.Transactions[i].Hash, c.View.Transactions[i].SignerID
@@ -283,7 +283,7 @@ func chunkTransactions(raw json.RawMessage) ([]docTx, json.RawMessage, error) {
 type docChange struct {
 	col byte
 	key string
-	sc  store.StateChange
+	sc  bundle.StateChange
 }
 
 // Trie key columns (nearcore's col::ACCOUNT, CONTRACT_CODE, ACCESS_KEY,
@@ -303,7 +303,7 @@ var columnEffects = map[byte]string{
 // parseChange decodes a state change; ok is false for a kind `changes`
 // does not list.
 func parseChange(raw json.RawMessage) (docChange, bool, error) {
-	sc := store.StateChange{JSON: raw}
+	sc := bundle.StateChange{JSON: raw}
 	if err := unmarshal(raw, &sc.View); err != nil {
 		return docChange{}, false, fmt.Errorf("decode state change: %w", err)
 	}
@@ -341,7 +341,7 @@ var changesOrder = []byte{0, 2, 9, 1}
 // account's keys are contiguous in that order, and accounts come in the
 // order the effects name them). Each key's changes keep the document's
 // order, which is the order they happened.
-func orderChanges(changes []docChange) ([]near.StateChangeKindView, []store.StateChange) {
+func orderChanges(changes []docChange) ([]near.StateChangeKindView, []bundle.StateChange) {
 	slices.SortStableFunc(changes, func(a, b docChange) int { return strings.Compare(a.key, b.key) })
 	effects := []near.StateChangeKindView{}
 	for i, ch := range changes {
@@ -350,7 +350,7 @@ func orderChanges(changes []docChange) ([]near.StateChangeKindView, []store.Stat
 		}
 		effects = append(effects, near.StateChangeKindView{Type: columnEffects[ch.col], AccountID: ch.sc.View.Change.AccountID})
 	}
-	var out []store.StateChange
+	var out []bundle.StateChange
 	for _, col := range changesOrder {
 		for _, ch := range changes {
 			if ch.col == col {

@@ -19,13 +19,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
-	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -504,13 +505,13 @@ func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 		replay := httptest.NewServer(node)
 		t.Cleanup(replay.Close)
 
-		rpcSrc := simcheck.NodeSource(t, rpcClient(t, replay.URL), indexer.NodeConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
+		rpcSrc := simcheck.NodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
 		require.NoError(t, err)
 		docSrc, err := docsource.NewDocSource(neardata, rpcClient(t, replay.URL),
 			docsource.DocConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
 		require.NoError(t, err)
-		var bundles []*store.Bundle
+		var bundles []*bundle.Bundle
 		for _, src := range []indexer.Source{rpcSrc, docSrc} {
 			src.Prepare(height)
 			b, err := src.Bundle(ctx, height)
@@ -521,7 +522,7 @@ func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 		requireSameBundle(t, bundles[0], bundles[1], "rpc replay vs neardata "+name)
 
 		st := storetest.NewStore(t)
-		_, err = st.Commit(ctx, []store.Bundle{*bundles[1]})
+		_, err = st.Commit(ctx, []bundle.Bundle{*bundles[1]})
 		require.NoError(t, err)
 		served := rpcserve.NewHandler(archive.New(st, nil, archive.Config{}, nil), rpcserve.Config{}, nil)
 		reqs := replayRequests(t, node)

@@ -13,10 +13,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/internal/upstream"
+	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/rpcsource"
 )
 
 // Defaults of DocConfig. DefaultTxLookahead covers a yielded receipt,
@@ -27,7 +28,7 @@ const (
 	DefaultRevisitLookahead = 1000
 	DefaultDocConcurrency   = 16
 	DefaultReadAhead        = 8
-	// The waits and retries are NodeSource's (indexer.NodeConfig).
+	// The waits and retries are NodeSource's (rpcsource.NodeConfig).
 	DefaultTxFinalWait    = 10 * time.Second
 	DefaultTxStallWait    = 2 * time.Second
 	DefaultTxPollInterval = 250 * time.Millisecond
@@ -69,10 +70,10 @@ func (c DocConfig) withDefaults() DocConfig {
 	c.TxLookahead = cmp.Or(c.TxLookahead, DefaultTxLookahead)
 	c.RevisitLookahead = cmp.Or(c.RevisitLookahead, DefaultRevisitLookahead)
 	c.ReadAhead = cmp.Or(c.ReadAhead, DefaultReadAhead)
-	c.TxFinalWait = cmp.Or(c.TxFinalWait, DefaultTxFinalWait)
-	c.TxStallWait = cmp.Or(c.TxStallWait, DefaultTxStallWait)
-	c.TxPollInterval = cmp.Or(c.TxPollInterval, DefaultTxPollInterval)
-	c.BehindRetries = cmp.Or(c.BehindRetries, DefaultBehindRetries)
+	c.TxFinalWait = cmp.Or(c.TxFinalWait, rpcsource.DefaultTxFinalWait)
+	c.TxStallWait = cmp.Or(c.TxStallWait, rpcsource.DefaultTxStallWait)
+	c.TxPollInterval = cmp.Or(c.TxPollInterval, rpcsource.DefaultTxPollInterval)
+	c.BehindRetries = cmp.Or(c.BehindRetries, rpcsource.DefaultBehindRetries)
 	c.Concurrency = cmp.Or(c.Concurrency, DefaultDocConcurrency)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -113,7 +114,7 @@ func (c DocConfig) validate() error {
 // bundle.
 type DocSource struct {
 	docs DocFetcher
-	rpc  RPC // nil: no configs from an upstream
+	rpc  rpcsource.RPC // nil: no configs from an upstream
 	cfg  DocConfig
 
 	chunkFloor atomic.Uint64
@@ -136,7 +137,7 @@ type DocSource struct {
 	// pending are the statuses stored before they were FINAL, with what
 	// was found of them: a revisit reads only the documents after the
 	// last it read.
-	pending map[store.TxRef]*txProgress
+	pending map[bundle.TxRef]*txProgress
 }
 
 // docEntry is a document being fetched or fetched: doc is nil for a
@@ -151,7 +152,7 @@ var _ indexer.Source = (*DocSource)(nil)
 
 // NewDocSource returns a Source reading docs. rpc may be nil when
 // cfg.Genesis is set.
-func NewDocSource(docs DocFetcher, rpc RPC, cfg DocConfig) (*DocSource, error) {
+func NewDocSource(docs DocFetcher, rpc rpcsource.RPC, cfg DocConfig) (*DocSource, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure document source: %w", err)
@@ -160,7 +161,7 @@ func NewDocSource(docs DocFetcher, rpc RPC, cfg DocConfig) (*DocSource, error) {
 		return nil, errors.New("configure document source: need an RPC upstream or a genesis file for the genesis config")
 	}
 	return &DocSource{docs: docs, rpc: rpc, cfg: cfg, entries: map[uint64]*docEntry{},
-		returned: map[uint64]bool{}, epochs: map[string]bool{}, pending: map[store.TxRef]*txProgress{}}, nil
+		returned: map[uint64]bool{}, epochs: map[string]bool{}, pending: map[bundle.TxRef]*txProgress{}}, nil
 }
 
 // Prepare records the archive's floor (see Source) and forgets the epochs
@@ -273,7 +274,7 @@ func (s *DocSource) loadProbing(ctx context.Context, height uint64, probe bool) 
 func (s *DocSource) fetch(ctx context.Context, height uint64, probe bool) (*parsedDoc, error) {
 	d, err := s.docs.Document(ctx, height)
 	switch {
-	case errors.Is(err, indexer.ErrNoBlock):
+	case errors.Is(err, bundle.ErrNoBlock):
 		return nil, nil
 	case errors.Is(err, ErrNoDocument) && !probe:
 		return nil, err
@@ -355,7 +356,7 @@ func (s *DocSource) end(height uint64) {
 
 // Bundle builds the Bundle at height from its document (and, for its
 // transactions, the documents of the blocks their receipts executed in).
-func (s *DocSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, error) {
+func (s *DocSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
 	s.begin(height)
 	defer s.end(height)
 	d, err := s.loadWaiting(ctx, height)
@@ -363,10 +364,10 @@ func (s *DocSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, e
 		return nil, err
 	}
 	if d == nil {
-		return nil, fmt.Errorf("block %d: %w", height, indexer.ErrNoBlock)
+		return nil, fmt.Errorf("block %d: %w", height, bundle.ErrNoBlock)
 	}
-	b := &store.Bundle{Block: d.block, BlockJSON: d.raw, Effects: d.effects, Changes: d.changes,
-		Chunks: []store.Chunk{}, OlderChunks: []store.Chunk{}, ShardIDs: store.LayoutShardIDs(d.block.Chunks, d.shardIDs)}
+	b := &bundle.Bundle{Block: d.block, BlockJSON: d.raw, Effects: d.effects, Changes: d.changes,
+		Chunks: []bundle.Chunk{}, OlderChunks: []bundle.Chunk{}, ShardIDs: bundle.LayoutShardIDs(d.block.Chunks, d.shardIDs)}
 	floor := s.chunkFloor.Load()
 	var txs []docTx
 	for _, c := range d.block.Chunks {
@@ -386,7 +387,7 @@ func (s *DocSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, e
 			b.OlderChunks = append(b.OlderChunks, older)
 		}
 	}
-	b.TxStatuses = make([]store.TxStatus, len(txs))
+	b.TxStatuses = make([]bundle.TxStatus, len(txs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
 	for i, tx := range txs {
@@ -417,7 +418,7 @@ func (s *DocSource) loadWaiting(ctx context.Context, height uint64) (*parsedDoc,
 			return nil, fmt.Errorf("block %d: %w", height, err)
 		}
 		s.cfg.Logger.Warn("upstream has no document yet; asking again", "height", height)
-		if err := upstream.Sleep(ctx, wait); err != nil {
+		if err := retry.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 		wait = min(2*wait, 5*time.Second)
@@ -429,20 +430,20 @@ func (s *DocSource) loadWaiting(ctx context.Context, height uint64) (*parsedDoc,
 
 // olderChunk reads a repeated chunk from the document of the block that
 // included it.
-func (s *DocSource) olderChunk(ctx context.Context, c near.ChunkHeaderView) (store.Chunk, error) {
+func (s *DocSource) olderChunk(ctx context.Context, c near.ChunkHeaderView) (bundle.Chunk, error) {
 	d, err := s.load(ctx, c.HeightIncluded)
 	if err != nil {
-		return store.Chunk{}, fmt.Errorf("fetch chunk %s (shard %d): %w", c.ChunkHash, c.ShardID, err)
+		return bundle.Chunk{}, fmt.Errorf("fetch chunk %s (shard %d): %w", c.ChunkHash, c.ShardID, err)
 	}
 	if d != nil {
 		if ch, ok := d.chunks[c.ShardID]; ok && ch.View.Header.ChunkHash == c.ChunkHash {
 			return ch, nil
 		}
 	}
-	return store.Chunk{}, fmt.Errorf("chunk %s (shard %d): not in the document of block %d", c.ChunkHash, c.ShardID, c.HeightIncluded)
+	return bundle.Chunk{}, fmt.Errorf("chunk %s (shard %d): not in the document of block %d", c.ChunkHash, c.ShardID, c.HeightIncluded)
 }
 
-func (s *DocSource) protocolConfig(ctx context.Context, b *store.Bundle) error {
+func (s *DocSource) protocolConfig(ctx context.Context, b *bundle.Bundle) error {
 	if s.rpc == nil {
 		return nil
 	}
@@ -457,7 +458,7 @@ func (s *DocSource) protocolConfig(ctx context.Context, b *store.Bundle) error {
 	if claimed {
 		return nil
 	}
-	cfg, err := upstream.ProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
+	cfg, err := rpcsource.FetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
 	if err != nil {
 		s.mu.Lock()
 		delete(s.epochs, epoch)
@@ -478,15 +479,15 @@ const maxPending = 100_000
 // restart), up to RevisitLookahead blocks after its own. A transaction its
 // block's document does not hold answers UNKNOWN_TRANSACTION, which leaves
 // the stored status as it is.
-func (s *DocSource) TxStatus(ctx context.Context, ref store.TxRef) (store.TxStatus, bool, error) {
-	key := store.TxRef{TxHash: ref.TxHash, SignerID: ref.SignerID, Height: ref.Height}
+func (s *DocSource) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
+	key := bundle.TxRef{TxHash: ref.TxHash, SignerID: ref.SignerID, Height: ref.Height}
 	s.mu.Lock()
 	p := s.pending[key]
 	s.mu.Unlock()
 	if p == nil {
 		d, err := s.load(ctx, ref.Height)
 		if err != nil {
-			return store.TxStatus{}, false, fmt.Errorf("revisit tx %s: %w", ref.TxHash, err)
+			return bundle.TxStatus{}, false, fmt.Errorf("revisit tx %s: %w", ref.TxHash, err)
 		}
 		if d != nil {
 			for _, txs := range d.txs {
@@ -498,7 +499,7 @@ func (s *DocSource) TxStatus(ctx context.Context, ref store.TxRef) (store.TxStat
 			}
 		}
 		if p == nil {
-			return store.TxStatus{}, false, near.UnknownTransaction(ref.TxHash)
+			return bundle.TxStatus{}, false, near.UnknownTransaction(ref.TxHash)
 		}
 	}
 	return s.txStatus(ctx, p, s.cfg.RevisitLookahead, false)
@@ -512,12 +513,12 @@ func (s *DocSource) TxStatus(ctx context.Context, ref store.TxRef) (store.TxStat
 // TxPollInterval), for at most TxFinalWait. A backfill far below a head
 // that does not move therefore stores such statuses at once, to be
 // revisited; their progress is kept for it.
-func (s *DocSource) txStatus(ctx context.Context, p *txProgress, lookahead int, wait bool) (store.TxStatus, bool, error) {
+func (s *DocSource) txStatus(ctx context.Context, p *txProgress, lookahead int, wait bool) (bundle.TxStatus, bool, error) {
 	began := time.Now()
 	for {
 		head, err := s.knownHead(ctx, false)
 		if err != nil {
-			return store.TxStatus{}, false, err
+			return bundle.TxStatus{}, false, err
 		}
 		limit := p.height + uint64(lookahead)
 		st, final, err := s.assemble(ctx, p, min(limit, head))
@@ -533,11 +534,11 @@ func (s *DocSource) txStatus(ctx context.Context, p *txProgress, lookahead int, 
 			s.keepProgress(p, false)
 			return st, false, nil
 		}
-		if err := upstream.Sleep(ctx, s.cfg.TxPollInterval); err != nil {
-			return store.TxStatus{}, false, err
+		if err := retry.Sleep(ctx, s.cfg.TxPollInterval); err != nil {
+			return bundle.TxStatus{}, false, err
 		}
 		if _, err := s.knownHead(ctx, true); err != nil {
-			return store.TxStatus{}, false, err
+			return bundle.TxStatus{}, false, err
 		}
 	}
 }
@@ -545,7 +546,7 @@ func (s *DocSource) txStatus(ctx context.Context, p *txProgress, lookahead int, 
 // keepProgress remembers a status that is not final for its revisit, and
 // forgets a final one.
 func (s *DocSource) keepProgress(p *txProgress, final bool) {
-	key := store.TxRef{TxHash: p.tx.hash, SignerID: p.tx.signerID, Height: p.height}
+	key := bundle.TxRef{TxHash: p.tx.hash, SignerID: p.tx.signerID, Height: p.height}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if final {

@@ -10,11 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/sim"
-	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -73,7 +73,7 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 2, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 90,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	srv := httptest.NewServer(node.Handler())
@@ -87,7 +87,7 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 		return src
 	}
 	src := newSource()
-	run := func(to uint64) []store.TxRef {
+	run := func(to uint64) []bundle.TxRef {
 		require.NoError(t, node.ProduceTo(ctx, to))
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
 		require.NoError(t, err)
@@ -168,7 +168,7 @@ func TestNeardataFollowsAGrowingChain(t *testing.T) {
 	cfg := sim.Config{Seed: 13, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 4, ViewStateLimit: -1,
 		BlockTime: 30 * time.Millisecond, MaxHeight: 90, FinalityLag: 2,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	runCtx, stop := context.WithCancel(ctx)

@@ -17,12 +17,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
-	"github.com/nearline/nearline/store"
 )
 
 // fastHTTP is a client config for tests: quick retries.
@@ -38,7 +39,7 @@ func rpcClient(t *testing.T, endpoints ...string) *near.Client {
 	return client
 }
 
-func docSource(t *testing.T, docs docsource.DocFetcher, rpc indexer.RPC) *docsource.DocSource {
+func docSource(t *testing.T, docs docsource.DocFetcher, rpc rpcsource.RPC) *docsource.DocSource {
 	t.Helper()
 	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
 	require.NoError(t, err)
@@ -47,7 +48,7 @@ func docSource(t *testing.T, docs docsource.DocFetcher, rpc indexer.RPC) *docsou
 
 // requireSameBundle compares two bundles member by member, the JSON of
 // each answer byte for byte.
-func requireSameBundle(t *testing.T, want, got *store.Bundle, what string) {
+func requireSameBundle(t *testing.T, want, got *bundle.Bundle, what string) {
 	t.Helper()
 	h := want.Height()
 	require.Equal(t, string(want.BlockJSON), string(got.BlockJSON), "%s: block %d", what, h)
@@ -141,7 +142,7 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 		"neardata":   docSource(t, neardata, rpc),
 		"lake http":  docSource(t, lakeHTTP, rpc),
 		"lake dir":   docSource(t, lakeDir, rpc),
-		"rpc (want)": simcheck.NodeSource(t, rpc, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}),
+		"rpc (want)": simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}),
 	}
 	// Start above genesis at a block with a missing chunk: the chunk it
 	// repeats comes from an earlier document (Bundle.OlderChunks).
@@ -172,8 +173,8 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 			}
 			got, err := src.Bundle(ctx, h)
 			if werr != nil {
-				require.ErrorIs(t, werr, indexer.ErrNoBlock)
-				require.ErrorIs(t, err, indexer.ErrNoBlock, "%s at %d", name, h)
+				require.ErrorIs(t, werr, bundle.ErrNoBlock)
+				require.ErrorIs(t, err, bundle.ErrNoBlock, "%s at %d", name, h)
 				continue
 			}
 			require.NoError(t, err, "%s at %d", name, h)
@@ -200,7 +201,7 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 
 	// A revisit assembles the status again from the documents.
 	for _, src := range []string{"neardata", "lake dir"} {
-		st, isFinal, err := sources[src].TxStatus(ctx, store.TxRef{TxHash: "nope", SignerID: "x", Height: 30})
+		st, isFinal, err := sources[src].TxStatus(ctx, bundle.TxRef{TxHash: "nope", SignerID: "x", Height: 30})
 		var ne *near.Error
 		require.True(t, errors.As(err, &ne), "%s: %v", src, err)
 		require.False(t, isFinal)

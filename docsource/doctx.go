@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/bundle"
 )
 
 // txProgress is what is known of a transaction's execution: the outcomes of
@@ -43,14 +43,14 @@ func newTxProgress(height uint64, tx docTx) *txProgress {
 // branch; the status is FINAL once every receipt has one, EXECUTED once
 // the status is known, else INCLUDED_FINAL with status "Started" (as the
 // RPC source stores it, and revisits it). p.next moves past upto.
-func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (store.TxStatus, bool, error) {
+func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (bundle.TxStatus, bool, error) {
 	tx := p.tx
-	st := store.TxStatus{TxHash: tx.hash, SignerID: tx.signerID, BlockHeights: map[string]uint64{}}
+	st := bundle.TxStatus{TxHash: tx.hash, SignerID: tx.signerID, BlockHeights: map[string]uint64{}}
 	if tx.outcome.blockHash != "" {
 		st.BlockHeights[tx.outcome.blockHash] = p.height
 	}
 	var outcomes, receipts []json.RawMessage
-	body := &store.TxStatusBody{TransactionOutcome: tx.outcome.fields}
+	body := &bundle.TxStatusBody{TransactionOutcome: tx.outcome.fields}
 	done := true
 	end := upto + 1 // documents p.next..end-1 are searched
 	stack := slices.Clone(tx.outcome.receiptIDs)
@@ -60,7 +60,7 @@ func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (s
 		stack = stack[:len(stack)-1]
 		f, ok, err := s.findOutcome(ctx, p, id, &end)
 		if err != nil {
-			return store.TxStatus{}, false, fmt.Errorf("status of tx %s: %w", tx.hash, err)
+			return bundle.TxStatus{}, false, fmt.Errorf("status of tx %s: %w", tx.hash, err)
 		}
 		if !ok {
 			done = false

@@ -19,9 +19,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/internal/upstream"
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 )
 
 // ErrNoDocument is returned (wrapped) by a DocFetcher for a height it has no
@@ -34,7 +34,7 @@ var ErrNoDocument = errors.New("no block document")
 // DocFetcher fetches block documents, one per height: what DocSource
 // reads. NeardataFetcher and LakeFetcher implement it.
 type DocFetcher interface {
-	// Document returns the document at height. It returns indexer.ErrNoBlock when
+	// Document returns the document at height. It returns bundle.ErrNoBlock when
 	// the upstream says the chain skipped the height, ErrNoDocument when it
 	// has no document there (yet).
 	Document(ctx context.Context, height uint64) (*BlockDocument, error)
@@ -98,7 +98,7 @@ func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDo
 		switch a.Status {
 		case http.StatusOK:
 			if string(bytes.TrimSpace(a.Body)) == "null" {
-				result = fmt.Errorf("block %d: %w", height, indexer.ErrNoBlock)
+				result = fmt.Errorf("block %d: %w", height, bundle.ErrNoBlock)
 				return nil
 			}
 			d, err := decodeDocument(a.Body)
@@ -145,7 +145,7 @@ func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
 			if err != nil {
 				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
 			}
-			h, err := upstream.HeaderHeight(d.Block)
+			h, err := near.HeaderHeight(d.Block)
 			if err != nil {
 				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
 			}
@@ -170,7 +170,7 @@ func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
 type LakeFetcher struct {
 	dir  string       // local directory, or
 	get  *near.Getter // HTTP base URL
-	head RPC
+	head rpcsource.RPC
 
 	mu      sync.Mutex
 	layouts map[string][]uint64 // shard ids of each epoch's layout, by index (from head)
@@ -182,7 +182,7 @@ var _ DocFetcher = (*LakeFetcher)(nil)
 // comma-separated http(s) base URLs (cfg.Endpoints is set to them; cfg's
 // timeouts, retries and failover apply). head, when not nil, answers
 // FinalHead; it is required over HTTP.
-func NewLakeFetcher(location string, cfg near.ClientConfig, head RPC) (*LakeFetcher, error) {
+func NewLakeFetcher(location string, cfg near.ClientConfig, head rpcsource.RPC) (*LakeFetcher, error) {
 	if !strings.HasPrefix(location, "http://") && !strings.HasPrefix(location, "https://") {
 		st, err := os.Stat(location)
 		if err != nil {
@@ -357,11 +357,11 @@ func (f *LakeFetcher) shardIDs(ctx context.Context, folder string, height uint64
 		layout, ok := f.layouts[epoch]
 		f.mu.Unlock()
 		if !ok {
-			cfg, err := upstream.ProtocolConfig(ctx, f.head, epoch, hash)
+			cfg, err := rpcsource.FetchProtocolConfig(ctx, f.head, epoch, hash)
 			if err != nil {
 				return nil, fmt.Errorf("shard layout of block %d: %w", height, err)
 			}
-			layout = upstream.ShardIDs(cfg.JSON)
+			layout = rpcsource.ConfigShardIDs(cfg.JSON)
 			f.mu.Lock()
 			f.layouts[epoch] = layout
 			f.mu.Unlock()
@@ -410,7 +410,7 @@ func (f *LakeFetcher) shardIDs(ctx context.Context, folder string, height uint64
 // FinalHead asks the head RPC, or takes a directory's highest folder.
 func (f *LakeFetcher) FinalHead(ctx context.Context) (uint64, error) {
 	if f.head != nil {
-		return upstream.FinalHead(ctx, f.head)
+		return rpcsource.FinalHead(ctx, f.head)
 	}
 	entries, err := os.ReadDir(f.dir)
 	if err != nil {

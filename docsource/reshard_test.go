@@ -5,17 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/docs"
 	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -48,7 +50,7 @@ func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
 		"lake http": docSource(t, lakeHTTP, rpc),
 		"lake dir":  docSource(t, lakeDir, rpc),
 	}
-	want := simcheck.NodeSource(t, rpc, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	want := simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
 	want.Prepare(0)
 	for _, src := range sources {
 		src.Prepare(0)
@@ -59,8 +61,8 @@ func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
 		for name, src := range sources {
 			got, err := src.Bundle(ctx, h)
 			if werr != nil {
-				require.ErrorIs(t, werr, indexer.ErrNoBlock)
-				require.ErrorIs(t, err, indexer.ErrNoBlock, "%s at %d", name, h)
+				require.ErrorIs(t, werr, bundle.ErrNoBlock)
+				require.ErrorIs(t, err, bundle.ErrNoBlock, "%s at %d", name, h)
 				continue
 			}
 			require.NoError(t, err, "%s at %d", name, h)
@@ -85,33 +87,24 @@ func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
 	require.Positive(t, repeated, "no child repeated its parent's chunk header")
 }
 
-// readmeShardQuery returns the README's SQL query "The shard that holds an
+// shardQuery returns docs/database.md's SQL query "The shard that holds an
 // account at a height", with the account and height it names as $1 and
 // $2.
-func readmeShardQuery(t *testing.T) string {
+func shardQuery(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	text := string(b)
-	start := strings.Index(text, "The shard that holds an account at a height")
-	require.GreaterOrEqual(t, start, 0, "README has the shard query")
-	text = text[start:]
-	i := strings.Index(text, "```sql\n")
-	require.GreaterOrEqual(t, i, 0)
-	text = text[i+len("```sql\n"):]
-	q := text[:strings.Index(text, "```")]
+	q := docs.SQLAfter(t, "docs/database.md", "The shard that holds an account at a height")
 	require.Contains(t, q, "'alice.near'")
 	require.Contains(t, q, "120000000")
 	q = strings.Replace(q, "'alice.near'", "$1::text", 1)
 	return strings.Replace(q, "120000000", "$2::bigint", 1)
 }
 
-// TestReadmeShardQueryFindsEachAccountsShard indexes a chain that splits a
-// shard three times and runs the README's account-shard query for every
+// TestShardQueryFindsEachAccountsShard indexes a chain that splits a
+// shard three times and runs docs/database.md's account-shard query for every
 // account a block changed, at that height: it must name the shard whose
 // part of the block's document lists the change (the simulator's own
 // assignment), before, at and after each split.
-func TestReadmeShardQueryFindsEachAccountsShard(t *testing.T) {
+func TestShardQueryFindsEachAccountsShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 4, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 15,
@@ -122,7 +115,7 @@ func TestReadmeShardQueryFindsEachAccountsShard(t *testing.T) {
 	genesis, _ := simcheck.GenesisFile(t, node)
 	const indexed = maxHeight - 5 // the last heights may be skipped: --to waits for a block over them
 	simcheck.Index(t, s, indexed, genesis, srv.URL)
-	query := readmeShardQuery(t)
+	query := shardQuery(t)
 
 	checked := 0
 	shards := map[uint64]bool{}

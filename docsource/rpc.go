@@ -1,7 +1,7 @@
 package docsource
 
-import "github.com/nearline/nearline/internal/upstream"
+import "github.com/nearline/nearline/rpcsource"
 
 // RPC calls an upstream node (*near.Client implements it): genesis and
 // protocol configs, Lake's head.
-type RPC = upstream.RPC
+type RPC = rpcsource.RPC

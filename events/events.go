@@ -87,9 +87,6 @@ var shapes = map[string]shape{
 	"mt_burn":      {standard: NEP245, give: true},
 }
 
-// IsEvent reports whether log is a NEP-297 event log (of any standard).
-func IsEvent(log string) bool { return strings.HasPrefix(log, Prefix) }
-
 // Parse returns the rows of one log. A log that is not an event of the
 // three standards with one of their nine event names gives no rows and no
 // error; one that is but does not follow its standard gives an error

@@ -7,11 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
-	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -24,11 +24,11 @@ func BenchmarkSimPipeline(b *testing.B) {
 	_ = node
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
 	require.NoError(b, err)
-	src := simcheck.NodeSource(b, client, indexer.NodeConfig{TxStallWait: time.Millisecond})
+	src := simcheck.NodeSource(b, client, rpcsource.NodeConfig{TxStallWait: time.Millisecond})
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		fetchStart := time.Now()
-		var bundles []store.Bundle
+		var bundles []bundle.Bundle
 		rows := 0
 		for h := uint64(1); h <= maxHeight-10; h++ {
 			bundle, err := src.Bundle(ctx, h)

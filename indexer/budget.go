@@ -3,7 +3,7 @@ package indexer
 import (
 	"sync"
 
-	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/bundle"
 )
 
 // budget bounds, in bytes, what the pipeline holds: the blocks being
@@ -99,7 +99,7 @@ func (b *budget) batchShare() int64 { return max(b.limit/3, 1) }
 // bundleWeight estimates the memory a bundle holds from its parts as
 // served (each kept as it came and decoded into its view), with the rows
 // prepared from it: weightPerByte times their bytes.
-func bundleWeight(b *store.Bundle) int64 {
+func bundleWeight(b *bundle.Bundle) int64 {
 	n := len(b.BlockJSON)
 	for _, c := range b.Chunks {
 		n += len(c.JSON)

@@ -5,18 +5,18 @@
 // link (check continuity, prepare the batch's rows) and consume (write it),
 // so the CPU work of one batch overlaps the database work of the last.
 //
-// The contract is three interfaces, declared here where they are consumed;
+// The contract is two interfaces, declared here where they are consumed;
 // they are the whole of what the package uses, and nothing is discovered by
 // type assertion (a Source or Sink either does all of it or does not
 // compile as one):
 //   - Source, the upstream as the loop sees it: FinalHead (how far to
 //     fetch), Bundle (one height's block with its chunks, changes and tx
-//     statuses, or ErrNoBlock), GenesisConfig (the first height of an empty
+//     statuses, or bundle.ErrNoBlock), GenesisConfig (the first height of an empty
 //     archive), Prepare (told the archive's lowest height at each Run, so a
 //     missing chunk repeating one from below it is fetched) and TxStatus
-//     (a status stored before it was FINAL, fetched again). NodeSource is
-//     the JSON-RPC implementation; docsource.DocSource builds the same
-//     Bundles from block documents.
+//     (a status stored before it was FINAL, fetched again).
+//     rpcsource.NodeSource is the JSON-RPC implementation; docsource.DocSource
+//     builds the same Bundles from block documents.
 //   - Sink, the archive: Range and LinkBelow (where the cursor's range
 //     resumes, what the next block must link to and the floor given to
 //     Prepare), RangeAbove (where the range meets another cursor's),
@@ -26,15 +26,11 @@
 //     PutGenesisConfig, and PendingTxStatuses with UpdateTxStatus (the
 //     statuses to revisit and their FINAL replacements). *store.Store is the
 //     implementation.
-//   - RPC, what NodeSource calls: one raw JSON-RPC method call
-//     (*near.Client implements it; bench and tests wrap it to count or
-//     fail calls).
 //
-// Tests hand in fakes of all three. Config and NodeConfig follow one rule:
-// zero means the exported Default* constant for every field (the `nearline
-// index` flags default to the same constants); New and NewNodeSource
-// refuse a value out of range, naming it. NodeConfig.MaxInFlight's -1 (no
-// bound) is the one negative value with a meaning.
+// Tests hand in fakes of both. Config follows one rule: zero means the
+// exported Default* constant for every field (the `nearline index` flags
+// default to the same constants); New refuses a value out of range, naming
+// it.
 //
 // Invariants a reader must know:
 //   - Backfill (Config.To set) and follow (no To) are the same loop. Heights
@@ -54,8 +50,9 @@
 //     the loop with an error wrapping ErrContinuity that names the height and
 //     both hashes; the blocks before it are committed, nothing after.
 //   - Sink calls failing with a transient database error (store.IsTransient)
-//     are retried with backoff for up to DatabaseRetry; a failed commit was
-//     rolled back, so the batch is committed again whole.
+//     are retried with backoff for up to DatabaseRetry, each retry counted in
+//     nearline_database_retries_total; a failed commit was rolled back, so
+//     the batch is committed again whole.
 //   - With To set, Run returns once To is committed; if the chain skipped To,
 //     once the next block (which proves it skipped) is committed. A run whose
 //     To is already committed returns at once.
@@ -65,29 +62,18 @@
 //     height below that range; the commit that makes two ranges meet
 //     checks the link between them (store.Write), so a split backfill is
 //     as continuous as one indexer's.
-//   - NodeSource treats UNKNOWN_BLOCK as "skipped" only when the answering
-//     upstream's final head is at or past the height; an upstream that is
-//     behind (after a failover) is asked again until it catches up.
 //   - A block that repeats a chunk included before the archive's first block
 //     (a missing chunk right after --from) also stores that chunk's view, so
-//     `chunk` by block and shard answers there too.
-//   - Concurrency: Workers blocks are fetched at once, each with up to
-//     NodeConfig.Concurrency calls in flight (chunks, changes, tx statuses).
+//     `chunk` by block and shard answers there too (Source.Prepare).
+//   - Concurrency: Workers blocks are fetched at once; a source bounds the
+//     calls each makes.
 //
-// Transaction statuses: NodeSource fetches EXPERIMENTAL_tx_status for each
-// transaction of a block's new chunks together with the block. A status
-// whose final_execution_status is not FINAL yet (its receipts still run in
-// later blocks) is re-fetched every TxPollInterval while the upstream's
-// final head advances, for at most TxFinalWait; in follow mode the indexer
-// therefore trails the head by the few blocks receipts take. When the head
-// stalls or the wait runs out the status is stored as served, and its
-// final_execution_status column says it was not final. Such statuses are
-// revisited: every RevisitInterval between commits, the loop asks the Sink
+// Transaction statuses: a source may store a status whose
+// final_execution_status is not FINAL yet (its receipts still run in later
+// blocks; see rpcsource). Such statuses are revisited: every RevisitInterval between commits, the loop asks the Sink
 // for up to 100 of them (PendingTxStatuses), fetches each again from the
 // Source (TxStatus) and has the Sink replace those that are FINAL now, with
 // their execution outcomes (UpdateTxStatus). One the upstream no longer has
 // (a *near.Error) keeps its stored status; any other error stops Run.
-//
-// Protocol config: NodeSource fetches EXPERIMENTAL_protocol_config once per
-// epoch it sees (per process), keyed by epoch id in the store.
+
 package indexer

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
@@ -26,7 +27,7 @@ type fakeSource struct {
 	latency time.Duration // up to this much random delay per bundle
 
 	mu       sync.Mutex
-	override map[uint64]store.Bundle // replaces the chain's bundle at a height
+	override map[uint64]bundle.Bundle // replaces the chain's bundle at a height
 	fetches  map[uint64]int
 	floors   []uint64 // what each Prepare was told
 }
@@ -41,12 +42,12 @@ func (s *fakeSource) Prepare(chunkFloor uint64) {
 
 // TxStatus answers as an upstream that no longer has the transaction: the
 // chain's statuses are all FINAL when served, so none is revisited.
-func (s *fakeSource) TxStatus(_ context.Context, ref store.TxRef) (store.TxStatus, bool, error) {
-	return store.TxStatus{}, false, near.UnknownTransaction(ref.TxHash)
+func (s *fakeSource) TxStatus(_ context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
+	return bundle.TxStatus{}, false, near.UnknownTransaction(ref.TxHash)
 }
 
 func newFakeSource(c *storetest.Chain, head uint64) *fakeSource {
-	s := &fakeSource{chain: c, override: map[uint64]store.Bundle{}, fetches: map[uint64]int{}}
+	s := &fakeSource{chain: c, override: map[uint64]bundle.Bundle{}, fetches: map[uint64]int{}}
 	s.head.Store(head)
 	return s
 }
@@ -60,7 +61,7 @@ func (s *fakeSource) GenesisConfig(context.Context) (json.RawMessage, error) {
 	return json.RawMessage(`{"chain_id":"fake","genesis_height":1}`), nil
 }
 
-func (s *fakeSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, error) {
+func (s *fakeSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
 	if s.latency > 0 {
 		select {
 		case <-ctx.Done():
@@ -79,7 +80,7 @@ func (s *fakeSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, 
 		b, ok = s.chain.Bundle(height)
 	}
 	if !ok {
-		return nil, fmt.Errorf("fake: %w", indexer.ErrNoBlock)
+		return nil, fmt.Errorf("fake: %w", bundle.ErrNoBlock)
 	}
 	return &b, nil
 }

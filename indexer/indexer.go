@@ -4,17 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/store"
 )
-
-// ErrNoBlock is returned (wrapped) by Source.Bundle for a height at which
-// the upstream has no block.
-var ErrNoBlock = errors.New("no block at height")
 
 // ErrContinuity is returned (wrapped) when a block does not link to the last
 // committed block, or a batch's edge to the range of another cursor it
@@ -29,7 +25,7 @@ type Source interface {
 	FinalHead(ctx context.Context) (uint64, error)
 	// Bundle fetches the block at height and everything below it. It
 	// returns ErrNoBlock when the upstream has no block at height.
-	Bundle(ctx context.Context, height uint64) (*store.Bundle, error)
+	Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error)
 	// GenesisConfig returns the genesis_config result.
 	GenesisConfig(ctx context.Context) (json.RawMessage, error)
 	// Prepare is called at the start of each Run with the lowest height the
@@ -41,7 +37,7 @@ type Source interface {
 	// TxStatus fetches a stored transaction's status again; final reports
 	// that the upstream now calls it FINAL. A *near.Error (the upstream no
 	// longer has it) leaves the stored status as it is.
-	TxStatus(ctx context.Context, ref store.TxRef) (st store.TxStatus, final bool, err error)
+	TxStatus(ctx context.Context, ref bundle.TxRef) (st bundle.TxStatus, final bool, err error)
 }
 
 // Sink stores what the indexer fetched (*store.Store implements it). It is
@@ -60,7 +56,7 @@ type Sink interface {
 	// Prepare makes bundles (ascending heights) into a batch for Write,
 	// without the database: the loop prepares a batch while the one
 	// before it is written.
-	Prepare(bundles []store.Bundle) (*store.Batch, error)
+	Prepare(bundles []bundle.Bundle) (*store.Batch, error)
 	// Write writes a prepared batch and moves the cursor to its last
 	// block, atomically; a failed Write may be retried with the same
 	// batch. (A wrapper around *store.Store that intercepts writes
@@ -70,9 +66,9 @@ type Sink interface {
 	PutGenesisConfig(ctx context.Context, cfg json.RawMessage) error
 	// PendingTxStatuses returns up to limit transaction statuses stored
 	// before they were FINAL, included at or below maxHeight.
-	PendingTxStatuses(ctx context.Context, maxHeight uint64, limit int) ([]store.TxRef, error)
+	PendingTxStatuses(ctx context.Context, maxHeight uint64, limit int) ([]bundle.TxRef, error)
 	// UpdateTxStatus replaces a stored transaction status with a newer one.
-	UpdateTxStatus(ctx context.Context, ref store.TxRef, st store.TxStatus) error
+	UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.TxStatus) error
 }
 
 var _ Sink = (*store.Store)(nil)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,9 +17,12 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -309,22 +313,22 @@ func TestNodeConfigValidation(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name    string
-		cfg     indexer.NodeConfig
+		cfg     rpcsource.NodeConfig
 		wantErr string // "" for valid
 	}{
-		{"zero value: every default", indexer.NodeConfig{}, ""},
-		{"no upstream bound", indexer.NodeConfig{MaxInFlight: -1}, ""},
-		{"upstream bound of one", indexer.NodeConfig{MaxInFlight: 1}, ""},
-		{"upstream bound below -1", indexer.NodeConfig{MaxInFlight: -2}, "upstream concurrency -2"},
-		{"negative block concurrency", indexer.NodeConfig{Concurrency: -1}, "block concurrency -1"},
-		{"negative changes batch", indexer.NodeConfig{ChangesBatch: -1}, "changes batch -1"},
-		{"negative tx final wait", indexer.NodeConfig{TxFinalWait: -time.Second}, "tx final wait -1s"},
-		{"negative tx stall wait", indexer.NodeConfig{TxStallWait: -time.Second}, "tx stall wait -1s"},
-		{"negative tx poll interval", indexer.NodeConfig{TxPollInterval: -time.Millisecond}, "tx poll interval -1ms"},
-		{"negative behind retries", indexer.NodeConfig{BehindRetries: -1}, "behind retries -1"},
+		{"zero value: every default", rpcsource.NodeConfig{}, ""},
+		{"no upstream bound", rpcsource.NodeConfig{MaxInFlight: -1}, ""},
+		{"upstream bound of one", rpcsource.NodeConfig{MaxInFlight: 1}, ""},
+		{"upstream bound below -1", rpcsource.NodeConfig{MaxInFlight: -2}, "upstream concurrency -2"},
+		{"negative block concurrency", rpcsource.NodeConfig{Concurrency: -1}, "block concurrency -1"},
+		{"negative changes batch", rpcsource.NodeConfig{ChangesBatch: -1}, "changes batch -1"},
+		{"negative tx final wait", rpcsource.NodeConfig{TxFinalWait: -time.Second}, "tx final wait -1s"},
+		{"negative tx stall wait", rpcsource.NodeConfig{TxStallWait: -time.Second}, "tx stall wait -1s"},
+		{"negative tx poll interval", rpcsource.NodeConfig{TxPollInterval: -time.Millisecond}, "tx poll interval -1ms"},
+		{"negative behind retries", rpcsource.NodeConfig{BehindRetries: -1}, "behind retries -1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			src, err := indexer.NewNodeSource(nil, c.cfg)
+			src, err := rpcsource.NewNodeSource(nil, c.cfg, nil)
 			if c.wantErr == "" {
 				require.NoError(t, err)
 				require.NotNil(t, src)
@@ -373,12 +377,28 @@ func TestTransientDatabaseErrorsAreRetried(t *testing.T) {
 	var logs strings.Builder
 	logger := slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))
 	sink := &flakySink{Store: s, failures: 3}
-	ix, err := indexer.New(indexer.Config{To: ptr(40), BatchSize: 10}, newFakeSource(c, 100), sink, logger)
+	m, reg := newMetrics(t)
+	ix, err := indexer.New(indexer.Config{To: ptr(40), BatchSize: 10, Metrics: m}, newFakeSource(c, 100), sink, logger)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(context.Background()))
 	require.Zero(t, sink.failures)
 	require.Equal(t, 3, strings.Count(logs.String(), "database unavailable; retrying"))
 	require.Equal(t, reference(t, c, 1, 40), digest(t, s))
+	rec := httptest.NewRecorder()
+	metrics.Handler(reg).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	require.Contains(t, rec.Body.String(), "nearline_database_retries_total 3\n")
+	require.NotContains(t, rec.Body.String(), `kind="database"`, "a database retry is not an upstream error")
+
+	// A database that stays unavailable ends the run once DatabaseRetry has
+	// passed, with the last error.
+	down := &flakySink{Store: storetest.NewStore(t), failures: 1 << 30}
+	ix, err = indexer.New(indexer.Config{To: ptr(40), BatchSize: 10, DatabaseRetry: 300 * time.Millisecond}, newFakeSource(c, 100), down, nil)
+	require.NoError(t, err)
+	err = ix.Run(context.Background())
+	require.ErrorContains(t, err, "database unavailable for")
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr)
+	require.Equal(t, "57P01", pgErr.Code)
 
 	// A permanent error is not retried.
 	sink = &flakySink{Store: storetest.NewStore(t)}
@@ -431,7 +451,7 @@ type overlapSink struct {
 	prepared, writes, overlaps int
 }
 
-func (s *overlapSink) Prepare(bundles []store.Bundle) (*store.Batch, error) {
+func (s *overlapSink) Prepare(bundles []bundle.Bundle) (*store.Batch, error) {
 	s.mu.Lock()
 	s.prepared++
 	s.mu.Unlock()

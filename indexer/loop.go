@@ -3,6 +3,7 @@ package indexer
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/store"
 )
 
@@ -17,7 +19,7 @@ import (
 // has no block there.
 type fetched struct {
 	height uint64
-	bundle *store.Bundle
+	bundle *bundle.Bundle
 	weight int64 // bundleWeight, held in the budget until written
 }
 
@@ -321,7 +323,7 @@ func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) (batch, error)
 			g.Go(func() error {
 				b, err := ix.src.Bundle(gctx, height)
 				switch {
-				case errors.Is(err, ErrNoBlock):
+				case errors.Is(err, bundle.ErrNoBlock):
 					err = nil // a height without a block
 				case err != nil:
 					err = fmt.Errorf("fetch height %d: %w", height, err)
@@ -386,7 +388,7 @@ type linkedBatch struct {
 // after the batch that broke continuity.
 func (ix *Indexer) link(ctx context.Context, start uint64, prev *store.Cursor, in <-chan batch, out chan<- linkedBatch) error {
 	for b := range in {
-		var bundles []store.Bundle
+		var bundles []bundle.Bundle
 		var linkErr error
 		for _, r := range b.results {
 			if r.bundle == nil {
@@ -460,7 +462,7 @@ func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *pro
 // linkTo checks that bundle follows prev (or, with no prev, that nothing
 // from start on was skipped over wrongly) and returns the heights between
 // them, which the chain skipped.
-func linkTo(prev *store.Cursor, start uint64, b *store.Bundle) ([]uint64, error) {
+func linkTo(prev *store.Cursor, start uint64, b *bundle.Bundle) ([]uint64, error) {
 	hdr := b.Block.Header
 	prevHeight := "none"
 	if hdr.PrevHeight != nil {
@@ -497,4 +499,15 @@ func (ix *Indexer) noteUnknown(unknown map[string]int, height uint64) {
 		ix.unknownSeen[kind] = true
 		ix.logger.Warn("stored a variant Nearline does not model, as the upstream served it", "kind", kind, "height", height)
 	}
+}
+
+// genesisHeight reads genesis_height from a genesis_config result.
+func genesisHeight(genesis json.RawMessage) (uint64, error) {
+	var cfg struct {
+		GenesisHeight *uint64 `json:"genesis_height"`
+	}
+	if err := json.Unmarshal(genesis, &cfg); err != nil || cfg.GenesisHeight == nil {
+		return 0, errors.New("genesis config has no genesis_height")
+	}
+	return *cfg.GenesisHeight, nil
 }

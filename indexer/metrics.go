@@ -1,25 +1,17 @@
 package indexer
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net"
-	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/nearline/nearline/store"
 )
 
-// Metrics are the indexer's Prometheus metrics, on their own registry. A nil
-// *Metrics records nothing.
+// Metrics are the indexer's Prometheus metrics, registered on a registry
+// main owns. A nil *Metrics records nothing.
 type Metrics struct {
-	registry       *prometheus.Registry
 	indexedHeight  prometheus.Gauge
 	headHeight     prometheus.Gauge
 	blocks         prometheus.Counter
@@ -30,13 +22,12 @@ type Metrics struct {
 	unknown        *prometheus.CounterVec
 	malformed      prometheus.Counter
 	commitSeconds  prometheus.Histogram
+	dbRetries      prometheus.Counter
 }
 
-// NewMetrics returns metrics registered on a new registry, with the Go and
-// process collectors.
-func NewMetrics() *Metrics {
+// NewMetrics returns the indexer's metrics, registered on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		registry: prometheus.NewRegistry(),
 		indexedHeight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nearline_indexed_height",
 			Help: "Height of the last committed block."}),
 		headHeight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nearline_head_height",
@@ -57,20 +48,30 @@ func NewMetrics() *Metrics {
 			Help: "EVENT_JSON logs of NEP-141, NEP-171 or NEP-245 skipped because they do not follow their standard (each is logged)."}),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "nearline_commit_seconds",
 			Help: "Latency of one batch commit.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+		dbRetries: prometheus.NewCounter(prometheus.CounterOpts{Name: "nearline_database_retries_total",
+			Help: "Database calls of the indexer retried after a transient error (connection lost, server restarting)."}),
 	}
-	m.registry.MustRegister(m.indexedHeight, m.headHeight, m.blocks, m.rows, m.blockRate, m.rowRate, m.upstreamErrors, m.unknown, m.malformed, m.commitSeconds,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
+	for _, c := range []prometheus.Collector{m.indexedHeight, m.headHeight, m.blocks, m.rows, m.blockRate, m.rowRate,
+		m.upstreamErrors, m.unknown, m.malformed, m.commitSeconds, m.dbRetries} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register indexer metrics: %w", err)
+		}
+	}
+	return m, nil
 }
-
-// Registry returns the registry the metrics live on.
-func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
 // UpstreamError counts a failed upstream attempt; pass it as
 // near.ClientConfig.OnError.
 func (m *Metrics) UpstreamError(kind string) {
 	if m != nil {
 		m.upstreamErrors.WithLabelValues(kind).Inc()
+	}
+}
+
+// databaseRetry counts a database call retried after a transient error.
+func (m *Metrics) databaseRetry() {
+	if m != nil {
+		m.dbRetries.Inc()
 	}
 }
 
@@ -99,34 +100,4 @@ func (m *Metrics) committed(stats store.CommitStats, height uint64, took time.Du
 	for kind, n := range stats.Unknown {
 		m.unknown.WithLabelValues(kind).Add(float64(n))
 	}
-}
-
-// Handler serves the metrics in the Prometheus text format.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
-}
-
-// ServeMetrics serves m at addr (path /metrics) until ctx ends.
-func ServeMetrics(ctx context.Context, addr string, m *Metrics, logger *slog.Logger) error {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.Handler())
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen for metrics on %s: %w", addr, err)
-	}
-	logger.Info("serving metrics", "addr", ln.Addr().String())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return fmt.Errorf("serve metrics: %w", err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("stop metrics server: %w", err)
-	}
-	return nil
 }

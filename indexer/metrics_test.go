@@ -10,9 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -21,14 +24,14 @@ import (
 func TestMetricsReportProgress(t *testing.T) {
 	t.Parallel()
 	s := storetest.NewStore(t)
-	m := indexer.NewMetrics()
+	m, reg := newMetrics(t)
 	m.UpstreamError("http_5xx")
 	m.UpstreamError("http_5xx")
 	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(30), BatchSize: 10, Metrics: m}, newFakeSource(testChain(), 40), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(context.Background()))
 
-	srv := httptest.NewServer(m.Handler())
+	srv := httptest.NewServer(metrics.Handler(reg))
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL)
 	require.NoError(t, err)
@@ -60,18 +63,18 @@ func TestUnknownVariantsAreCountedAndLoggedOnce(t *testing.T) {
 		require.True(t, ok)
 		var view near.StateChangeWithCauseView
 		require.NoError(t, json.Unmarshal([]byte(change), &view))
-		b.Changes = append(b.Changes, store.StateChange{View: view, JSON: json.RawMessage(change)})
+		b.Changes = append(b.Changes, bundle.StateChange{View: view, JSON: json.RawMessage(change)})
 		src.override[h] = b
 	}
 	var logs bytes.Buffer
-	m := indexer.NewMetrics()
+	m, reg := newMetrics(t)
 	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(30), BatchSize: 10, Metrics: m}, src, storetest.NewStore(t),
 		slog.New(slog.NewTextHandler(&logs, nil)))
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(context.Background()), "an unknown variant never stops the indexer")
 
 	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	metrics.Handler(reg).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	require.Contains(t, rec.Body.String(), `nearline_unknown_variants_total{kind="state_change:gas_key_nonce_update"} 3`)
 	require.Equal(t, 1, strings.Count(logs.String(), "kind=state_change:gas_key_nonce_update"), "logged once per kind:\n%s", logs.String())
 }
@@ -89,7 +92,7 @@ func TestMalformedEventLogsAreCountedAndLogged(t *testing.T) {
 	for _, h := range []uint64{8, 12, 25} {
 		b, ok := c.Bundle(h)
 		require.True(t, ok)
-		b.TxStatuses = append([]store.TxStatus(nil), b.TxStatuses...)
+		b.TxStatuses = append([]bundle.TxStatus(nil), b.TxStatuses...)
 		var view near.FinalExecutionOutcomeView
 		require.NoError(t, json.Unmarshal(b.TxStatuses[0].JSON, &view))
 		view.ReceiptsOutcome[0].Outcome.Logs = []string{bad, good}
@@ -103,16 +106,25 @@ func TestMalformedEventLogsAreCountedAndLogged(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
-	m := indexer.NewMetrics()
+	m, reg := newMetrics(t)
 	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(30), BatchSize: 10, Metrics: m}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(context.Background()), "a malformed event log never stops the indexer")
 
 	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	metrics.Handler(reg).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	require.Contains(t, rec.Body.String(), "nearline_malformed_event_logs_total 3\n")
 	require.Equal(t, 3, strings.Count(logs.String(), "malformed event log skipped"), logs.String())
 	var minted int
 	require.NoError(t, s.Pool().QueryRow(context.Background(), `SELECT count(*) FROM ft_events WHERE event = 'ft_mint'`).Scan(&minted))
 	require.Equal(t, 3, minted, "the well-formed log beside each malformed one is kept")
+}
+
+// newMetrics returns the indexer's metrics on a registry of their own.
+func newMetrics(t *testing.T) (*indexer.Metrics, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := indexer.NewMetrics(reg)
+	require.NoError(t, err)
+	return m, reg
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
@@ -20,9 +21,9 @@ import (
 type memSink struct {
 	mu        sync.Mutex
 	blocks    []store.Cursor // committed, in height order
-	pending   []store.TxRef
-	updated   map[string]store.TxStatus // by tx hash
-	maxAsked  uint64                    // highest maxHeight PendingTxStatuses was asked for
+	pending   []bundle.TxRef
+	updated   map[string]bundle.TxStatus // by tx hash
+	maxAsked  uint64                     // highest maxHeight PendingTxStatuses was asked for
 	pendCalls int
 }
 
@@ -54,7 +55,7 @@ func (m *memSink) RangeAbove(context.Context, uint64) (store.Range, bool, error)
 	return store.Range{}, false, nil
 }
 
-func (m *memSink) Prepare(bundles []store.Bundle) (*store.Batch, error) {
+func (m *memSink) Prepare(bundles []bundle.Bundle) (*store.Batch, error) {
 	return &store.Batch{Bundles: bundles}, nil
 }
 
@@ -71,12 +72,12 @@ func (m *memSink) Write(_ context.Context, batch *store.Batch) (store.CommitStat
 
 func (m *memSink) PutGenesisConfig(context.Context, json.RawMessage) error { return nil }
 
-func (m *memSink) PendingTxStatuses(_ context.Context, maxHeight uint64, limit int) ([]store.TxRef, error) {
+func (m *memSink) PendingTxStatuses(_ context.Context, maxHeight uint64, limit int) ([]bundle.TxRef, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.pendCalls++
 	m.maxAsked = max(m.maxAsked, maxHeight)
-	var out []store.TxRef
+	var out []bundle.TxRef
 	for _, ref := range m.pending {
 		if ref.Height <= maxHeight && len(out) < limit {
 			out = append(out, ref)
@@ -85,7 +86,7 @@ func (m *memSink) PendingTxStatuses(_ context.Context, maxHeight uint64, limit i
 	return out, nil
 }
 
-func (m *memSink) UpdateTxStatus(_ context.Context, ref store.TxRef, st store.TxStatus) error {
+func (m *memSink) UpdateTxStatus(_ context.Context, ref bundle.TxRef, st bundle.TxStatus) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.updated[ref.TxHash] = st
@@ -116,22 +117,22 @@ type revisitSource struct {
 
 var _ indexer.Source = (*revisitSource)(nil)
 
-func (s *revisitSource) TxStatus(_ context.Context, ref store.TxRef) (store.TxStatus, bool, error) {
+func (s *revisitSource) TxStatus(_ context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
 	s.mu.Lock()
 	s.asked[ref.TxHash]++
 	s.mu.Unlock()
 	a, ok := s.answers[ref.TxHash]
 	if !ok {
-		return store.TxStatus{}, false, errors.New("unexpected tx " + ref.TxHash)
+		return bundle.TxStatus{}, false, errors.New("unexpected tx " + ref.TxHash)
 	}
 	if a.err != nil {
-		return store.TxStatus{}, false, a.err
+		return bundle.TxStatus{}, false, a.err
 	}
 	status := "EXECUTED"
 	if a.final {
 		status = "FINAL"
 	}
-	return store.TxStatus{TxHash: ref.TxHash, SignerID: ref.SignerID,
+	return bundle.TxStatus{TxHash: ref.TxHash, SignerID: ref.SignerID,
 		JSON: json.RawMessage(`{"final_execution_status":"` + status + `"}`)}, a.final, nil
 }
 
@@ -142,7 +143,7 @@ func (s *revisitSource) TxStatus(_ context.Context, ref store.TxRef) (store.TxSt
 // for.
 func TestRevisitGoesThroughSourceAndSink(t *testing.T) {
 	t.Parallel()
-	sink := &memSink{updated: map[string]store.TxStatus{}, pending: []store.TxRef{
+	sink := &memSink{updated: map[string]bundle.TxStatus{}, pending: []bundle.TxRef{
 		{TxHash: "final-now", SignerID: "a.near", Height: 3},
 		{TxHash: "still-pending", SignerID: "b.near", Height: 4},
 		{TxHash: "gone", SignerID: "c.near", Height: 6},
@@ -178,7 +179,7 @@ func TestRevisitGoesThroughSourceAndSink(t *testing.T) {
 // not having the transaction is not swallowed.
 func TestRevisitErrorStopsTheLoop(t *testing.T) {
 	t.Parallel()
-	sink := &memSink{updated: map[string]store.TxStatus{}, pending: []store.TxRef{{TxHash: "broken", SignerID: "a.near", Height: 2}}}
+	sink := &memSink{updated: map[string]bundle.TxStatus{}, pending: []bundle.TxRef{{TxHash: "broken", SignerID: "a.near", Height: 2}}}
 	src := &revisitSource{fakeSource: newFakeSource(testChain(), 100), asked: map[string]int{}, answers: map[string]txAnswer{
 		"broken": {err: errors.New("upstream exploded")},
 	}}

@@ -10,9 +10,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/basestate"
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -56,12 +59,12 @@ func TestSnapshotAccountsStartHistory(t *testing.T) {
 	require.NoError(t, err)
 	_, accounts := simcheck.GenesisFile(t, node)
 	ctx := context.Background()
-	require.NoError(t, indexer.Snapshot(ctx, client, s, 30, append(accounts, "nobody-here.near"), nil))
+	require.NoError(t, basestate.Snapshot(ctx, client, s, 30, append(accounts, "nobody-here.near"), nil))
 	start, err := s.HistoryStart(ctx)
 	require.NoError(t, err)
 	require.Equal(t, uint64(30), start)
 	from, to := uint64(30), uint64(60)
-	src := simcheck.NodeSource(t, client, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond})
+	src := simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond})
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
@@ -77,7 +80,7 @@ func TestGarbageCollectedUpstreamNeedsArchivalNode(t *testing.T) {
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
 	require.NoError(t, err)
 	from, to := uint64(5), uint64(30)
-	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, simcheck.NodeSource(t, client, indexer.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, simcheck.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, near.ErrNeedsArchival)
@@ -93,7 +96,7 @@ func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
 	require.NoError(t, err)
 	to := uint64(40)
-	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, simcheck.NodeSource(t, client, indexer.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, simcheck.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, indexer.ErrContinuity)
@@ -113,7 +116,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 2, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 80,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, 40))
@@ -122,7 +125,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	s := storetest.NewStore(t)
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
 	require.NoError(t, err)
-	src := simcheck.NodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+	src := simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
 	run := func(to uint64) {
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
 		require.NoError(t, err)
@@ -140,7 +143,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM execution_outcomes WHERE tx_block_height <= 40`).Scan(&outcomes))
 	rows, err := s.Pool().Query(ctx, `SELECT tx_hash, signer_id, block_height FROM transaction_statuses WHERE block_height <= 40`)
 	require.NoError(t, err)
-	refs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[store.TxRef])
+	refs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[bundle.TxRef])
 	require.NoError(t, err)
 	for _, ref := range refs {
 		raw, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
@@ -163,7 +166,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.NoError(t, err)
 	from, to := uint64(30), uint64(60)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 8},
-		simcheck.NodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+		simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	older := 0
@@ -192,7 +195,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.Positive(t, older, "some blocks repeat a chunk from before --from")
 	// Re-indexing the range keeps one row per chunk.
 	ix, err = indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 5},
-		simcheck.NodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+		simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	var dups int
@@ -213,7 +216,7 @@ func TestSnapshotOfANewerNearcoreKeepsItsMembers(t *testing.T) {
 	_, accounts := simcheck.GenesisFile(t, node)
 	ctx := context.Background()
 	const height = 30
-	require.NoError(t, indexer.Snapshot(ctx, client, s, height, accounts, nil))
+	require.NoError(t, basestate.Snapshot(ctx, client, s, height, accounts, nil))
 	for _, id := range accounts {
 		served := func(requestType string) (json.RawMessage, near.BlockStamp) {
 			raw, err := client.CallRaw(ctx, "query", map[string]any{"request_type": requestType, "block_id": height, "account_id": id})

@@ -12,6 +12,7 @@ import (
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -75,7 +76,7 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 
 	run := func(s *store.Store, from, to uint64) error {
 		ix, err := indexer.New(indexer.Config{From: &from, To: &to, Workers: 4, BatchSize: 7},
-			simcheck.NodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+			simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
 		if err != nil {
 			return err
 		}
@@ -145,7 +146,7 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		ix, err := indexer.New(indexer.Config{From: from, To: &to, Workers: 4, BatchSize: 6},
-			simcheck.NodeSource(t, client, indexer.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+			simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
 		require.NoError(t, err)
 		return s, ix.Run(ctx)
 	}

@@ -1,6 +1,9 @@
 package near
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+)
 
 // BlockView is the result of the `block` method.
 type BlockView struct {
@@ -91,4 +94,18 @@ type ChunkView struct {
 // GasPriceView is the result of the `gas_price` method.
 type GasPriceView struct {
 	GasPrice U128 `json:"gas_price"`
+}
+
+// HeaderHeight reads header.height from a `block` result, without decoding
+// the rest of it.
+func HeaderHeight(block json.RawMessage) (uint64, error) {
+	var b struct {
+		Header struct {
+			Height *uint64 `json:"height"`
+		} `json:"header"`
+	}
+	if err := json.Unmarshal(block, &b); err != nil || b.Header.Height == nil {
+		return 0, errors.New("block without header.height")
+	}
+	return *b.Header.Height, nil
 }

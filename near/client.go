@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nearline/nearline/internal/retry"
 )
 
 // ErrNeedsArchival is returned (wrapped) when every upstream has
@@ -214,7 +215,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 			continue
 		}
 		if attempt > 0 {
-			if err := backoff(ctx, c.cfg, attempt, retryAfter); err != nil {
+			if err := c.cfg.backoff().Sleep(ctx, attempt, retryAfter); err != nil {
 				return nil, fmt.Errorf("call %s: %w (last error: %v)", method, err, last)
 			}
 		}
@@ -263,32 +264,11 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 	return nil, fmt.Errorf("call %s: %d attempts failed, last: %w", method, c.cfg.MaxAttempts, last)
 }
 
-// backoff waits before retry number attempt (1-based): uniform in
-// [0, min(MaxBackoff, BaseBackoff*2^(attempt-1))), or a server's
-// Retry-After (capped at MaxBackoff) when that is longer.
-func backoff(ctx context.Context, cfg ClientConfig, attempt int, retryAfter time.Duration) error {
-	ceiling := cfg.BaseBackoff << min(attempt-1, 30)
-	if ceiling > cfg.MaxBackoff || ceiling <= 0 {
-		ceiling = cfg.MaxBackoff
-	}
-	if ceiling <= 0 {
-		return ctx.Err()
-	}
-	wait := time.Duration(rand.Int64N(int64(ceiling)))
-	wait = max(wait, min(retryAfter, cfg.MaxBackoff))
-	return sleep(ctx, wait)
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
+// backoff is the wait before a retry: uniform in [0, min(MaxBackoff,
+// BaseBackoff*2^(attempt-1))) (full jitter), or a server's Retry-After
+// (capped at MaxBackoff) when that is longer.
+func (c ClientConfig) backoff() retry.Backoff {
+	return retry.Backoff{Base: c.BaseBackoff, Max: c.MaxBackoff, Jitter: retry.Full}
 }
 
 // attempt sends one request to endpoint idx.

@@ -56,15 +56,6 @@ func UnknownAccount(accountID string, at BlockStamp) *Error {
 		fmt.Sprintf("account %s does not exist while viewing", accountID))
 }
 
-// InvalidAccount is the error for an account id of invalid format.
-func InvalidAccount(accountID string, at BlockStamp) *Error {
-	return HandlerError("INVALID_ACCOUNT", struct {
-		RequestedAccountID string `json:"requested_account_id"`
-		stampInfo
-	}{accountID, stampInfo(at)},
-		fmt.Sprintf("Account ID %s is invalid", accountID))
-}
-
 // NoContractCode is the error for view_code/call_function on an account with
 // no contract.
 func NoContractCode(accountID string, at BlockStamp) *Error {

@@ -1,8 +1,9 @@
 package near
 
 import (
-	"bytes"
 	"encoding/json"
+
+	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // This file keeps the members of accounts and access keys that Nearline
@@ -21,33 +22,11 @@ func isStampField(key string) bool { return key == "block_height" || key == "blo
 // extraMembers returns the members of the JSON object raw that are not
 // modelled, as an object in their order, or nil when there are none.
 func extraMembers(raw []byte, modelled func(key string) bool) (json.RawMessage, error) {
-	extra, err := FilterObject(raw, func(key string) bool { return !modelled(key) })
+	extra, err := jsonobject.Filter(raw, func(key string) bool { return !modelled(key) })
 	if err != nil || len(extra) <= 2 {
 		return nil, err
 	}
 	return extra, nil
-}
-
-// joinObjects returns one JSON object holding the members of each of objs
-// in turn; an empty or nil object adds nothing.
-func joinObjects(objs ...[]byte) []byte {
-	size := 2
-	for _, o := range objs {
-		size += len(o)
-	}
-	out := make([]byte, 1, size)
-	out[0] = '{'
-	for _, o := range objs {
-		o = bytes.TrimSpace(o)
-		if len(o) <= 2 {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, o[1:len(o)-1]...)
-	}
-	return append(out, '}')
 }
 
 // encodeJoined encodes each of values (a json.RawMessage as it is, nothing
@@ -65,7 +44,7 @@ func encodeJoined(values ...any) ([]byte, error) {
 		}
 		objs[i] = b
 	}
-	return joinObjects(objs...), nil
+	return jsonobject.Join(objs...), nil
 }
 
 // decodeWithExtra decodes data into plain (the modelled fields) and sets
@@ -109,7 +88,7 @@ func (r *AccessKeyResult) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &r.BlockStamp); err != nil {
 		return err
 	}
-	key, err := FilterObject(data, func(key string) bool { return !isStampField(key) })
+	key, err := jsonobject.Filter(data, func(key string) bool { return !isStampField(key) })
 	if err != nil {
 		return err
 	}

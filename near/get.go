@@ -63,7 +63,7 @@ func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error
 	for attempt := 0; attempt < g.cfg.MaxAttempts; attempt++ {
 		idx := (start + attempt) % n
 		if attempt > 0 {
-			if err := backoff(ctx, g.cfg, attempt, retryAfter); err != nil {
+			if err := g.cfg.backoff().Sleep(ctx, attempt, retryAfter); err != nil {
 				return fmt.Errorf("get %s: %w (last error: %v)", path, err, last)
 			}
 		}

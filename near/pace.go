@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/nearline/nearline/internal/retry"
 )
 
 // pacer spaces requests at most rate a second over all that share it, and
@@ -38,7 +40,7 @@ func (p *pacer) wait(ctx context.Context) error {
 	p.next = at.Add(p.interval)
 	p.mu.Unlock()
 	if d := at.Sub(now); d > 0 {
-		return sleep(ctx, d)
+		return retry.Sleep(ctx, d)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package near
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // StateChangeCauseView says why state changed: {"type": "transaction_processing",
@@ -68,7 +70,7 @@ func (v StateChangeValue) MarshalJSON() ([]byte, error) {
 	if err != nil || v.Account == nil {
 		return out, err
 	}
-	return joinObjects(out, v.Account.Extra), nil
+	return jsonobject.Join(out, v.Account.Extra), nil
 }
 
 // Account is an account's state: the `change` of an account_update and the

@@ -17,7 +17,7 @@ func BenchmarkProduce(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.BlockTime, cfg.MaxHeight = 0, 1000
 	for b.Loop() {
-		n, err := New(context.Background(), cfg)
+		n, err := New(context.Background(), cfg, nil)
 		require.NoError(b, err)
 		require.NoError(b, n.ProduceTo(context.Background(), cfg.MaxHeight))
 		_ = n.Close(context.Background())
@@ -30,7 +30,7 @@ func BenchmarkProduce(b *testing.B) {
 func BenchmarkServe(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.BlockTime, cfg.MaxHeight = 0, 300
-	n, err := New(context.Background(), cfg)
+	n, err := New(context.Background(), cfg, nil)
 	require.NoError(b, err)
 	require.NoError(b, n.ProduceTo(context.Background(), cfg.MaxHeight))
 	srv := startBenchServer(b, n)

@@ -265,7 +265,7 @@ func TestNotSyncedYet(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(0)
 	cfg.MaxHeight = 10
-	n, err := New(context.Background(), cfg)
+	n, err := New(context.Background(), cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Close(context.Background()) })
 	srv := startServer(t, n)

@@ -1,9 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/nearline/nearline/nearvm"
@@ -15,7 +15,8 @@ type Config struct {
 	// Seed selects the chain (chain). Same seed and chain fields give the
 	// same chain, byte for byte. Default 0.
 	Seed uint64
-	// Shards is the number of shards (chain). Default 4; at most 16.
+	// Shards is the number of shards (chain). Default DefaultShards; at
+	// most 16.
 	Shards int
 	// GenesisHeight is the height of the genesis block (chain). Default 0.
 	GenesisHeight uint64
@@ -24,12 +25,13 @@ type Config struct {
 	// of jitter), whatever BlockTime is. Default DefaultGenesisTime, fixed,
 	// so the chain does not depend on when it runs.
 	GenesisTime time.Time
-	// EpochLength is the epoch length in heights (chain). Default 100.
+	// EpochLength is the epoch length in heights (chain). Default
+	// DefaultEpochLength.
 	EpochLength uint64
 	// ProtocolVersion is the protocol version the chain runs (chain).
-	// Default 73.
+	// Default DefaultProtocolVersion.
 	ProtocolVersion uint32
-	// ChainID names the chain (chain). Default "nearline-sim".
+	// ChainID names the chain (chain). Default DefaultChainID.
 	ChainID string
 	// SkipRate is the fraction of heights with no block (chain). Default 0.
 	SkipRate float64
@@ -77,7 +79,7 @@ type Config struct {
 	GCWindow uint64
 
 	// RPCAddr is the address `status` reports as rpc_addr. Default
-	// "0.0.0.0:3030".
+	// DefaultRPCAddr.
 	RPCAddr string
 	// ViewStateLimit is view_state's limit in bytes of contract state
 	// (storage usage minus code size), as nearcore's
@@ -101,9 +103,6 @@ type Config struct {
 	// with; the node does not close it. Nodes sharing one share its compile
 	// cache (tests start many nodes). Default: the node starts its own.
 	Runtime *nearvm.Runtime
-
-	// Logger receives the node's logs. Default: discard.
-	Logger *slog.Logger
 }
 
 // FaultConfig configures the fault-injection middleware. Every fraction is
@@ -127,7 +126,7 @@ type FaultConfig struct {
 	// Stall is the fraction of requests held without an answer until
 	// StallDuration passes or the client goes away.
 	Stall float64
-	// StallDuration bounds a stall. Default 30s.
+	// StallDuration bounds a stall. Default DefaultStallDuration.
 	StallDuration time.Duration
 	// RateLimit, when positive, answers HTTP 429 past this many requests
 	// per second (token bucket, burst of one second). Default 0 (off).
@@ -139,10 +138,10 @@ type FaultConfig struct {
 // block, one block per second.
 func DefaultConfig() Config {
 	return Config{
-		Shards:           4,
-		EpochLength:      100,
-		ProtocolVersion:  73,
-		ChainID:          "nearline-sim",
+		Shards:           DefaultShards,
+		EpochLength:      DefaultEpochLength,
+		ProtocolVersion:  DefaultProtocolVersion,
+		ChainID:          DefaultChainID,
 		SkipRate:         0.05,
 		MissingChunkRate: 0.05,
 		TxsPerBlock:      4,
@@ -150,9 +149,18 @@ func DefaultConfig() Config {
 	}
 }
 
-// DefaultViewStateLimit is a regular nearcore node's view_state limit
-// (trie_viewer_state_size_limit), in bytes.
-const DefaultViewStateLimit = 50_000
+// Defaults of Config and FaultConfig.
+const (
+	DefaultShards          = 4
+	DefaultEpochLength     = 100
+	DefaultProtocolVersion = 73
+	DefaultChainID         = "nearline-sim"
+	DefaultRPCAddr         = "0.0.0.0:3030"
+	DefaultStallDuration   = 30 * time.Second
+	// DefaultViewStateLimit is a regular nearcore node's view_state limit
+	// (trie_viewer_state_size_limit), in bytes.
+	DefaultViewStateLimit = 50_000
+)
 
 // DefaultGenesisTime is the genesis time of every chain that sets none.
 var DefaultGenesisTime = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -161,37 +169,23 @@ var DefaultGenesisTime = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 const DefaultYieldTimeout = 200
 
 func (c Config) withDefaults() Config {
-	if c.Shards == 0 {
-		c.Shards = 4
-	}
-	if c.EpochLength == 0 {
-		c.EpochLength = 100
-	}
-	if c.ProtocolVersion == 0 {
-		c.ProtocolVersion = 73
-	}
-	if c.ChainID == "" {
-		c.ChainID = "nearline-sim"
-	}
+	c.Shards = cmp.Or(c.Shards, DefaultShards)
+	c.EpochLength = cmp.Or(c.EpochLength, DefaultEpochLength)
+	c.ProtocolVersion = cmp.Or(c.ProtocolVersion, DefaultProtocolVersion)
+	c.ChainID = cmp.Or(c.ChainID, DefaultChainID)
 	if c.GenesisTime.IsZero() {
 		c.GenesisTime = DefaultGenesisTime
 	}
-	if c.YieldTimeout == 0 {
-		c.YieldTimeout = DefaultYieldTimeout
-	}
-	if c.RPCAddr == "" {
-		c.RPCAddr = "0.0.0.0:3030"
-	}
-	if c.ViewStateLimit == 0 {
-		c.ViewStateLimit = DefaultViewStateLimit
-	}
-	if c.Faults.StallDuration == 0 {
-		c.Faults.StallDuration = 30 * time.Second
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.YieldTimeout = cmp.Or(c.YieldTimeout, DefaultYieldTimeout)
+	c.RPCAddr = cmp.Or(c.RPCAddr, DefaultRPCAddr)
+	c.ViewStateLimit = cmp.Or(c.ViewStateLimit, DefaultViewStateLimit)
+	c.Faults = c.Faults.withDefaults()
 	return c
+}
+
+func (f FaultConfig) withDefaults() FaultConfig {
+	f.StallDuration = cmp.Or(f.StallDuration, DefaultStallDuration)
+	return f
 }
 
 func (c Config) validate() error {

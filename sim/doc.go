@@ -7,7 +7,7 @@
 //
 //	cfg := sim.DefaultConfig()
 //	cfg.BlockTime, cfg.MaxHeight = 0, 500     // every block at once
-//	node, err := sim.New(ctx, cfg)            // genesis only, no block yet
+//	node, err := sim.New(ctx, cfg, logger)            // genesis only, no block yet
 //	defer node.Close(ctx)
 //	err = node.Run(ctx)                       // or node.ProduceTo(ctx, 500)
 //	srv := httptest.NewServer(node.Handler()) // JSON-RPC + faults

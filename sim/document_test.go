@@ -171,7 +171,7 @@ func TestNeardataWaitsForTheHeadAsNeardataDoes(t *testing.T) {
 	cfg := testConfig(80)
 	cfg.SkipRate = 0
 	cfg.Runtime = sharedRuntime()
-	n, err := New(ctx, cfg)
+	n, err := New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Close(ctx) })
 	require.NoError(t, n.ProduceTo(ctx, 20))

@@ -43,7 +43,7 @@ func startNode(t *testing.T, cfg Config) (*Node, *httptest.Server) {
 	if cfg.Runtime == nil && !cfg.NoContracts {
 		cfg.Runtime = sharedRuntime()
 	}
-	n, err := New(ctx, cfg)
+	n, err := New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Close(ctx) })
 	require.NoError(t, n.ProduceTo(ctx, cfg.MaxHeight))

@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"net/http"
 	"strconv"
+
+	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // nearcoreNext rewrites one JSON document (an answer the node serves, or its
@@ -38,75 +40,75 @@ import (
 // Values derive from the object's own modelled members, so two versions of
 // an account or key get different added members, as they would upstream.
 func nearcoreNext(doc []byte) ([]byte, error) {
-	root, err := parseJSON(doc)
+	root, err := jsonobject.Parse(doc)
 	if err != nil {
 		return nil, fmt.Errorf("rewrite as nearcore next: %w", err)
 	}
 	rewriteNext(root)
-	return root.appendJSON(make([]byte, 0, len(doc)+len(doc)/8)), nil
+	return root.AppendJSON(make([]byte, 0, len(doc)+len(doc)/8)), nil
 }
 
 // gasKeyPublicKey is the public key a TransferToGasKey action names.
 const gasKeyPublicKey = `"ed25519:11111111111111111111111111111111"`
 
 // rewriteNext rewrites n's children, then n.
-func rewriteNext(n *jsonNode) {
-	for _, m := range n.members {
+func rewriteNext(n *jsonobject.Node) {
+	for _, m := range n.Items() {
 		rewriteNext(m)
 	}
-	if n.kind != '{' {
+	if !n.IsObject() {
 		return
 	}
 	switch {
-	case n.has("amount", "locked", "code_hash", "storage_usage"):
+	case n.Has("amount", "locked", "code_hash", "storage_usage"):
 		after := "storage_usage"
-		if n.member("storage_paid_at") != nil {
+		if n.Member("storage_paid_at") != nil {
 			after = "storage_paid_at"
-		} else if n.member("version") != nil {
+		} else if n.Member("version") != nil {
 			after = "version"
 		}
-		n.insertAfter(after, "next_account_field", digestOrNull(n, "code_hash", "storage_usage", "amount"))
-	case n.has("nonce", "permission"):
-		info := scalar("null")
+		n.InsertAfter(after, "next_account_field", digestOrNull(n, "code_hash", "storage_usage", "amount"))
+	case n.Has("nonce", "permission"):
+		info := jsonobject.Scalar("null")
 		if d := digest(n, "nonce"); d%3 != 0 {
-			info = &jsonNode{kind: '{', names: []string{"balance", "num_nonces"},
-				keys:    [][]byte{[]byte(`"balance"`), []byte(`"num_nonces"`)},
-				members: []*jsonNode{scalar(strconv.Quote(strconv.FormatUint(uint64(d%1000), 10))), scalar(strconv.FormatUint(uint64(d%5), 10))}}
+			info = jsonobject.NewObject()
+			info.AppendMember("balance", jsonobject.Scalar(strconv.Quote(strconv.FormatUint(uint64(d%1000), 10))))
+			info.AppendMember("num_nonces", jsonobject.Scalar(strconv.FormatUint(uint64(d%5), 10)))
 		}
-		n.insertAfter("permission", "gas_key_info", info)
-	case n.has("chunk_hash", "prev_block_hash", "height_created", "shard_id"):
-		n.insertAfter("congestion_info", "proposed_split", digestOrNull(n, "chunk_hash"))
-	case n.has("signer_id", "public_key", "nonce", "receiver_id", "actions"):
-		index := scalar("null")
+		n.InsertAfter("permission", "gas_key_info", info)
+	case n.Has("chunk_hash", "prev_block_hash", "height_created", "shard_id"):
+		n.InsertAfter("congestion_info", "proposed_split", digestOrNull(n, "chunk_hash"))
+	case n.Has("signer_id", "public_key", "nonce", "receiver_id", "actions"):
+		index := jsonobject.Scalar("null")
 		if d := digest(n, "nonce"); d%3 != 0 {
-			index = scalar(strconv.FormatUint(uint64(d%16), 10))
+			index = jsonobject.Scalar(strconv.FormatUint(uint64(d%16), 10))
 		}
-		n.insertAfter("nonce", "nonce_index", index)
-	case n.has("logs", "receipt_ids", "gas_burnt", "executor_id", "status"):
-		n.appendMember("compute_usage", n.member("gas_burnt"))
-	case n.has("signer_id", "signer_public_key", "gas_price", "actions"):
-		refund := scalar("null")
-		if signer := n.member("signer_id"); signer.text() != "system" {
+		n.InsertAfter("nonce", "nonce_index", index)
+	case n.Has("logs", "receipt_ids", "gas_burnt", "executor_id", "status"):
+		n.AppendMember("compute_usage", n.Member("gas_burnt"))
+	case n.Has("signer_id", "signer_public_key", "gas_price", "actions"):
+		refund := jsonobject.Scalar("null")
+		if signer := n.Member("signer_id"); signer.Text() != "system" {
 			refund = signer
 		}
-		n.appendMember("refund_to", refund)
-	case len(n.names) == 1 && n.names[0] == "Transfer":
-		body := n.members[0]
-		if deposit := body.member("deposit"); deposit != nil && len(body.names) == 1 && digest(body, "deposit")%3 == 0 {
-			n.names[0], n.keys[0] = "TransferToGasKey", []byte(`"TransferToGasKey"`)
-			n.members[0] = &jsonNode{kind: '{', names: []string{"public_key", "deposit"},
-				keys:    [][]byte{[]byte(`"public_key"`), []byte(`"deposit"`)},
-				members: []*jsonNode{scalar(gasKeyPublicKey), deposit}}
+		n.AppendMember("refund_to", refund)
+	case len(n.Names()) == 1 && n.Names()[0] == "Transfer":
+		body := n.Items()[0]
+		if deposit := body.Member("deposit"); deposit != nil && len(body.Names()) == 1 && digest(body, "deposit")%3 == 0 {
+			gasKey := jsonobject.NewObject()
+			gasKey.AppendMember("public_key", jsonobject.Scalar(gasKeyPublicKey))
+			gasKey.AppendMember("deposit", deposit)
+			n.ReplaceMember("Transfer", "TransferToGasKey", gasKey)
 		}
 	}
 }
 
 // digest hashes the encoded values of n's members names.
-func digest(n *jsonNode, names ...string) uint32 {
+func digest(n *jsonobject.Node, names ...string) uint32 {
 	h := fnv.New32a()
 	for _, name := range names {
-		if m := n.member(name); m != nil {
-			h.Write(m.appendJSON(nil))
+		if m := n.Member(name); m != nil {
+			h.Write(m.AppendJSON(nil))
 		}
 		h.Write([]byte{0})
 	}
@@ -115,12 +117,12 @@ func digest(n *jsonNode, names ...string) uint32 {
 
 // digestOrNull is null for half of the objects and a hash-like string for
 // the others, by the digest of names.
-func digestOrNull(n *jsonNode, names ...string) *jsonNode {
+func digestOrNull(n *jsonobject.Node, names ...string) *jsonobject.Node {
 	d := digest(n, names...)
 	if d%2 == 0 {
-		return scalar("null")
+		return jsonobject.Scalar("null")
 	}
-	return scalar(strconv.Quote(fmt.Sprintf("next%08x", d)))
+	return jsonobject.Scalar(strconv.Quote(fmt.Sprintf("next%08x", d)))
 }
 
 // nextWriter buffers an answer so that nearcoreNextHandler can rewrite it.

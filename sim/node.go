@@ -25,16 +25,20 @@ type Node struct {
 var _ rpcserve.Backend = (*Node)(nil)
 
 // New builds the node's genesis. No block exists until Run or Produce.
-func New(ctx context.Context, cfg Config) (*Node, error) {
+// logger receives the node's logs (nil: discard).
+func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Node, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("validate sim config: %w", err)
 	}
-	c, err := newChain(ctx, cfg)
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c, err := newChain(ctx, cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("build genesis: %w", err)
 	}
-	return &Node{cfg: cfg, log: cfg.Logger, started: time.Now(), chain: c}, nil
+	return &Node{cfg: cfg, log: logger, started: time.Now(), chain: c}, nil
 }
 
 // Close releases the contract runtime.
@@ -57,10 +61,7 @@ func (n *Node) Handler() http.Handler {
 // HandlerWithFaults is Handler with faults in place of Config.Faults, so
 // one produced chain can be served with and without latency (bench/).
 func (n *Node) HandlerWithFaults(faults FaultConfig) http.Handler {
-	if faults.StallDuration == 0 {
-		faults.StallDuration = 30 * time.Second
-	}
-	return newFaults(faults, n.routes())
+	return newFaults(faults.withDefaults(), n.routes())
 }
 
 // routes serves block documents beside JSON-RPC, which has every other

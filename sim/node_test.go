@@ -141,7 +141,7 @@ func TestRunProducesOnATicker(t *testing.T) {
 	cfg.BlockTime = 5 * time.Millisecond
 	cfg.MaxHeight = 0
 	cfg.NoContracts = true
-	n, err := New(context.Background(), cfg)
+	n, err := New(context.Background(), cfg, nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -281,7 +281,7 @@ func TestFinalityLag(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(60)
 	cfg.FinalityLag = 2
-	n, err := New(context.Background(), cfg)
+	n, err := New(context.Background(), cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Close(context.Background()) })
 	require.NoError(t, n.ProduceTo(context.Background(), 40))

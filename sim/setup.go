@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
@@ -11,7 +12,7 @@ import (
 
 // newChain builds the genesis state and the genesis config; no block is
 // produced yet.
-func newChain(ctx context.Context, cfg Config) (*chain, error) {
+func newChain(ctx context.Context, cfg Config, logger *slog.Logger) (*chain, error) {
 	c := &chain{
 		cfg:           cfg,
 		rng:           newRand(cfg.Seed, streamChain),
@@ -37,7 +38,7 @@ func newChain(ctx context.Context, cfg Config) (*chain, error) {
 		rt, owned := cfg.Runtime, false
 		if rt == nil {
 			var err error
-			if rt, err = nearvm.New(ctx, nearvm.Config{Logger: cfg.Logger}); err != nil {
+			if rt, err = nearvm.New(ctx, nearvm.Config{Logger: logger}); err != nil {
 				return nil, fmt.Errorf("start contract runtime: %w", err)
 			}
 			owned = true

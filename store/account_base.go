@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nearline/nearline/bundle"
 )
 
 // Account bases (table account_bases, migration 00002): where an account's
@@ -81,7 +82,7 @@ func recordBases(ctx context.Context, tx pgx.Tx, lo, hi int64) error {
 // PutAccountSnapshot stores one account's state fetched at height (changes
 // as for PutBaseState; none when the account did not exist there) and
 // records height as its base, in one transaction.
-func (s *Store) PutAccountSnapshot(ctx context.Context, height uint64, accountID string, changes []StateChange) error {
+func (s *Store) PutAccountSnapshot(ctx context.Context, height uint64, accountID string, changes []bundle.StateChange) error {
 	rows := newRowSet(s.codec)
 	if _, err := rows.addChanges(int64(height), changes); err != nil {
 		return fmt.Errorf("put snapshot of %s at %d: %w", accountID, height, err)

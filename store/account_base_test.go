@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/migrations"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
@@ -20,10 +21,10 @@ func receiptTo(id, receiver string, actions ...near.ActionView) near.ReceiptView
 			GasPrice: near.U128From64(1), OutputDataReceivers: []near.DataReceiverView{}, InputDataIDs: []string{}, Actions: actions}}}
 }
 
-func changeBy(receipt, typ string, v near.StateChangeValue) store.StateChange {
+func changeBy(receipt, typ string, v near.StateChangeValue) bundle.StateChange {
 	view := near.StateChangeWithCauseView{Cause: near.StateChangeCauseView{Type: "receipt_processing", ReceiptHash: receipt}, Type: typ, Change: v}
 	raw, _ := json.Marshal(view)
-	return store.StateChange{View: view, JSON: raw}
+	return bundle.StateChange{View: view, JSON: raw}
 }
 
 func requireBase(t *testing.T, s *store.Store, id string, height uint64, source string) {
@@ -52,7 +53,7 @@ func TestAccountBases(t *testing.T) {
 	implicit, refunded := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
 	transfer := near.ActionView{Transfer: &near.TransferAction{Deposit: near.U128From64(5)}}
 
-	var batch []store.Bundle
+	var batch []bundle.Bundle
 	for _, h := range c.Heights() {
 		b, ok := c.Bundle(h)
 		require.True(t, ok)

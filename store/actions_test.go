@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -38,7 +39,7 @@ func TestActionDetailOnlyWhereTypedColumnsFallShort(t *testing.T) {
 		other,
 	}
 	b.Chunks[0].JSON = nil
-	_, err := s.Commit(ctx, []store.Bundle{b})
+	_, err := s.Commit(ctx, []bundle.Bundle{b})
 	require.NoError(t, err)
 
 	rows, err := s.Pool().Query(ctx, `SELECT kind, detail::text, code_hash, args FROM actions
@@ -98,7 +99,7 @@ func TestDelegatedActionsSayWhoPaidAndWhoActed(t *testing.T) {
 	rc.Receipt = near.ReceiptEnumView{Action: &near.ActionReceiptView{SignerID: "relayer.near", SignerPublicKey: "ed25519:R",
 		OutputDataReceivers: []near.DataReceiverView{}, InputDataIDs: []string{}, Actions: []near.ActionView{delegate}}}
 	b.Chunks[0].JSON = nil
-	_, err := s.Commit(ctx, []store.Bundle{b})
+	_, err := s.Commit(ctx, []bundle.Bundle{b})
 	require.NoError(t, err)
 
 	for _, parent := range []string{"transaction", "receipt"} {
@@ -141,15 +142,15 @@ func TestDelegatedActionsSayWhoPaidAndWhoActed(t *testing.T) {
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM actions`).Scan(&all))
 	require.Equal(t, all-6, plain, "only the delegated rows name a delegation")
 
-	// The README's query finds the relayed transaction's nested actions.
-	var readme string
-	for _, q := range readmeQueries(t) {
+	// The documented query finds the relayed transaction's nested actions.
+	var relayed string
+	for _, q := range exampleQueries(t) {
 		if strings.Contains(q, "paid_by") {
-			readme = q
+			relayed = q
 		}
 	}
-	require.NotEmpty(t, readme, "README has the relayed transactions query")
-	rows, err := s.Pool().Query(ctx, readme)
+	require.NotEmpty(t, relayed, "docs/database.md has the relayed transactions query")
+	rows, err := s.Pool().Query(ctx, relayed)
 	require.NoError(t, err)
 	var found []string
 	for rows.Next() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nearline/nearline/bundle"
 )
 
 // PutBaseState writes state known at height without a block's changes: the
@@ -13,7 +14,7 @@ import (
 // (account_update, access_key_update, data_update, contract_code_update);
 // only the state history and contract code tables are written, upserted, in
 // one transaction, so loading the same state twice changes nothing.
-func (s *Store) PutBaseState(ctx context.Context, height uint64, changes []StateChange) error {
+func (s *Store) PutBaseState(ctx context.Context, height uint64, changes []bundle.StateChange) error {
 	rows := newRowSet(s.codec)
 	if _, err := rows.addChanges(int64(height), changes); err != nil {
 		return fmt.Errorf("put base state at %d: %w", height, err)

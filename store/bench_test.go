@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -18,7 +18,7 @@ func BenchmarkCommit(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		var batch []store.Bundle
+		var batch []bundle.Bundle
 		for h := uint64(i*50 + 1); h <= uint64(i*50+50); h++ {
 			bundle, _ := c.Bundle(h)
 			batch = append(batch, bundle)

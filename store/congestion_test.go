@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -23,8 +24,8 @@ func TestChunkCongestionReadsTheHeader(t *testing.T) {
 	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 3})
 	want := near.CongestionInfo{DelayedReceiptsGas: near.U128From64(5), BufferedReceiptsGas: near.U128{Hi: 1, Lo: 3},
 		ReceiptBytes: 9, AllowedShard: 1}
-	var batch []store.Bundle
-	var congested, plain store.Chunk
+	var batch []bundle.Bundle
+	var congested, plain bundle.Chunk
 	for h := uint64(1); h <= 3; h++ {
 		b, ok := c.Bundle(h)
 		require.True(t, ok)

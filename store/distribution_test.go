@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,12 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/docs"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
-// Placements of a table on a distributed PostgreSQL (Citus; README,
-// "A distributed PostgreSQL").
+// Placements of a table on a distributed PostgreSQL (Citus;
+// docs/database.md, "A distributed PostgreSQL").
 const (
 	// distributed: hash-distributed by column, in the colocation group of
 	// colocateWith (the group's first table names it).
@@ -35,10 +35,10 @@ type distributionEntry struct {
 	colocateWith string // distributed tables: the group's first table
 }
 
-// distributionPlan places every table the migrations create: the plan the
-// README's "A distributed PostgreSQL" section gives, kept here once.
-// TestDistributionPlanFitsTheSchema checks it against the migrated schema
-// and TestReadmeDistributionPlanMatches against the README.
+// distributionPlan places every table the migrations create: the plan
+// docs/database.md's "A distributed PostgreSQL" section gives, kept here
+// once. TestDistributionPlanFitsTheSchema checks it against the migrated
+// schema and TestDocumentedDistributionPlanMatches against the docs.
 var distributionPlan = []distributionEntry{
 	// Block-keyed tables: hash-distributed by their height-range partition
 	// key, all in one colocation group, so a block's rows meet on one shard.
@@ -238,39 +238,24 @@ func queryStrings(t *testing.T, conn *pgx.Conn, q string, args ...any) []string 
 	return out
 }
 
-// TestReadmeDistributionPlanMatches: the README's "A distributed
+// TestDocumentedDistributionPlanMatches: docs/database.md's "A distributed
 // PostgreSQL" section gives the plan as a table (table, placement,
-// distribution column, colocated with), row for row the one above.
-func TestReadmeDistributionPlanMatches(t *testing.T) {
+// distribution column, colocated with), row for row the one above, and
+// an SQL block that applies it.
+func TestDocumentedDistributionPlanMatches(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	text := string(b)
-	start := strings.Index(text, "\n### A distributed PostgreSQL\n")
-	require.GreaterOrEqual(t, start, 0, "README has the section")
-	text = text[start+1:]
-	if end := strings.Index(text[1:], "\n#"); end >= 0 {
-		text = text[:end+1]
+	const section = "## A distributed PostgreSQL"
+	rows := docs.Table(t, docsFile, section)
+	require.Equal(t, []string{"table", "placement", "distribution column", "colocated with"}, rows[0])
+	unquote := func(s string) string {
+		if s == "" || s == "–" {
+			return ""
+		}
+		return strings.Trim(s, "`")
 	}
 	var got []distributionEntry
-	header := false
-	for line := range strings.SplitSeq(text, "\n") {
-		if !strings.HasPrefix(line, "| ") {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "| "), " | ")
-		require.Len(t, cells, 4, line)
-		if !header {
-			require.Equal(t, []string{"table", "placement", "distribution column", "colocated with"}, cells)
-			header = true
-			continue
-		}
-		unquote := func(s string) string {
-			if s == "" || s == "–" {
-				return ""
-			}
-			return strings.Trim(s, "`")
-		}
+	for _, cells := range rows[1:] {
+		require.Len(t, cells, 4, "%v", cells)
 		got = append(got, distributionEntry{table: unquote(cells[0]), placement: cells[1],
 			column: unquote(cells[2]), colocateWith: unquote(cells[3])})
 	}
@@ -290,10 +275,9 @@ func TestReadmeDistributionPlanMatches(t *testing.T) {
 				e.table, e.column, e.colocateWith))
 		}
 	}
-	i := strings.Index(text, "```sql\n")
-	require.GreaterOrEqual(t, i, 0, "the section has an SQL block")
-	block := text[i+len("```sql\n"):]
-	block = block[:strings.Index(block, "```")]
+	blocks := docs.SQL(t, docsFile, section)
+	require.Len(t, blocks, 1, "the section has one SQL block")
+	block := blocks[0]
 	var statements []string
 	for line := range strings.SplitSeq(block, "\n") {
 		if strings.HasPrefix(line, "SELECT ") {

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/events"
 )
 
@@ -113,7 +114,7 @@ func (r *rowSet) addReceiptActivity(height int64, shard int32, index int, receip
 
 // addOutcomeEvents parses the token events of one receipt outcome of the
 // status of transaction txHash (included at txHeight), executed at height.
-func (r *rowSet) addOutcomeEvents(txHeight, height int64, txHash string, o *OutcomeFields) {
+func (r *rowSet) addOutcomeEvents(txHeight, height int64, txHash string, o *bundle.OutcomeFields) {
 	if !r.events || len(o.Outcome.Logs) == 0 || !bytes.Contains(o.Outcome.Logs, []byte(events.Prefix)) || !succeeded(o.Outcome.Status) {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -33,9 +34,9 @@ type outcomeSpec struct {
 
 // addOutcomes adds to the first status of the bundle at h receipt outcomes
 // executed at h+1, as specs say.
-func addOutcomes(t *testing.T, b *store.Bundle, h uint64, specs ...outcomeSpec) {
+func addOutcomes(t *testing.T, b *bundle.Bundle, h uint64, specs ...outcomeSpec) {
 	t.Helper()
-	b.TxStatuses = append([]store.TxStatus(nil), b.TxStatuses...)
+	b.TxStatuses = append([]bundle.TxStatus(nil), b.TxStatuses...)
 	st := &b.TxStatuses[0]
 	var view near.FinalExecutionOutcomeView
 	require.NoError(t, json.Unmarshal(st.JSON, &view))
@@ -60,7 +61,7 @@ func addOutcomes(t *testing.T, b *store.Bundle, h uint64, specs ...outcomeSpec) 
 // malformedLog, listed twice as the simulator's statuses once did (its
 // events count once), and a failed one that logs ftTransferLog (not an
 // event: it failed).
-func withEvents(t *testing.T, b *store.Bundle, h uint64) {
+func withEvents(t *testing.T, b *bundle.Bundle, h uint64) {
 	t.Helper()
 	ok := outcomeSpec{executor: "token.near", logs: []string{ftTransferLog, "plain log", nftMintLog, otherLog, malformedLog, mtBurnLog}}
 	addOutcomes(t, b, h, ok, outcomeSpec{executor: "token.near", logs: []string{ftTransferLog}, failed: true})
@@ -73,9 +74,9 @@ func withEvents(t *testing.T, b *store.Bundle, h uint64) {
 	st.JSON = raw
 }
 
-func eventBatch(t *testing.T, c *storetest.Chain, lo, hi uint64) []store.Bundle {
+func eventBatch(t *testing.T, c *storetest.Chain, lo, hi uint64) []bundle.Bundle {
 	t.Helper()
-	var batch []store.Bundle
+	var batch []bundle.Bundle
 	for h := lo; h <= hi; h++ {
 		b, ok := c.Bundle(h)
 		require.True(t, ok)
@@ -225,7 +226,7 @@ func TestUpdatedStatusAddsItsEvents(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 4, count(t, s, "ft_events"))
 
-	ref := store.TxRef{TxHash: st.TxHash, SignerID: st.SignerID, Height: 2}
+	ref := bundle.TxRef{TxHash: st.TxHash, SignerID: st.SignerID, Height: 2}
 	require.NoError(t, s.UpdateTxStatus(ctx, ref, full[1].TxStatuses[0]))
 	require.NoError(t, s.UpdateTxStatus(ctx, ref, full[1].TxStatuses[0]))
 	want := explorerDigests(t, s)
@@ -278,7 +279,7 @@ func TestEveryCommitNotifiesItsBlocks(t *testing.T) {
 	require.NoError(t, err)
 	c2 := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 7})
 	b, _ := c2.Bundle(7)
-	_, err = s.Commit(ctx, []store.Bundle{b})
+	_, err = s.Commit(ctx, []bundle.Bundle{b})
 	require.ErrorContains(t, err, "refused at commit")
 	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancelShort()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -34,7 +35,7 @@ func TestGlobalContractDistributionIsKeptAndTimed(t *testing.T) {
 	require.Equal(t, uint64(0), b.Chunks[0].View.Header.ShardID)
 	b.Chunks[0].View.Receipts = append(b.Chunks[0].View.Receipts, receipts...)
 	b.Chunks[0].JSON = nil // stored as encoded from the view
-	stats, err := s.Commit(ctx, []store.Bundle{b})
+	stats, err := s.Commit(ctx, []bundle.Bundle{b})
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{"action:TransferToGasKey": 1}, stats.Unknown,
 		"a distribution receipt is modelled; the gas-key action is not")

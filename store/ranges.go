@@ -249,3 +249,9 @@ func checkJoins(ctx context.Context, tx pgx.Tx, low uint64, first, last *near.Bl
 	}
 	return nil
 }
+
+// Cursor is a committed block: the indexer resumes after it.
+type Cursor struct {
+	Height uint64
+	Hash   string
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -13,8 +14,8 @@ import (
 // bundles returns the chain's blocks in [lo, hi] with Skipped filled as
 // the indexer fills them: from the block before (prev), or from lo when
 // the batch begins a range (prev 0).
-func bundles(c *storetest.Chain, lo, hi, prev uint64) []store.Bundle {
-	var out []store.Bundle
+func bundles(c *storetest.Chain, lo, hi, prev uint64) []bundle.Bundle {
+	var out []bundle.Bundle
 	from := lo
 	if prev > 0 {
 		from = prev + 1

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/docs"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -29,13 +30,13 @@ func TestReplicaLagOnAPrimary(t *testing.T) {
 	require.Zero(t, lag)
 }
 
-// TestReadmeReadOnlyRoleReadsEveryPartition: the README's read-only role
+// TestReadOnlyRoleReadsEveryPartition: docs/database.md's read-only role
 // (its SQL run as given, role and database renamed for the test), granted
 // before any block is written, reads through the store every block of an
 // archive whose partitions the writes created afterwards, reads such a
 // partition directly (the default privileges), may not write, and reads
 // the replica lag too.
-func TestReadmeReadOnlyRoleReadsEveryPartition(t *testing.T) {
+func TestReadOnlyRoleReadsEveryPartition(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	base := storetest.NewDatabaseURL(t)
@@ -62,7 +63,7 @@ func TestReadmeReadOnlyRoleReadsEveryPartition(t *testing.T) {
 	require.NoError(t, err)
 	dbName := strings.TrimPrefix(u.Path, "/")
 
-	blocks := readmeSQL(t, "### Serving from replicas")
+	blocks := docs.SQL(t, docsFile, "## The read-only role")
 	require.Len(t, blocks, 1, "one SQL block: the read-only role")
 	grant := strings.ReplaceAll(blocks[0], "nearline_reader", role)
 	grant = strings.ReplaceAll(grant, "DATABASE nearline ", "DATABASE "+dbName+" ")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/packed"
 	"github.com/nearline/nearline/near"
 )
@@ -56,7 +57,7 @@ func jsonText(raw json.RawMessage, v any) (string, error) {
 	return string(b), nil
 }
 
-func (r *rowSet) addBundle(b *Bundle) error {
+func (r *rowSet) addBundle(b *bundle.Bundle) error {
 	h := b.Block.Header
 	height := int64(h.Height)
 	blockJSON, err := jsonText(b.BlockJSON, b.Block)
@@ -134,7 +135,7 @@ func (r *rowSet) addBundle(b *Bundle) error {
 	return nil
 }
 
-func (r *rowSet) addOlderChunk(c *Chunk) error {
+func (r *rowSet) addOlderChunk(c *bundle.Chunk) error {
 	v := c.View
 	hdr := v.Header
 	if r.seenOlder[hdr.ChunkHash] {
@@ -151,7 +152,7 @@ func (r *rowSet) addOlderChunk(c *Chunk) error {
 	return nil
 }
 
-func (r *rowSet) addChunk(height int64, c *Chunk) error {
+func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
 	v := c.View
 	hdr := v.Header
 	chunkJSON, err := jsonText(c.JSON, v)
@@ -343,43 +344,18 @@ func (r *rowSet) actionRow(p actionParent, index int, a near.ActionView, d *dele
 		method, gas, deposit, publicKey, beneficiary, args, codeHash, detail, parentIndex, by, sender}, nil
 }
 
-// TxStatusBody is the part of an EXPERIMENTAL_tx_status result the store
-// types: its final status and its outcomes' typed columns (the status as
-// served is kept in the block's document). A Source that decodes it anyway
-// hands it over in TxStatus.Body, so the status is not decoded twice.
-type TxStatusBody struct {
-	FinalExecutionStatus string           `json:"final_execution_status"`
-	TransactionOutcome   *OutcomeFields   `json:"transaction_outcome"`
-	ReceiptsOutcome      []*OutcomeFields `json:"receipts_outcome"`
-}
-
-// OutcomeFields are the members of an ExecutionOutcomeWithIdView that
-// execution_outcomes types.
-type OutcomeFields struct {
-	BlockHash string `json:"block_hash"`
-	ID        string `json:"id"`
-	Outcome   struct {
-		GasBurnt    uint64          `json:"gas_burnt"`
-		TokensBurnt near.U128       `json:"tokens_burnt"`
-		ExecutorID  string          `json:"executor_id"`
-		Status      json.RawMessage `json:"status"`
-		// Logs is decoded only when it holds an event log.
-		Logs json.RawMessage `json:"logs"`
-	} `json:"outcome"`
-}
-
 // addTxStatus writes the transaction_statuses row of the status at index
 // of its block's document and the typed rows of its outcomes.
-func (r *rowSet) addTxStatus(height int64, index int, st *TxStatus) error {
+func (r *rowSet) addTxStatus(height int64, index int, st *bundle.TxStatus) error {
 	body := st.Body
 	if body == nil {
-		body = new(TxStatusBody)
+		body = new(bundle.TxStatusBody)
 		if err := json.Unmarshal(st.JSON, body); err != nil {
 			return fmt.Errorf("decode tx status %s: %w", st.TxHash, err)
 		}
 	}
 	r.txStatuses = append(r.txStatuses, []any{st.TxHash, st.SignerID, height, body.FinalExecutionStatus, int32(index)})
-	for i, o := range append([]*OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
+	for i, o := range append([]*bundle.OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
 		if o == nil { // absent or null
 			continue
 		}

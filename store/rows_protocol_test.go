@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/packed"
 	"github.com/nearline/nearline/near"
 )
@@ -18,11 +19,11 @@ func TestProtocolConfigFirstHeightIsTheEpochsLowestBlock(t *testing.T) {
 	}
 	r := newRowSet(codec)
 	for h := uint64(10); h <= 13; h++ {
-		b := &Bundle{}
+		b := &bundle.Bundle{}
 		b.Block.Header = near.BlockHeaderView{Height: h, EpochID: "E", Hash: "h"}
 		b.BlockJSON = json.RawMessage(`{}`)
 		if h == 12 {
-			b.ProtocolConfig = &ProtocolConfig{EpochID: "E", ProtocolVersion: 73, JSON: json.RawMessage(`{}`)}
+			b.ProtocolConfig = &bundle.ProtocolConfig{EpochID: "E", ProtocolVersion: 73, JSON: json.RawMessage(`{}`)}
 		}
 		if err := r.addBundle(b); err != nil {
 			t.Fatal(err)

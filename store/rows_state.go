@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 )
 
@@ -46,7 +48,7 @@ func changeKind(changeType string) (kind string, deleted bool, err error) {
 // addChanges writes the state_changes rows of a block and, per changed key,
 // one history row holding the value after the block. It returns each change
 // as served, for the block's document.
-func (r *rowSet) addChanges(height int64, changes []StateChange) ([]json.RawMessage, error) {
+func (r *rowSet) addChanges(height int64, changes []bundle.StateChange) ([]json.RawMessage, error) {
 	last := map[historyKey]int{}
 	var order []historyKey
 	texts := make([]json.RawMessage, len(changes))
@@ -109,7 +111,7 @@ func (r *rowSet) addChanges(height int64, changes []StateChange) ([]json.RawMess
 	return texts, nil
 }
 
-func (r *rowSet) addHistory(height int64, key historyKey, c *StateChange) error {
+func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange) error {
 	v := &c.View
 	_, deleted, _ := changeKind(v.Type)
 	ch := v.Change
@@ -214,7 +216,7 @@ func accountExtra(raw json.RawMessage) (*string, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, fmt.Errorf("decode change: %w", err)
 	}
-	extra, err := near.FilterObject(c.Change, func(key string) bool {
+	extra, err := jsonobject.Filter(c.Change, func(key string) bool {
 		return key != "account_id" && !near.IsAccountField(key)
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -134,17 +135,17 @@ func TestContractStatePrefixAndLimit(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.NewStore(t)
 	// Keys around prefix boundaries: "k", "k\xff", "k\xff\xff", "l".
-	var changes []store.StateChange
+	var changes []bundle.StateChange
 	for _, k := range []string{"a", "k", "k1", "k\xff", "k\xff\xff", "l", "\xff\xff"} {
 		key, value := []byte(k), []byte("value-of-"+k)
-		changes = append(changes, store.StateChange{View: near.StateChangeWithCauseView{
+		changes = append(changes, bundle.StateChange{View: near.StateChangeWithCauseView{
 			Cause: near.StateChangeCauseView{Type: "receipt_processing", ReceiptHash: storetest.FakeHash(k)},
 			Type:  near.ChangeDataUpdate, Change: near.StateChangeValue{AccountID: storetest.Contract, KeyBase64: &key, ValueBase64: &value}}})
 	}
 	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 1})
 	b, _ := c.Bundle(1)
 	b.Changes = changes
-	_, err := s.Commit(ctx, []store.Bundle{b})
+	_, err := s.Commit(ctx, []bundle.Bundle{b})
 	require.NoError(t, err)
 
 	keysOf := func(prefix string) []string {

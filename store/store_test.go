@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -16,7 +17,7 @@ import (
 // Skipped as the indexer would.
 func commitRange(t *testing.T, s *store.Store, c *storetest.Chain, lo, hi uint64, prev uint64) {
 	t.Helper()
-	var batch []store.Bundle
+	var batch []bundle.Bundle
 	for h := lo; h <= hi; h++ {
 		b, ok := c.Bundle(h)
 		if !ok {
@@ -219,7 +220,7 @@ func TestStateChangesOrder(t *testing.T) {
 
 // requireStoredChange checks that a change read back has the typed fields
 // of the one committed and carries, in Raw, the JSON it was committed with.
-func requireStoredChange(t *testing.T, want store.StateChange, got near.StateChangeWithCauseView) {
+func requireStoredChange(t *testing.T, want bundle.StateChange, got near.StateChangeWithCauseView) {
 	t.Helper()
 	wantJSON := want.JSON
 	if len(wantJSON) == 0 {

@@ -5,23 +5,17 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/nearline/nearline/bundle"
 )
-
-// TxRef names a stored transaction status.
-type TxRef struct {
-	TxHash   string
-	SignerID string
-	Height   uint64 // height of the block including the transaction
-}
 
 // PendingTxStatuses returns up to limit stored statuses that were not FINAL
 // when fetched, included at or below maxHeight, oldest first.
-func (s *Store) PendingTxStatuses(ctx context.Context, maxHeight uint64, limit int) ([]TxRef, error) {
+func (s *Store) PendingTxStatuses(ctx context.Context, maxHeight uint64, limit int) ([]bundle.TxRef, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT tx_hash, signer_id, block_height FROM transaction_statuses
 		WHERE final_execution_status <> 'FINAL' AND block_height <= $1
 		ORDER BY block_height, tx_hash LIMIT $2`, int64(maxHeight), limit)
-	refs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (TxRef, error) {
-		var r TxRef
+	refs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (bundle.TxRef, error) {
+		var r bundle.TxRef
 		var h int64
 		err := row.Scan(&r.TxHash, &r.SignerID, &h)
 		r.Height = uint64(h)
@@ -35,7 +29,7 @@ func (s *Store) PendingTxStatuses(ctx context.Context, maxHeight uint64, limit i
 
 // UpdateTxStatus replaces a stored status (in its block's document) and its
 // execution outcomes with a newer answer, in one transaction.
-func (s *Store) UpdateTxStatus(ctx context.Context, ref TxRef, st TxStatus) error {
+func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.TxStatus) error {
 	var malformed []malformedLog
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var (

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -44,9 +44,9 @@ func TestUnknownFieldsAndVariantsAreStoredAndServedVerbatim(t *testing.T) {
 	for _, text := range newerChanges {
 		var view near.StateChangeWithCauseView
 		require.NoError(t, json.Unmarshal([]byte(text), &view))
-		b.Changes = append(b.Changes, store.StateChange{View: view, JSON: json.RawMessage(text)})
+		b.Changes = append(b.Changes, bundle.StateChange{View: view, JSON: json.RawMessage(text)})
 	}
-	stats, err := s.Commit(ctx, []store.Bundle{b})
+	stats, err := s.Commit(ctx, []bundle.Bundle{b})
 	require.NoError(t, err, "what Nearline does not model never stops a commit")
 	require.Equal(t, map[string]int{
 		"state_change:gas_key_nonce_update":        1,

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -93,11 +94,11 @@ func TestLayout1ArchiveUpgradesInPlace(t *testing.T) {
 
 	pending, err := s.PendingTxStatuses(ctx, 8, 10)
 	require.NoError(t, err)
-	require.Equal(t, []store.TxRef{{TxHash: "T1", SignerID: "alice.near", Height: 8}}, pending)
+	require.Equal(t, []bundle.TxRef{{TxHash: "T1", SignerID: "alice.near", Height: 8}}, pending)
 	final := `{"final_execution_status":"FINAL","receipts_outcome":[],"transaction_outcome":` +
 		`{"proof":[],"block_hash":"B8","id":"T1","outcome":{"logs":[],"receipt_ids":[],"gas_burnt":2,` +
 		`"tokens_burnt":"2","executor_id":"alice.near","status":{"SuccessValue":""}}}}`
-	require.NoError(t, s.UpdateTxStatus(ctx, pending[0], store.TxStatus{TxHash: "T1", SignerID: "alice.near",
+	require.NoError(t, s.UpdateTxStatus(ctx, pending[0], bundle.TxStatus{TxHash: "T1", SignerID: "alice.near",
 		JSON: json.RawMessage(final), BlockHeights: map[string]uint64{"B8": 8}}))
 	st, err := s.TxStatus(ctx, "T1", "alice.near")
 	require.NoError(t, err)

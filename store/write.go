@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/nearline/nearline/bundle"
 )
 
 // table describes how a batch's rows reach one table.
@@ -118,12 +119,12 @@ type CommitStats struct {
 // A Batch holding only Bundles, as a test's fake sink may build one, is
 // prepared by Write itself.
 type Batch struct {
-	Bundles []Bundle
+	Bundles []bundle.Bundle
 	rows    *rowSet
 }
 
 // Prepare makes bundles (ascending heights) into a Batch for Write.
-func (s *Store) Prepare(bundles []Bundle) (*Batch, error) {
+func (s *Store) Prepare(bundles []bundle.Bundle) (*Batch, error) {
 	rows := newRowSet(s.codec)
 	rows.events = s.events
 	for i := range bundles {
@@ -140,7 +141,7 @@ func (s *Store) Prepare(bundles []Bundle) (*Batch, error) {
 
 // Commit writes bundles (ascending, contiguous heights) and moves the cursor
 // to the last of them, all in one transaction: Prepare, then Write.
-func (s *Store) Commit(ctx context.Context, bundles []Bundle) (CommitStats, error) {
+func (s *Store) Commit(ctx context.Context, bundles []bundle.Bundle) (CommitStats, error) {
 	b, err := s.Prepare(bundles)
 	if err != nil {
 		return CommitStats{}, fmt.Errorf("commit: %w", err)
@@ -232,7 +233,7 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 
 // lowestHeight is the lowest height a batch writes rows at: its first
 // block, a skipped height below it, or an older chunk it repeats.
-func lowestHeight(bundles []Bundle) uint64 {
+func lowestHeight(bundles []bundle.Bundle) uint64 {
 	low := bundles[0].Height()
 	for i := range bundles {
 		for _, h := range bundles[i].Skipped {
@@ -247,7 +248,7 @@ func lowestHeight(bundles []Bundle) uint64 {
 
 // coveredFrom is the lowest height a batch covers: the first of the
 // heights skipped before its first block, or that block.
-func coveredFrom(bundles []Bundle) uint64 {
+func coveredFrom(bundles []bundle.Bundle) uint64 {
 	if skipped := bundles[0].Skipped; len(skipped) > 0 {
 		return skipped[0]
 	}

@@ -102,7 +102,7 @@ func (p *planner) contractMethods(ctx context.Context, h uint64, account string)
 		methods, err = nearvm.ExportedFunctions(wasm)
 	}
 	if err != nil {
-		p.cfg.Logger.Warn("contract code has no readable exports; no call_function asked", "account_id", account, "code_hash", code.Hash, "err", err)
+		p.logger.Warn("contract code has no readable exports; no call_function asked", "account_id", account, "code_hash", code.Hash, "err", err)
 	}
 	p.mu.Lock()
 	p.exports[code.Hash] = methods

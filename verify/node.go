@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/nearline/nearline/internal/retry"
 )
 
 // ErrUnreachable is a node that could not be asked: it did not answer, or
@@ -21,6 +24,8 @@ const (
 	DefaultTimeout      = 30 * time.Second
 	DefaultAttempts     = 4
 	DefaultMaxBodyBytes = 64 << 20
+	DefaultRetryWait    = 250 * time.Millisecond
+	DefaultMaxRetryWait = 10 * time.Second
 )
 
 // NodeConfig tunes Node. The zero value of every field takes its default.
@@ -36,23 +41,20 @@ type NodeConfig struct {
 	// MaxBodyBytes caps a response. Default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// RetryWait is the wait before the second attempt, doubled for each
-	// later one (a Retry-After header, up to 10s, wins). Default 250ms.
+	// later one up to MaxRetryWait; a longer Retry-After header (up to
+	// MaxRetryWait) wins. Default DefaultRetryWait.
 	RetryWait time.Duration
+	// MaxRetryWait caps a wait between attempts. Default
+	// DefaultMaxRetryWait.
+	MaxRetryWait time.Duration
 }
 
 func (c NodeConfig) withDefaults() NodeConfig {
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.Attempts == 0 {
-		c.Attempts = DefaultAttempts
-	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.RetryWait == 0 {
-		c.RetryWait = 250 * time.Millisecond
-	}
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.Attempts = cmp.Or(c.Attempts, DefaultAttempts)
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	c.RetryWait = cmp.Or(c.RetryWait, DefaultRetryWait)
+	c.MaxRetryWait = cmp.Or(c.MaxRetryWait, DefaultMaxRetryWait)
 	return c
 }
 
@@ -61,8 +63,8 @@ func (c NodeConfig) validate() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("node url %q is not an absolute http(s) url", c.URL)
 	}
-	if c.Timeout < 0 || c.Attempts < 0 || c.MaxBodyBytes < 0 || c.RetryWait < 0 {
-		return fmt.Errorf("node timeout, attempts, body limit and retry wait must not be negative")
+	if c.Timeout < 0 || c.Attempts < 0 || c.MaxBodyBytes < 0 || c.RetryWait < 0 || c.MaxRetryWait < 0 {
+		return fmt.Errorf("node timeout, attempts, body limit and retry waits must not be negative")
 	}
 	return nil
 }
@@ -83,7 +85,7 @@ var _ Target = (*Node)(nil)
 func NewNode(cfg NodeConfig) (*Node, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("configure node: %w", err)
 	}
 	return &Node{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}}, nil
 }
@@ -91,42 +93,25 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 // Answer posts body and returns the node's response body, retrying what
 // may pass (a dropped connection, 429, 5xx, a body that is not a response).
 func (n *Node) Answer(ctx context.Context, body []byte) ([]byte, error) {
-	var last error
-	for attempt := range n.cfg.Attempts {
-		if attempt > 0 {
-			wait := n.cfg.RetryWait << (attempt - 1)
-			var ra *retryAfter
-			if errors.As(last, &ra) {
-				wait = ra.wait
-			}
-			timer := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return nil, ctx.Err()
-			case <-timer.C:
-			}
-		}
-		out, err := n.attempt(ctx, body)
-		if err == nil {
-			return out, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		last = err
+	policy := retry.Policy{
+		Backoff:  retry.Backoff{Base: n.cfg.RetryWait, Max: n.cfg.MaxRetryWait, Jitter: retry.None},
+		Attempts: n.cfg.Attempts,
 	}
-	return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrUnreachable, n.cfg.URL, n.cfg.Attempts, last)
+	var out []byte
+	err := policy.Do(ctx, func(ctx context.Context) (err error) {
+		out, err = n.attempt(ctx, body)
+		return err
+	})
+	switch ex, exhausted := errors.AsType[*retry.ExhaustedError](err); {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case exhausted:
+		return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrUnreachable, n.cfg.URL, ex.Attempts, ex.Err)
+	case err != nil:
+		return nil, err
+	}
+	return out, nil
 }
-
-// retryAfter is a 429 or 503 with a Retry-After header.
-type retryAfter struct {
-	wait time.Duration
-	err  error
-}
-
-func (e *retryAfter) Error() string { return e.err.Error() }
-func (e *retryAfter) Unwrap() error { return e.err }
 
 func (n *Node) attempt(ctx context.Context, body []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.cfg.URL, bytes.NewReader(body))
@@ -153,7 +138,7 @@ func (n *Node) attempt(ctx context.Context, body []byte) ([]byte, error) {
 	if resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode >= 500 && perr != nil) {
 		err := fmt.Errorf("node answered HTTP %d", resp.StatusCode)
 		if secs, err2 := strconv.Atoi(resp.Header.Get("Retry-After")); err2 == nil && secs >= 0 {
-			return nil, &retryAfter{wait: min(time.Duration(secs)*time.Second, 10*time.Second), err: err}
+			return nil, retry.After(time.Duration(secs)*time.Second, err)
 		}
 		return nil, err
 	}

@@ -56,8 +56,6 @@ type PlanConfig struct {
 	// Concurrency is how many heights are read from the archive at once.
 	// Default DefaultConcurrency.
 	Concurrency int
-	// Logger receives a line per planning step. Default: discard.
-	Logger *slog.Logger
 }
 
 func (c PlanConfig) withDefaults() PlanConfig {
@@ -67,9 +65,6 @@ func (c PlanConfig) withDefaults() PlanConfig {
 	c.TxsPerHeight = cmp.Or(c.TxsPerHeight, DefaultTxsPerHeight)
 	c.CallsPerContract = cmp.Or(c.CallsPerContract, DefaultCallsPerContract)
 	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
 	return c
 }
 
@@ -90,13 +85,17 @@ type Plan struct {
 }
 
 // NewPlan draws requests from the archive's answers at cfg.Sample heights
-// of the range: see the package doc.
-func NewPlan(ctx context.Context, archive Target, cfg PlanConfig) (*Plan, error) {
+// of the range: see the package doc. logger receives a line per planning
+// step (nil: discard).
+func NewPlan(ctx context.Context, archive Target, cfg PlanConfig, logger *slog.Logger) (*Plan, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := planner{archive: archive, cfg: cfg, exports: map[string][]string{}}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	p := planner{archive: archive, cfg: cfg, logger: logger, exports: map[string][]string{}}
 	first, latest, err := p.indexedRange(ctx)
 	if err != nil {
 		return nil, err
@@ -112,7 +111,7 @@ func NewPlan(ctx context.Context, archive Target, cfg PlanConfig) (*Plan, error)
 		return nil, fmt.Errorf("%w: asked %d-%d, the archive holds %d-%d", ErrRange, from, to, first, latest)
 	}
 	heights := sampleHeights(from, to, cfg.Sample, cfg.Seed)
-	cfg.Logger.Info("verify plan", "from", from, "to", to, "heights", len(heights), "seed", cfg.Seed)
+	logger.Info("verify plan", "from", from, "to", to, "heights", len(heights), "seed", cfg.Seed)
 
 	seen := make([]heightSeen, len(heights))
 	if err := p.each(ctx, heights, func(ctx context.Context, i int, h uint64) (err error) {
@@ -142,7 +141,7 @@ func NewPlan(ctx context.Context, archive Target, cfg PlanConfig) (*Plan, error)
 	for _, reqs := range perHeight {
 		plan.Requests = append(plan.Requests, reqs...)
 	}
-	cfg.Logger.Info("verify plan ready", "heights", len(heights), "accounts", len(accounts), "requests", len(plan.Requests))
+	logger.Info("verify plan ready", "heights", len(heights), "accounts", len(accounts), "requests", len(plan.Requests))
 	return plan, nil
 }
 
@@ -192,6 +191,7 @@ func pick[T any](rng *rand.Rand, items []T, n int) []T {
 type planner struct {
 	archive Target
 	cfg     PlanConfig
+	logger  *slog.Logger
 
 	mu      sync.Mutex
 	exports map[string][]string // code hash → exported functions

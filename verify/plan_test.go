@@ -27,7 +27,7 @@ func simulated(t *testing.T, tamper func(method string, body []byte) []byte) (*A
 	// A chain whose 80 heights hold every kind the plans ask about, global
 	// contracts deployed by hash and used included (seed 3's no longer does
 	// since the token-event traffic changed the mix; 4 to 7 all do).
-	node, err := sim.New(ctx, sim.Config{Seed: 4, Shards: 3, TxsPerBlock: 12, SkipRate: 0.1, MissingChunkRate: 0.1, ProtocolVersion: 77, MaxHeight: 80})
+	node, err := sim.New(ctx, sim.Config{Seed: 4, Shards: 3, TxsPerBlock: 12, SkipRate: 0.1, MissingChunkRate: 0.1, ProtocolVersion: 77, MaxHeight: 80}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, 80))
@@ -62,17 +62,17 @@ func TestPlanAsksEveryMethod(t *testing.T) {
 	t.Parallel()
 	archive, node := simulated(t, nil)
 	ctx := context.Background()
-	plan, err := NewPlan(ctx, archive, PlanConfig{Sample: 16, Seed: 10})
+	plan, err := NewPlan(ctx, archive, PlanConfig{Sample: 16, Seed: 10}, nil)
 	require.NoError(t, err)
 	require.Equal(t, uint64(0), plan.From)
 	require.Equal(t, uint64(80), plan.To)
 	require.Len(t, plan.Heights, 16)
 
-	again, err := NewPlan(ctx, archive, PlanConfig{Sample: 16, Seed: 10})
+	again, err := NewPlan(ctx, archive, PlanConfig{Sample: 16, Seed: 10}, nil)
 	require.NoError(t, err)
 	require.Equal(t, plan.Requests, again.Requests, "the same seed asks the same requests")
 
-	report, err := Run(ctx, archive, node, plan.Requests, RunConfig{Concurrency: 3})
+	report, err := Run(ctx, archive, node, plan.Requests, RunConfig{Concurrency: 3}, nil)
 	require.NoError(t, err)
 	var out bytes.Buffer
 	require.NoError(t, report.Write(&out))
@@ -105,9 +105,9 @@ func TestPlanNamesTheMethodThatDiffers(t *testing.T) {
 	})
 	ctx := context.Background()
 	from, to := uint64(10), uint64(20)
-	plan, err := NewPlan(ctx, archive, PlanConfig{From: &from, To: &to, Sample: 4, Seed: 1})
+	plan, err := NewPlan(ctx, archive, PlanConfig{From: &from, To: &to, Sample: 4, Seed: 1}, nil)
 	require.NoError(t, err)
-	report, err := Run(ctx, archive, node, plan.Requests, RunConfig{})
+	report, err := Run(ctx, archive, node, plan.Requests, RunConfig{}, nil)
 	require.NoError(t, err)
 	for _, k := range report.Kinds {
 		if k.Kind == "gas_price" {
@@ -124,7 +124,7 @@ func TestPlanNamesTheMethodThatDiffers(t *testing.T) {
 	require.Equal(t, `"9`+strings.Trim(d.Difference.Archive, `"`)+`"`, d.Difference.Node)
 
 	for _, bad := range [][2]uint64{{30, 20}, {10, 81}} {
-		_, err := NewPlan(ctx, archive, PlanConfig{From: &bad[0], To: &bad[1]})
+		_, err := NewPlan(ctx, archive, PlanConfig{From: &bad[0], To: &bad[1]}, nil)
 		require.ErrorIs(t, err, ErrRange, "%v", bad)
 	}
 }
@@ -145,7 +145,7 @@ func TestPlanStopsOnTheArchivesOwnFailure(t *testing.T) {
 		}
 		return `{"error":{"name":"INTERNAL_ERROR","cause":{"name":"INTERNAL_ERROR","info":{}}}}`, nil
 	})
-	_, err := NewPlan(context.Background(), archive, PlanConfig{Sample: 3})
+	_, err := NewPlan(context.Background(), archive, PlanConfig{Sample: 3}, nil)
 	require.ErrorContains(t, err, "ask archive block: it answered INTERNAL_ERROR")
 
 	empty := targetFunc(func(struct {
@@ -154,7 +154,7 @@ func TestPlanStopsOnTheArchivesOwnFailure(t *testing.T) {
 	}) (string, error) {
 		return `{"error":{"name":"HANDLER_ERROR","cause":{"name":"NOT_SYNCED_YET","info":{}}}}`, nil
 	})
-	_, err = NewPlan(context.Background(), empty, PlanConfig{})
+	_, err = NewPlan(context.Background(), empty, PlanConfig{}, nil)
 	require.ErrorIs(t, err, ErrRange, "an archive without blocks has no range to sample")
 }
 

@@ -30,17 +30,12 @@ type RunConfig struct {
 	// ProgressInterval is how often progress is logged. Default
 	// DefaultProgressInterval.
 	ProgressInterval time.Duration
-	// Logger receives the progress lines. Default: discard.
-	Logger *slog.Logger
 }
 
 func (c RunConfig) withDefaults() RunConfig {
 	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
 	c.MaxShown = cmp.Or(c.MaxShown, DefaultMaxShown)
 	c.ProgressInterval = cmp.Or(c.ProgressInterval, DefaultProgressInterval)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
 	return c
 }
 
@@ -53,16 +48,20 @@ func (c RunConfig) validate() error {
 }
 
 // Run asks archive and node every request and reports how their answers
-// compare. It fails only when a request cannot be asked (ErrUnreachable
-// from the node, an archive failure, ctx ending), never for a difference.
-func Run(ctx context.Context, archive, node Target, reqs []Request, cfg RunConfig) (*Report, error) {
+// compare, logging progress to logger (nil: discard). It fails only when a
+// request cannot be asked (ErrUnreachable from the node, an archive
+// failure, ctx ending), never for a difference.
+func Run(ctx context.Context, archive, node Target, reqs []Request, cfg RunConfig, logger *slog.Logger) (*Report, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	start := time.Now()
 	tally := newTally(cfg.MaxShown)
-	stopProgress := logProgress(cfg, tally, len(reqs), start)
+	stopProgress := logProgress(cfg, logger, tally, len(reqs), start)
 	defer stopProgress()
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -126,7 +125,7 @@ func compareOne(ctx context.Context, archive, node Target, r Request) (verdict, 
 
 // logProgress logs a progress line every cfg.ProgressInterval until the
 // returned stop is called.
-func logProgress(cfg RunConfig, t *tally, total int, start time.Time) (stop func()) {
+func logProgress(cfg RunConfig, logger *slog.Logger, t *tally, total int, start time.Time) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -139,7 +138,7 @@ func logProgress(cfg RunConfig, t *tally, total int, start time.Time) (stop func
 			case <-tick.C:
 				n, different, forwarded := t.progress()
 				elapsed := time.Since(start)
-				cfg.Logger.Info("verify progress", "compared", n, "total", total, "different", different,
+				logger.Info("verify progress", "compared", n, "total", total, "different", different,
 					"forwarded", forwarded, "per_second", fmt.Sprintf("%.1f", float64(n)/elapsed.Seconds()),
 					"elapsed", elapsed.Round(time.Second))
 			}

@@ -79,7 +79,7 @@ func TestRunCountsIdenticalDifferentAndForwarded(t *testing.T) {
 		}
 		return fmt.Sprintf(`{"id":"verify","result":{"gas_price":"%d","height":%d}}`, 100+h, h), nil
 	})
-	report, err := Run(context.Background(), archive, node, reqs, RunConfig{Concurrency: 8, MaxShown: 3})
+	report, err := Run(context.Background(), archive, node, reqs, RunConfig{Concurrency: 8, MaxShown: 3}, nil)
 	require.NoError(t, err)
 	require.Equal(t, []KindCount{
 		{Kind: "EXPERIMENTAL_receipt", Requests: 40, Identical: 20, Forwarded: 20},
@@ -128,7 +128,7 @@ func TestRunStopsWhenTheNodeCannotBeAsked(t *testing.T) {
 		return "", fmt.Errorf("%w: connection refused", ErrUnreachable)
 	})
 	reqs := []Request{NewRequest("block", map[string]any{"block_id": 1}), NewRequest("block", map[string]any{"block_id": 2})}
-	_, err := Run(context.Background(), ok, down, reqs, RunConfig{})
+	_, err := Run(context.Background(), ok, down, reqs, RunConfig{}, nil)
 	require.ErrorIs(t, err, ErrUnreachable)
 
 	// A node answering something that is not a JSON-RPC response is not
@@ -139,7 +139,7 @@ func TestRunStopsWhenTheNodeCannotBeAsked(t *testing.T) {
 	}) (string, error) {
 		return "<html>", nil
 	})
-	_, err = Run(context.Background(), ok, garbage, reqs, RunConfig{})
+	_, err = Run(context.Background(), ok, garbage, reqs, RunConfig{}, nil)
 	require.ErrorIs(t, err, ErrUnreachable)
 }
 

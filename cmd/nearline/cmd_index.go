@@ -12,10 +12,14 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // indexPoolSize is the indexer's default PostgreSQL pool size: a commit
@@ -26,7 +30,7 @@ const indexPoolSize = 8
 // indexFlags are the flags of `nearline index`; `nearline run` registers
 // them too (registerIndexFlags) and calls indexWith.
 type indexFlags struct {
-	databaseURL      *string
+	db               *databaseFlags
 	upstream         *string
 	source           *string
 	rpcUpstream      *string
@@ -50,15 +54,15 @@ type indexFlags struct {
 
 func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 	return &indexFlags{
-		databaseURL:      stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)"),
+		db:               registerDatabaseFlags(fs, env),
 		upstream:         stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated URLs, tried in order with failover (required): NEAR JSON-RPC nodes for --source rpc, neardata base URLs for neardata, a NEAR Lake directory or base URL for lake"),
 		source:           stringFlag(fs, env, "source", "NEARLINE_SOURCE", sourceRPC, "where blocks come from: rpc (JSON-RPC, many calls per block), neardata or lake (one block document per height)"),
 		rpcUpstream:      stringFlag(fs, env, "rpc-upstream", "NEARLINE_RPC_UPSTREAM", "", "with --source neardata or lake: comma-separated NEAR JSON-RPC URLs for the genesis and protocol configs (once per epoch), lake's final head and --snapshot-accounts (default: none; then --genesis is required)"),
 		from:             stringFlag(fs, env, "from", "NEARLINE_FROM", "", "first height to index (default: after the cursor, or the genesis height on an empty archive)"),
 		to:               stringFlag(fs, env, "to", "NEARLINE_TO", "", "last height to index, then exit (default: follow the head until interrupted)"),
 		workers:          intFlag(fs, env, "workers", "NEARLINE_WORKERS", indexer.DefaultWorkers, "blocks fetched at once"),
-		blockConcurrency: intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", indexer.DefaultConcurrency, "upstream calls made at once for one block (chunks, changes, tx statuses)"),
-		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", indexer.DefaultMaxInFlight, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
+		blockConcurrency: intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", rpcsource.DefaultConcurrency, "upstream calls made at once for one block (chunks, changes, tx statuses)"),
+		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", rpcsource.DefaultMaxInFlight, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
 		batchSize:        intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", indexer.DefaultBatchSize, "heights committed per transaction"),
 		requestTimeout:   durationFlag(fs, env, "request-timeout", "NEARLINE_REQUEST_TIMEOUT", near.DefaultTimeout, "time limit of one upstream request"),
 		pollInterval:     durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", indexer.DefaultPollInterval, "how often the final head is polled when caught up (within a batch of it); further behind, every 30 s"),
@@ -105,6 +109,9 @@ const (
 // check reports a --cursor name or a --source combination that cannot
 // work.
 func (f *indexFlags) check() error {
+	if err := f.db.check(); err != nil {
+		return err
+	}
 	if err := store.ValidCursorName(*f.cursor); err != nil {
 		return fmt.Errorf("--cursor: %w", err)
 	}
@@ -141,13 +148,13 @@ func (f *indexFlags) forwardTo() string {
 
 // runIndex follows finalized blocks of the upstream into PostgreSQL.
 func runIndex(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "index", "--database-url URL [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H] [--to H] [flags]")
+	fs := newFlagSet(env, "index", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H] [--to H] [flags]")
 	flags := registerIndexFlags(fs, env)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *flags.databaseURL == "" || *flags.upstream == "" {
-		fmt.Fprintln(fs.Output(), "nearline index: --database-url and --upstream (or NEARLINE_DATABASE_URL, NEARLINE_UPSTREAM) are required")
+	if *flags.upstream == "" {
+		fmt.Fprintln(fs.Output(), "nearline index: --upstream (or NEARLINE_UPSTREAM) is required")
 		fs.Usage()
 		return errUsage
 	}
@@ -155,20 +162,30 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 		fmt.Fprintln(fs.Output(), "nearline index:", err)
 		return errUsage
 	}
-	if err := store.MigrateLogged(ctx, *flags.databaseURL, env.logger); err != nil {
+	databaseURL, release, err := flags.db.open(ctx, env, true)
+	if err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, *flags.databaseURL, store.Config{MaxConns: int32(*flags.maxConns), Logger: env.logger,
+	defer release()
+	if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
+		return err
+	}
+	s, err := store.Open(ctx, databaseURL, store.Config{MaxConns: int32(*flags.maxConns), Logger: env.logger,
 		SkipEvents: !*flags.events, Cursor: *flags.cursor})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	return indexWith(ctx, env, flags, s, indexer.NewMetrics())
+	return indexWith(ctx, env, flags, s, metrics.NewRegistry())
 }
 
-// indexWith runs the indexer on an open, migrated store, recording on metrics.
-func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, metrics *indexer.Metrics) error {
+// indexWith runs the indexer on an open, migrated store, its metrics
+// registered on reg (served at --metrics-listen).
+func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, reg *prometheus.Registry) error {
+	m, err := indexer.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
 	from, err := parseHeight("from", *flags.from)
 	if err != nil {
 		return err
@@ -183,10 +200,10 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	if rpcs := splitList(*flags.upstream); *flags.source != sourceRPC {
 		rpcs = splitList(*flags.rpcUpstream)
 		if len(rpcs) > 0 {
-			client, err = newClient(env, flags, rpcs, metrics)
+			client, err = newClient(env, flags, rpcs, m)
 		}
 	} else {
-		client, err = newClient(env, flags, rpcs, metrics)
+		client, err = newClient(env, flags, rpcs, m)
 	}
 	if err != nil {
 		return err
@@ -214,7 +231,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		if client == nil {
 			return errors.New("--snapshot-accounts with a document source needs --rpc-upstream")
 		}
-		if err := indexer.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
+		if err := basestate.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
 			return err
 		}
 	}
@@ -222,7 +239,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	if err != nil {
 		return fmt.Errorf("--memory-budget: %w", err)
 	}
-	src, err := newSource(env, flags, client, metrics)
+	src, err := newSource(env, flags, client, m)
 	if err != nil {
 		return err
 	}
@@ -231,7 +248,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		Workers: *flags.workers, BatchSize: *flags.batchSize,
 		PollInterval: *flags.pollInterval, ProgressInterval: *flags.progressInterval,
 		MemoryBudget: budget,
-		Metrics:      metrics,
+		Metrics:      m,
 	}, src, s, env.logger)
 	if err != nil {
 		return err
@@ -239,7 +256,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	g, gctx := errgroup.WithContext(ctx)
 	runCtx, stopMetrics := context.WithCancel(gctx)
 	if *flags.metricsListen != "" {
-		g.Go(func() error { return indexer.ServeMetrics(runCtx, *flags.metricsListen, metrics, env.logger) })
+		g.Go(func() error { return metrics.Serve(runCtx, *flags.metricsListen, reg, env.logger) })
 	}
 	g.Go(func() error {
 		defer stopMetrics()
@@ -261,11 +278,10 @@ func newClient(env *environment, flags *indexFlags, endpoints []string, metrics 
 // over neardata or lake with client (possibly nil) for configs.
 func newSource(env *environment, flags *indexFlags, client *near.Client, metrics *indexer.Metrics) (indexer.Source, error) {
 	if *flags.source == sourceRPC {
-		src, err := indexer.NewNodeSource(client, indexer.NodeConfig{
+		src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{
 			Concurrency: *flags.blockConcurrency,
 			MaxInFlight: *flags.upstreamInFlight,
-			Logger:      env.logger,
-		})
+		}, env.logger)
 		if err != nil {
 			return nil, fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: %w", *flags.blockConcurrency, *flags.upstreamInFlight, err)
 		}
@@ -278,7 +294,7 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 		Logger:      env.logger,
 		OnError:     metrics.UpstreamError,
 	}
-	var rpc indexer.RPC // a nil *near.Client must stay a nil interface
+	var rpc rpcsource.RPC // a nil *near.Client must stay a nil interface
 	if client != nil {
 		rpc = client
 	}
@@ -319,6 +335,6 @@ func loadGenesis(ctx context.Context, env *environment, path string, s *store.St
 		return fmt.Errorf("open genesis: %w", err)
 	}
 	defer f.Close()
-	_, err = indexer.LoadGenesis(ctx, f, s, env.logger)
+	_, err = basestate.LoadGenesis(ctx, f, s, env.logger)
 	return err
 }

@@ -10,17 +10,21 @@ import (
 // runMigrate applies the embedded migrations; safe to run twice or from
 // several processes at once.
 func runMigrate(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "migrate", "--database-url URL")
-	databaseURL := stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)")
+	fs := newFlagSet(env, "migrate", "[--database-url URL | --data-dir DIR]")
+	db := registerDatabaseFlags(fs, env)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *databaseURL == "" {
-		fmt.Fprintln(fs.Output(), "nearline migrate: --database-url (or NEARLINE_DATABASE_URL) is required")
-		fs.Usage()
+	if err := db.check(); err != nil {
+		fmt.Fprintln(fs.Output(), "nearline migrate:", err)
 		return errUsage
 	}
-	if err := store.MigrateLogged(ctx, *databaseURL, env.logger); err != nil {
+	databaseURL, release, err := db.open(ctx, env, true)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
 		return err
 	}
 	env.logger.Info("database is up to date")

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/store"
 )
 
@@ -17,14 +17,14 @@ import (
 // set). When the indexer reaches --to it stops and serving goes on; when
 // either fails, both stop.
 func runRun(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "run", "--database-url URL [--source rpc|neardata|lake] --upstream URL[,URL...] [--listen ADDR] [flags]")
+	fs := newFlagSet(env, "run", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--listen ADDR] [flags]")
 	index := registerIndexFlags(fs, env)
 	serve := registerServeFlags(fs, env, true)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *index.databaseURL == "" || *index.upstream == "" {
-		fmt.Fprintln(fs.Output(), "nearline run: --database-url and --upstream (or NEARLINE_DATABASE_URL, NEARLINE_UPSTREAM) are required")
+	if *index.upstream == "" {
+		fmt.Fprintln(fs.Output(), "nearline run: --upstream (or NEARLINE_UPSTREAM) is required")
 		fs.Usage()
 		return errUsage
 	}
@@ -39,27 +39,32 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		fmt.Fprintf(fs.Output(), "nearline run: %v\n", err)
 		return errUsage
 	}
-	if err := store.MigrateLogged(ctx, *index.databaseURL, env.logger); err != nil {
+	databaseURL, release, err := index.db.open(ctx, env, true)
+	if err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, *index.databaseURL, store.Config{MaxConns: int32(*index.maxConns + *serve.maxConns), Logger: env.logger,
+	defer release()
+	if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
+		return err
+	}
+	s, err := store.Open(ctx, databaseURL, store.Config{MaxConns: int32(*index.maxConns + *serve.maxConns), Logger: env.logger,
 		SkipEvents: !*index.events, Cursor: *index.cursor})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	metrics := indexer.NewMetrics()
+	reg := metrics.NewRegistry()
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		if err := indexWith(gctx, env, index, s, metrics); err != nil {
+		if err := indexWith(gctx, env, index, s, reg); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 		env.logger.Info("indexer finished; still serving until interrupted")
 		return nil
 	})
 	g.Go(func() error {
-		if err := serveArchive(gctx, env, s, settings, metrics.Registry()); err != nil {
+		if err := serveArchive(gctx, env, s, settings, reg); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
 		return nil

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store"
@@ -24,20 +24,21 @@ const servePoolSize = 20
 // them too (registerServeFlags with forRun) next to the index flags, which
 // already provide --database-url and --upstream, and calls settings.
 type serveFlags struct {
-	databaseURL, upstream *string // nil for run
-	listen                *string
-	apiKeys               *string
-	corsOrigins           *string
-	viewStateLimit        *int
-	maxBody               *int
-	maxBatch              *int
-	maxResponse           *int
-	requestTimeout        *time.Duration
-	maxConcurrent         *int
-	shutdownTimeout       *time.Duration
-	drainTime             *time.Duration
-	maxConns              *int
-	healthMaxLag          *time.Duration
+	db              *databaseFlags // nil for run
+	upstream        *string        // nil for run
+	listen          *string
+	apiKeys         *string
+	corsOrigins     *string
+	viewStateLimit  *int
+	maxBody         *int
+	maxBatch        *int
+	maxResponse     *int
+	requestTimeout  *time.Duration
+	maxConcurrent   *int
+	shutdownTimeout *time.Duration
+	drainTime       *time.Duration
+	maxConns        *int
+	healthMaxLag    *time.Duration
 }
 
 func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveFlags {
@@ -50,7 +51,7 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 		connsName, connsEnv = "rpc-db-max-conns", "NEARLINE_RPC_DB_MAX_CONNS"
 		connsUsage = "PostgreSQL connections the server adds to the pool it shares with the indexer"
 	} else {
-		f.databaseURL = stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)")
+		f.db = registerDatabaseFlags(fs, env)
 		f.upstream = stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "NEAR RPC URL to forward what the archive cannot answer to (send_tx, blocks before the archive, validators, ...)")
 	}
 	f.listen = stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address to answer JSON-RPC on")
@@ -95,7 +96,7 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 			Forward:          upstream,
 			CORSOrigins:      splitList(*f.corsOrigins),
 		},
-		archive: archive.Config{ViewStateLimit: *f.viewStateLimit, HealthMaxLag: *f.healthMaxLag},
+		archive: archive.Config{ViewStateLimit: *f.viewStateLimit, HealthMaxLag: *f.healthMaxLag, Commit: readBuildInfo().commit},
 		server: rpcserve.ServeConfig{
 			RequestTimeout:  *f.requestTimeout,
 			ShutdownTimeout: *f.shutdownTimeout,
@@ -115,14 +116,13 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 // runServe answers NEAR JSON-RPC read methods from the archive until ctx
 // ends, then finishes in-flight requests and returns nil.
 func runServe(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "serve", "--database-url URL [--listen ADDR] [flags]")
+	fs := newFlagSet(env, "serve", "[--database-url URL | --data-dir DIR] [--listen ADDR] [flags]")
 	flags := registerServeFlags(fs, env, false)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *flags.databaseURL == "" {
-		fmt.Fprintln(fs.Output(), "nearline serve: --database-url (or NEARLINE_DATABASE_URL) is required")
-		fs.Usage()
+	if err := flags.db.check(); err != nil {
+		fmt.Fprintln(fs.Output(), "nearline serve:", err)
 		return errUsage
 	}
 	settings, err := flags.settings(env, *flags.upstream)
@@ -130,7 +130,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		fmt.Fprintln(fs.Output(), "nearline serve:", err)
 		return errUsage
 	}
-	st, err := store.Open(ctx, *flags.databaseURL, store.Config{
+	databaseURL, release, err := flags.db.open(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	st, err := store.Open(ctx, databaseURL, store.Config{
 		MaxConns:         int32(*flags.maxConns),
 		ApplicationName:  "nearline-serve",
 		StatementTimeout: 30 * time.Second,
@@ -140,11 +145,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("open archive: %w", err)
 	}
 	defer st.Close()
+	if err := requireSchema(ctx, st); err != nil {
+		return err
+	}
 	// GET /metrics on the RPC port, as nearcore's: the server's metrics and
 	// the Go runtime's.
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return serveArchive(ctx, env, st, settings, reg)
+	return serveArchive(ctx, env, st, settings, metrics.NewRegistry())
 }
 
 // serveArchive answers JSON-RPC from the archive in st until ctx ends: it

@@ -32,7 +32,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	txsPerBlock := intFlag(fs, env, "txs-per-block", "NEARLINE_TXS_PER_BLOCK", def.TxsPerBlock, "mean number of transactions per block")
 	deployRate := float64Flag(fs, env, "deploy-rate", "NEARLINE_DEPLOY_RATE", def.DeployRate, "fraction of transactions that deploy a contract (0 keeps the default mix, about 2%; mainnet is about 0.001)")
 	genesisHeight := uint64Flag(fs, env, "genesis-height", "NEARLINE_GENESIS_HEIGHT", 0, "height of the genesis block")
-	genesisTime := timeFlag(fs, env, "genesis-time", "NEARLINE_GENESIS_TIME", sim.DefaultGenesisTime, "time of the genesis block (RFC 3339); a block's timestamp is it plus one second per height above the genesis, whatever --block-time is")
+	genesisTime := timeFlag(fs, env, "genesis-time", "NEARLINE_GENESIS_TIME", sim.DefaultGenesisTime, "`time` of the genesis block (RFC 3339); a block's timestamp is it plus one second per height above the genesis, whatever --block-time is")
 	epochLength := uint64Flag(fs, env, "epoch-length", "NEARLINE_EPOCH_LENGTH", def.EpochLength, "epoch length in heights")
 	protocolVersion := uint64Flag(fs, env, "protocol-version", "NEARLINE_PROTOCOL_VERSION", uint64(def.ProtocolVersion), "protocol version the chain runs; 77 or above adds global contracts (deployments, distribution receipts, accounts that use them)")
 	viewStateLimit := intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", sim.DefaultViewStateLimit, "view_state limit in bytes of contract state (-1 = no limit)")
@@ -45,8 +45,8 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	stall := float64Flag(fs, env, "stall", "NEARLINE_STALL", 0, "fraction of requests held unanswered (until --stall-duration or the client leaves)")
 	stallDuration := durationFlag(fs, env, "stall-duration", "NEARLINE_STALL_DURATION", 30*time.Second, "longest stall")
 	rateLimit := float64Flag(fs, env, "rate-limit", "NEARLINE_RATE_LIMIT", 0, "requests per second before HTTP 429 (0 = no limit)")
-	finalityLag := uint64Flag(fs, env, "finality-lag", "NEARLINE_FINALITY_LAG", 0, "blocks by which `final` trails the head while blocks are produced (0 = every block final at once; nearcore's is 2)")
-	reshardAt := heightsFlag(fs, env, "reshard-at", "NEARLINE_RESHARD_AT", "comma-separated heights: at the first epoch start at or after each, one shard splits in two (version-2 shard layout, new shard ids, protocol version + 1)")
+	finalityLag := uint64Flag(fs, env, "finality-lag", "NEARLINE_FINALITY_LAG", 0, "blocks by which the final head trails the newest block while blocks are produced (0 = every block final at once; nearcore's is 2)")
+	reshardAt := heightsFlag(fs, env, "reshard-at", "NEARLINE_RESHARD_AT", "comma-separated `heights`: at the first epoch start at or after each, one shard splits in two (version-2 shard layout, new shard ids, protocol version + 1)")
 	forkAt := uint64Flag(fs, env, "fork-at", "NEARLINE_FORK_AT", 0, "from this height on serve a different chain whose first block does not link to the previous one (0 = never)")
 	yieldTimeout := uint64Flag(fs, env, "yield-timeout", "NEARLINE_YIELD_TIMEOUT", sim.DefaultYieldTimeout, "blocks a yielded promise waits for its resume before it runs with a timeout (yield_timeout_length_in_blocks)")
 	nearcoreNext := boolFlag(fs, env, "nearcore-next", "NEARLINE_NEARCORE_NEXT", false, "serve every answer and write genesis.json as a newer nearcore would: members and variants Nearline does not model added to accounts, access keys, chunk headers, transactions, outcomes, receipts and some Transfer actions")
@@ -78,12 +78,11 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 			FailInternal: *failInternal, FailMalformed: *failMalformed, FailTruncated: *failTruncated,
 			Stall: *stall, StallDuration: *stallDuration, RateLimit: *rateLimit,
 		},
-		Logger: env.logger,
 	}
 	if cfg.ViewStateLimit == 0 {
 		cfg.ViewStateLimit = -1
 	}
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, env.logger)
 	if err != nil {
 		return fmt.Errorf("start simulator: %w", err)
 	}

@@ -12,21 +12,28 @@ import (
 // runStatus prints the archive's indexed ranges, the heights between them,
 // its counts, its history start and, on a streaming replica, its lag.
 func runStatus(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "status", "--database-url URL")
-	databaseURL := stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required)")
+	fs := newFlagSet(env, "status", "[--database-url URL | --data-dir DIR]")
+	db := registerDatabaseFlags(fs, env)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *databaseURL == "" {
-		fmt.Fprintln(fs.Output(), "nearline status: --database-url (or NEARLINE_DATABASE_URL) is required")
-		fs.Usage()
+	if err := db.check(); err != nil {
+		fmt.Fprintln(fs.Output(), "nearline status:", err)
 		return errUsage
 	}
-	s, err := store.Open(ctx, *databaseURL, store.Config{MaxConns: 2, Logger: env.logger})
+	databaseURL, release, err := db.open(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	s, err := store.Open(ctx, databaseURL, store.Config{MaxConns: 2, Logger: env.logger})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if err := requireSchema(ctx, s); err != nil {
+		return err
+	}
 	st, err := s.Status(ctx)
 	if err != nil {
 		return err

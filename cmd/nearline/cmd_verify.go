@@ -31,8 +31,8 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 			err = &exitStatusError{status: 2, err: fmt.Errorf("interrupted before every request was compared: %w", err)}
 		}
 	}()
-	fs := newFlagSet(env, "verify", "--database-url URL --against URL [--from H] [--to H] [--sample N] [flags]")
-	databaseURL := stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "", "PostgreSQL URL of the archive (required; opened read-only)")
+	fs := newFlagSet(env, "verify", "[--database-url URL | --data-dir DIR] --against URL [--from H] [--to H] [--sample N] [flags]")
+	db := registerDatabaseFlags(fs, env)
 	against := stringFlag(fs, env, "against", "NEARLINE_AGAINST", "", "NEAR JSON-RPC URL of the node to compare the archive with (required)")
 	fromFlag := stringFlag(fs, env, "from", "NEARLINE_FROM", "", "lowest height to sample (default: the archive's first block)")
 	toFlag := stringFlag(fs, env, "to", "NEARLINE_TO", "", "highest height to sample (default: the archive's latest block)")
@@ -53,36 +53,53 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 		fs.Usage()
 		return errUsage
 	}
-	if *databaseURL == "" || *against == "" {
-		return usageErr("--database-url and --against (or NEARLINE_DATABASE_URL, NEARLINE_AGAINST) are required")
+	// A value out of place is said in one line, without the usage.
+	lineErr := func(msg string) error {
+		fmt.Fprintln(fs.Output(), "nearline verify:", msg)
+		return errUsage
+	}
+	if *against == "" {
+		return usageErr("--against (or NEARLINE_AGAINST) is required")
+	}
+	if err := db.check(); err != nil {
+		return lineErr(err.Error())
 	}
 	from, err := parseHeight("from", *fromFlag)
 	if err != nil {
-		return usageErr(err.Error())
+		return lineErr(err.Error())
 	}
 	to, err := parseHeight("to", *toFlag)
 	if err != nil {
-		return usageErr(err.Error())
+		return lineErr(err.Error())
+	}
+	if from != nil && to != nil && *from > *to {
+		return lineErr(fmt.Sprintf("--from %d is above --to %d", *from, *to))
 	}
 	seed := uint64(time.Now().UnixNano())
 	if strings.TrimSpace(*seedFlag) != "" {
 		if seed, err = strconv.ParseUint(strings.TrimSpace(*seedFlag), 10, 64); err != nil {
-			return usageErr(fmt.Sprintf("--seed %q: want a non-negative integer", *seedFlag))
+			return lineErr(fmt.Sprintf("--seed %q: want a non-negative integer", *seedFlag))
 		}
 	}
 	if *sample < 1 || *accounts < 1 || *concurrency < 1 || *timeout <= 0 || *show < 1 || *progress <= 0 || *maxConns < 1 {
-		return usageErr("--sample, --accounts, --concurrency, --timeout, --show, --progress-interval and --db-max-conns must be positive")
+		return lineErr("--sample, --accounts, --concurrency, --timeout, --show, --progress-interval and --db-max-conns must be positive")
 	}
 	archiveCfg := archive.Config{ViewStateLimit: *viewStateLimit}
 	if err := archiveCfg.Validate(); err != nil {
-		return usageErr(err.Error())
+		return lineErr(err.Error())
 	}
 	node, err := verify.NewNode(verify.NodeConfig{URL: *against, Timeout: *timeout})
 	if err != nil {
-		return usageErr(err.Error())
+		return lineErr(err.Error())
 	}
 
-	st, err := store.Open(ctx, verify.ReadOnlyURL(*databaseURL), store.Config{
+	databaseURL, release, err := db.open(ctx, env, false)
+	if err != nil {
+		return unreachable(err)
+	}
+	defer release()
+	// The archive is opened read-only.
+	st, err := store.Open(ctx, verify.ReadOnlyURL(databaseURL), store.Config{
 		MaxConns:         int32(*maxConns),
 		ApplicationName:  "nearline-verify",
 		StatementTimeout: *timeout,
@@ -92,6 +109,9 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 		return unreachable(fmt.Errorf("open archive: %w", err))
 	}
 	defer st.Close()
+	if err := requireSchema(ctx, st); err != nil {
+		return unreachable(err)
+	}
 	if _, err := node.Answer(ctx, verify.NewRequest("status", []any{}).Body()); err != nil {
 		return unreachable(fmt.Errorf("ask node status: %w", err))
 	}
@@ -108,10 +128,10 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 
 	plan, err := verify.NewPlan(ctx, local, verify.PlanConfig{
 		From: from, To: to, Sample: *sample, Seed: seed, AccountsPerHeight: *accounts,
-		Concurrency: *concurrency, Logger: env.logger,
-	})
+		Concurrency: *concurrency,
+	}, env.logger)
 	if errors.Is(err, verify.ErrRange) {
-		return usageErr(err.Error())
+		return lineErr(err.Error())
 	}
 	if err != nil {
 		return fmt.Errorf("plan requests: %w", err)
@@ -119,8 +139,8 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 	fmt.Fprintf(env.stdout, "nearline verify: %d heights sampled in %d-%d (seed %d), %d requests, against %s\n\n",
 		len(plan.Heights), plan.From, plan.To, seed, len(plan.Requests), *against)
 	report, err := verify.Run(ctx, local, node, plan.Requests, verify.RunConfig{
-		Concurrency: *concurrency, MaxShown: *show, ProgressInterval: *progress, Logger: env.logger,
-	})
+		Concurrency: *concurrency, MaxShown: *show, ProgressInterval: *progress,
+	}, env.logger)
 	switch {
 	case errors.Is(err, verify.ErrUnreachable):
 		return unreachable(err)

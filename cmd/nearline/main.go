@@ -38,6 +38,8 @@ func commands() []command {
 		{"sim", "serve a simulated NEAR node (deterministic chain) over JSON-RPC", runSim},
 		{"status", "print the archive's indexed range and cursor", runStatus},
 		{"verify", "compare the archive's answers with a node's", runVerify},
+		{"health", "ask a running server's /health (exit 0 when healthy)", runHealth},
+		{"version", "print the version and commit nearline was built from", runVersion},
 	}
 }
 
@@ -49,7 +51,16 @@ func main() {
 		getenv: os.Getenv,
 		logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}
+	stopProfile := func() {}
+	if path := os.Getenv(cpuProfileEnv); path != "" {
+		var err error
+		if stopProfile, err = startCPUProfile(path); err != nil {
+			fmt.Fprintln(os.Stderr, "nearline:", err)
+			os.Exit(1)
+		}
+	}
 	code := run(ctx, env, os.Args[1:])
+	stopProfile()
 	stop()
 	os.Exit(code)
 }

@@ -1,52 +1,21 @@
+//go:build e2e
+
 package scale
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nearline/nearline/internal/docs"
 	"github.com/nearline/nearline/internal/e2ekit"
 	"github.com/nearline/nearline/internal/wait"
 )
-
-// readmeSQL returns the SQL blocks of the README's section heading (to the
-// next "### " heading).
-func readmeSQL(t *testing.T, heading string) []string {
-	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatalf("read README: %v", err)
-	}
-	text := string(b)
-	start := strings.Index(text, "\n"+heading+"\n")
-	if start < 0 {
-		t.Fatalf("README has no %q", heading)
-	}
-	text = text[start+1:]
-	if end := strings.Index(text[1:], "\n### "); end >= 0 {
-		text = text[:end+1]
-	}
-	var out []string
-	for {
-		i := strings.Index(text, "```sql\n")
-		if i < 0 {
-			return out
-		}
-		text = text[i+len("```sql\n"):]
-		j := strings.Index(text, "```")
-		if j < 0 {
-			t.Fatalf("README %s: unterminated sql block", heading)
-		}
-		out = append(out, text[:j])
-		text = text[j+3:]
-	}
-}
 
 // syncInfo returns the sync_info members of a status result.
 func syncInfo(t *testing.T, c *e2ekit.Client) map[string]json.RawMessage {
@@ -99,7 +68,7 @@ func lagGauge(t *testing.T, addr string) (float64, bool) {
 
 // TestServeFromAStreamingReplica: a PostgreSQL primary and a streaming
 // replica of it (pg_basebackup -R -X stream), the archive indexed on the
-// primary from `nearline sim`, the README's read-only role created there
+// primary from `nearline sim`, docs/database.md's read-only role created there
 // before any block. Once the replica has replayed up to the indexer's
 // cursor, `serve` on the replica under the read-only role answers the
 // differential tests' requests (every method, blocks and chunks of every
@@ -136,9 +105,9 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 	if out, err := binary.Run(t, time.Minute, "migrate", "--database-url", primaryURL); err != nil {
 		t.Fatalf("nearline migrate: %v\n%s", err, out)
 	}
-	grants := readmeSQL(t, "### Serving from replicas")
+	grants := docs.SQL(t, "docs/database.md", "## The read-only role")
 	if len(grants) != 1 || !strings.Contains(grants[0], "nearline_reader") {
-		t.Fatalf("README's Serving from replicas: want one SQL block creating nearline_reader, got %q", grants)
+		t.Fatalf("docs/database.md's read-only role: want one SQL block creating nearline_reader, got %q", grants)
 	}
 	execSQL(t, primary, "nearline", grants[0])
 

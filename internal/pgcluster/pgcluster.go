@@ -1,10 +1,16 @@
-// Package pgcluster makes throwaway PostgreSQL clusters of their own for
-// end-to-end tests and benchmarks: a primary that streaming replicas can
-// follow, and replicas of it (pg_basebackup -R -X stream), each started with
-// pg_ctl on a loopback port. It uses the server binaries of the machine's
-// PostgreSQL installation (Debian's /usr/lib/postgresql/<version>/bin, the
-// highest version) and runs them as the postgres user when the caller is
-// root, since initdb refuses root.
+// Package pgcluster runs PostgreSQL clusters of Nearline's own from the
+// server binaries of the machine's PostgreSQL installation (Debian's
+// /usr/lib/postgresql/<version>/bin, the highest version, or initdb on
+// PATH), as the postgres user when the caller is root, since initdb refuses
+// root. Two kinds:
+//
+//   - throwaway clusters for end-to-end tests and benchmarks (Host): a
+//     primary that streaming replicas can follow, and replicas of it
+//     (pg_basebackup -R -X stream), each started with pg_ctl on a loopback
+//     port;
+//   - a Local cluster kept in a directory across runs, on a unix socket of
+//     its own: the embedded default database of the nearline commands and
+//     the test server of store/storetest when no other is configured.
 package pgcluster
 
 import (
@@ -27,12 +33,17 @@ import (
 const BinGlob = "/usr/lib/postgresql/*/bin"
 
 // ErrNoServer is returned when no PostgreSQL server binaries are installed.
-var ErrNoServer = errors.New("no PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup) in " + BinGlob +
-	": install PostgreSQL's server package (Debian: apt-get install postgresql)")
+var ErrNoServer = errors.New("no PostgreSQL server binaries (initdb, pg_ctl) in " + BinGlob +
+	" or on PATH: install PostgreSQL's server package (Debian, Ubuntu: apt-get install postgresql; Fedora: dnf install postgresql-server; macOS: brew install postgresql)")
 
 // Bin returns the bin directory of the highest PostgreSQL version installed
 // that has initdb, pg_ctl and pg_basebackup, or ErrNoServer.
-func Bin() (string, error) {
+func Bin() (string, error) { return findBin("", "initdb", "pg_ctl", "pg_basebackup") }
+
+// findBin returns a bin directory that holds every tool: Debian's of
+// version major when there is one (major "" for any), else the highest
+// version's in BinGlob, else the directory of initdb on PATH.
+func findBin(major string, tools ...string) (string, error) {
 	dirs, err := filepath.Glob(BinGlob)
 	if err != nil {
 		return "", fmt.Errorf("glob %s: %w", BinGlob, err)
@@ -42,14 +53,19 @@ func Bin() (string, error) {
 		return v
 	}
 	slices.SortFunc(dirs, func(a, b string) int { return version(b) - version(a) })
-	for _, dir := range dirs {
-		complete := true
-		for _, tool := range []string{"initdb", "pg_ctl", "pg_basebackup"} {
-			if _, err := os.Stat(filepath.Join(dir, tool)); err != nil {
-				complete = false
-			}
+	if i := slices.IndexFunc(dirs, func(dir string) bool { return strconv.Itoa(version(dir)) == major }); i > 0 {
+		dirs[0], dirs[i] = dirs[i], dirs[0]
+	}
+	if path, err := exec.LookPath("initdb"); err == nil {
+		if path, err = filepath.EvalSymlinks(path); err == nil {
+			dirs = append(dirs, filepath.Dir(path))
 		}
-		if complete {
+	}
+	for _, dir := range dirs {
+		if !slices.ContainsFunc(tools, func(tool string) bool {
+			_, err := os.Stat(filepath.Join(dir, tool))
+			return err != nil
+		}) {
 			return dir, nil
 		}
 	}
@@ -77,26 +93,34 @@ func NewHost() (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{Bin: bin, asPostgres: os.Geteuid() == 0}
 	dir, err := os.MkdirTemp("", "nearline-pg-")
 	if err != nil {
 		return nil, fmt.Errorf("make cluster directory: %w", err)
 	}
-	h.Dir = dir
-	if h.asPostgres {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			h.Remove()
-			return nil, fmt.Errorf("running as root, PostgreSQL runs as the postgres user: %w", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(dir, uid, gid); err != nil {
-			h.Remove()
-			return nil, fmt.Errorf("give %s to postgres: %w", dir, err)
-		}
+	h := &Host{Bin: bin, Dir: dir, asPostgres: os.Geteuid() == 0}
+	if err := h.own(); err != nil {
+		h.Remove()
+		return nil, err
 	}
 	return h, nil
+}
+
+// own gives the host's directory to the postgres user when the caller is
+// root (the binaries run as postgres then).
+func (h *Host) own() error {
+	if !h.asPostgres {
+		return nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return fmt.Errorf("running as root, PostgreSQL runs as the postgres user: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(h.Dir, uid, gid); err != nil {
+		return fmt.Errorf("give %s to postgres: %w", h.Dir, err)
+	}
+	return nil
 }
 
 // Remove deletes the host's directory.
@@ -204,15 +228,7 @@ func (c *Cluster) Replica(ctx context.Context, name string) (*Cluster, error) {
 // appendConf appends text to one of the cluster's configuration files (the
 // last setting of a name wins).
 func (c *Cluster) appendConf(file, text string) error {
-	f, err := os.OpenFile(filepath.Join(c.Data(), file), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("open %s of %s: %w", file, c.Name, err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(text); err != nil {
-		return fmt.Errorf("write %s of %s: %w", file, c.Name, err)
-	}
-	return nil
+	return appendFile(filepath.Join(c.Data(), file), text)
 }
 
 // start starts the server on c.Port and waits until it accepts

@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nearline/nearline/basestate"
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 	"github.com/stretchr/testify/require"
@@ -47,7 +50,7 @@ func Serve(t testing.TB, cfg sim.Config, maxHeight uint64) (*sim.Node, *httptest
 	t.Helper()
 	ctx := context.Background()
 	cfg.MaxHeight = maxHeight
-	node, err := sim.New(ctx, cfg)
+	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
 	require.NoError(t, node.ProduceTo(ctx, maxHeight))
@@ -65,10 +68,10 @@ func Index(t testing.TB, s *store.Store, to uint64, genesis *os.File, endpoints 
 		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20})
 	require.NoError(t, err)
 	if genesis != nil {
-		_, err := indexer.LoadGenesis(ctx, genesis, s, nil)
+		_, err := basestate.LoadGenesis(ctx, genesis, s, nil)
 		require.NoError(t, err)
 	}
-	src := NodeSource(t, client, indexer.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	src := NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
 	ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 25}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
@@ -273,9 +276,9 @@ func GenesisFile(t testing.TB, node *sim.Node) (*os.File, []string) {
 
 // NodeSource returns a NodeSource reading rpc, failing the test on a
 // configuration error.
-func NodeSource(tb testing.TB, rpc indexer.RPC, cfg indexer.NodeConfig) *indexer.NodeSource {
+func NodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
 	tb.Helper()
-	src, err := indexer.NewNodeSource(rpc, cfg)
+	src, err := rpcsource.NewNodeSource(rpc, cfg, nil)
 	require.NoError(tb, err)
 	return src
 }
@@ -283,7 +286,7 @@ func NodeSource(tb testing.TB, rpc indexer.RPC, cfg indexer.NodeConfig) *indexer
 // RequireRevisited requires each of pending (statuses stored before they
 // were FINAL, included at or below height) to be the simulator's
 // EXPERIMENTAL_tx_status now, and none pending any more.
-func RequireRevisited(t testing.TB, node *sim.Node, s *store.Store, pending []store.TxRef, height uint64) {
+func RequireRevisited(t testing.TB, node *sim.Node, s *store.Store, pending []bundle.TxRef, height uint64) {
 	t.Helper()
 	ctx := context.Background()
 	for _, ref := range pending {

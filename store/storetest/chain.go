@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/store"
 )
 
 // ChainConfig shapes a fake chain built from near structs.
@@ -27,7 +27,7 @@ type ChainConfig struct {
 // data and code in a pattern that depends on the height only.
 type Chain struct {
 	cfg     ChainConfig
-	bundles map[uint64]*store.Bundle
+	bundles map[uint64]*bundle.Bundle
 	heights []uint64
 }
 
@@ -51,8 +51,8 @@ func NewChain(cfg ChainConfig) *Chain {
 	if cfg.Missing == nil {
 		cfg.Missing = func(uint64, int) bool { return false }
 	}
-	c := &Chain{cfg: cfg, bundles: map[uint64]*store.Bundle{}}
-	var prev *store.Bundle
+	c := &Chain{cfg: cfg, bundles: map[uint64]*bundle.Bundle{}}
+	var prev *bundle.Bundle
 	lastChunk := make([]near.ChunkHeaderView, cfg.Shards)
 	for h := cfg.Start; h <= cfg.End; h++ {
 		if cfg.Skipped[h] {
@@ -71,10 +71,10 @@ func (c *Chain) Heights() []uint64 { return c.heights }
 
 // Bundle returns a copy of the bundle at height; ok is false for a skipped
 // or unknown height.
-func (c *Chain) Bundle(height uint64) (store.Bundle, bool) {
+func (c *Chain) Bundle(height uint64) (bundle.Bundle, bool) {
 	b, ok := c.bundles[height]
 	if !ok {
-		return store.Bundle{}, false
+		return bundle.Bundle{}, false
 	}
 	return *b, true
 }
@@ -82,7 +82,7 @@ func (c *Chain) Bundle(height uint64) (store.Bundle, bool) {
 // BlockHash returns the hash of the block at height.
 func BlockHash(height uint64) string { return FakeHash("block-" + strconv.FormatUint(height, 10)) }
 
-func (c *Chain) block(h uint64, prev *store.Bundle, lastChunk []near.ChunkHeaderView) *store.Bundle {
+func (c *Chain) block(h uint64, prev *bundle.Bundle, lastChunk []near.ChunkHeaderView) *bundle.Bundle {
 	hdr := near.BlockHeaderView{
 		Height:                h,
 		EpochID:               FakeHash(fmt.Sprint("epoch-", h/100)),
@@ -103,7 +103,7 @@ func (c *Chain) block(h uint64, prev *store.Bundle, lastChunk []near.ChunkHeader
 		hdr.PrevHeight = &ph
 		hdr.PrevHash = prev.Block.Header.Hash
 	}
-	b := &store.Bundle{}
+	b := &bundle.Bundle{}
 	for s := 0; s < c.cfg.Shards; s++ {
 		hdr.ChunkMask = append(hdr.ChunkMask, !c.cfg.Missing(h, s))
 		if c.cfg.Missing(h, s) && lastChunk[s].ChunkHash != "" {
@@ -123,7 +123,7 @@ func (c *Chain) block(h uint64, prev *store.Bundle, lastChunk []near.ChunkHeader
 	b.BlockJSON = mustMarshal(b.Block)
 	b.Effects, b.Changes = changes(h)
 	if h%100 == 0 || prev == nil || prev.Block.Header.EpochID != hdr.EpochID {
-		b.ProtocolConfig = &store.ProtocolConfig{EpochID: hdr.EpochID, ProtocolVersion: 73,
+		b.ProtocolConfig = &bundle.ProtocolConfig{EpochID: hdr.EpochID, ProtocolVersion: 73,
 			JSON: json.RawMessage(`{"protocol_version":73,"chain_id":"fake"}`)}
 	}
 	return b
@@ -137,7 +137,7 @@ func mustMarshal(v any) json.RawMessage {
 	return b
 }
 
-func (c *Chain) chunk(h uint64, shard int) store.Chunk {
+func (c *Chain) chunk(h uint64, shard int) bundle.Chunk {
 	label := fmt.Sprintf("%d-%d", h, shard)
 	tx := near.SignedTransactionView{
 		SignerID: Alice, PublicKey: AliceKey, Nonce: h*10 + uint64(shard), ReceiverID: Bob,
@@ -154,10 +154,10 @@ func (c *Chain) chunk(h uint64, shard int) store.Chunk {
 			ShardID: uint64(shard), GasUsed: 1000, GasLimit: 1_000_000_000_000_000, BalanceBurnt: near.U128From64(7),
 			ValidatorProposals: []json.RawMessage{}, BandwidthRequests: json.RawMessage("null")},
 		Transactions: []near.SignedTransactionView{tx}, Receipts: []near.ReceiptView{rc}}
-	return store.Chunk{View: view, JSON: mustMarshal(view)}
+	return bundle.Chunk{View: view, JSON: mustMarshal(view)}
 }
 
-func txStatus(h uint64, tx near.SignedTransactionView) store.TxStatus {
+func txStatus(h uint64, tx near.SignedTransactionView) bundle.TxStatus {
 	outcome := func(id string, at uint64) near.ExecutionOutcomeWithIDView {
 		return near.ExecutionOutcomeWithIDView{Proof: []near.MerklePathItem{}, BlockHash: BlockHash(at), ID: id,
 			Outcome: near.ExecutionOutcomeView{Logs: []string{}, ReceiptIDs: []string{}, GasBurnt: 424_000_000_000,
@@ -167,7 +167,7 @@ func txStatus(h uint64, tx near.SignedTransactionView) store.TxStatus {
 	view := near.FinalExecutionOutcomeView{FinalExecutionStatus: "FINAL", Status: json.RawMessage(`{"SuccessValue":""}`),
 		Transaction: tx, TransactionOutcome: outcome(tx.Hash, h),
 		ReceiptsOutcome: []near.ExecutionOutcomeWithIDView{outcome(FakeHash("r-"+tx.Hash), h+1)}}
-	return store.TxStatus{TxHash: tx.Hash, SignerID: tx.SignerID, JSON: mustMarshal(view),
+	return bundle.TxStatus{TxHash: tx.Hash, SignerID: tx.SignerID, JSON: mustMarshal(view),
 		BlockHeights: map[string]uint64{BlockHash(h): h, BlockHash(h + 1): h + 1}}
 }
 
@@ -183,13 +183,13 @@ func DataValue(h uint64) []byte { return []byte(fmt.Sprintf("v%d", h)) }
 // Code is the contract code block h deploys (when h%7 == 0).
 func Code(h uint64) []byte { return []byte(fmt.Sprintf("\x00asm code %d", h%2)) }
 
-func changes(h uint64) ([]near.StateChangeKindView, []store.StateChange) {
+func changes(h uint64) ([]near.StateChangeKindView, []bundle.StateChange) {
 	cause := near.StateChangeCauseView{Type: "receipt_processing", ReceiptHash: FakeHash(fmt.Sprint("receipt-", h, "-0"))}
 	txCause := near.StateChangeCauseView{Type: "transaction_processing", TxHash: FakeHash(fmt.Sprint("tx-", h, "-0"))}
-	var out []store.StateChange
+	var out []bundle.StateChange
 	add := func(c near.StateChangeCauseView, typ string, v near.StateChangeValue) {
 		view := near.StateChangeWithCauseView{Cause: c, Type: typ, Change: v}
-		out = append(out, store.StateChange{View: view, JSON: mustMarshal(view)})
+		out = append(out, bundle.StateChange{View: view, JSON: mustMarshal(view)})
 	}
 	effects := []near.StateChangeKindView{{Type: near.EffectAccountTouched, AccountID: Alice},
 		{Type: near.EffectAccessKeyTouched, AccountID: Alice}, {Type: near.EffectDataTouched, AccountID: Contract}}

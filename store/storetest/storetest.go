@@ -4,12 +4,25 @@
 // The server comes from NEARLINE_TEST_DATABASE_URL when set (any database on
 // it; the helper creates and drops others beside it, so the role needs
 // CREATEDB). Otherwise a Postgres container is started with testcontainers-go
-// once per test binary. When neither works the test fails, saying how to
+// once per test binary. Without Docker, a PostgreSQL cluster of the tests'
+// own is made from the machine's server binaries (internal/pgcluster; the
+// directory NEARLINE_PG_BIN names, or found as the nearline commands find
+// them) in the system's temporary directory, nearline-storetest-<uid>, and
+// started on a unix socket there; every test binary uses that one, and it
+// is left running for the next (stop it with pg_ctl stop -D
+// <dir>/pgdata, as the postgres user when root; remove the directory to
+// start over). When none of the three works the test fails, saying how to
 // provide a database: it never skips.
 //
 // Each test database is created from a template database migrated once per
-// schema version (named after a hash of the migrations), so a test pays for a
-// CREATE DATABASE, not for the migrations.
+// schema version (named nearline_tmpl_ and a hash of the migrations), so a
+// test pays for a CREATE DATABASE, not for the migrations. Templates of
+// schemas no checkout has any more stay on the server; drop them (and test
+// databases of killed test binaries, nearline_test_*) with
+//
+//	psql "$NEARLINE_TEST_DATABASE_URL" -Atc "SELECT format('DROP DATABASE %I WITH (FORCE);', datname) FROM pg_database WHERE datname ~ '^nearline_(tmpl|test)_'" | psql "$NEARLINE_TEST_DATABASE_URL"
+//
+// while no tests run.
 package storetest
 
 import (
@@ -22,6 +35,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -32,6 +46,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/modules/postgres"
 
+	"github.com/nearline/nearline/internal/pgcluster"
 	"github.com/nearline/nearline/migrations"
 	"github.com/nearline/nearline/store"
 )
@@ -39,15 +54,22 @@ import (
 // EnvURL names the variable that points the tests at a Postgres server.
 const EnvURL = "NEARLINE_TEST_DATABASE_URL"
 
+// EnvPGBin names the variable that points the local test cluster at a
+// directory of PostgreSQL's server binaries.
+const EnvPGBin = "NEARLINE_PG_BIN"
+
 const howTo = "set " + EnvURL + " to a Postgres URL whose role may CREATE DATABASE " +
-	"(e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable), or make Docker available for testcontainers-go"
+	"(e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable), make Docker available for testcontainers-go, " +
+	"or install PostgreSQL's server package (Debian: postgresql) for a local test cluster"
 
 // server is the process-wide Postgres the tests share: the URL from the
-// environment or the one container started for this test binary.
+// environment, the one container started for this test binary, or the
+// local test cluster.
 var server struct {
-	once sync.Once
-	url  string
-	err  error
+	once  sync.Once
+	url   string
+	err   error
+	local *pgcluster.Local // held (never released) while the binary runs
 }
 
 func serverURL(ctx context.Context) (string, error) {
@@ -56,21 +78,40 @@ func serverURL(ctx context.Context) (string, error) {
 			server.url = u
 			return
 		}
-		ctr, err := postgres.Run(ctx, "postgres:16-alpine",
-			postgres.WithDatabase("nearline"), postgres.WithUsername("postgres"), postgres.WithPassword("postgres"),
-			postgres.BasicWaitStrategies())
-		if err != nil {
-			if ctr != nil {
-				_ = testcontainers.TerminateContainer(ctr)
-			}
-			server.err = fmt.Errorf("start postgres container: %w", err)
+		u, containerErr := containerURL(ctx)
+		if containerErr == nil {
+			server.url = u
 			return
 		}
-		// The container lives as long as the test binary; testcontainers'
-		// reaper removes it afterwards.
-		server.url, server.err = ctr.ConnectionString(ctx, "sslmode=disable")
+		var localErr error
+		server.local, localErr = pgcluster.OpenLocal(ctx, pgcluster.LocalConfig{
+			Dir:       filepath.Join(os.TempDir(), fmt.Sprintf("nearline-storetest-%d", os.Getuid())),
+			Create:    true,
+			Throwaway: true,
+			Bin:       os.Getenv(EnvPGBin),
+		})
+		if localErr != nil {
+			server.err = errors.Join(containerErr, fmt.Errorf("local test cluster: %w", localErr))
+			return
+		}
+		server.url = server.local.URL("postgres")
 	})
 	return server.url, server.err
+}
+
+// containerURL starts a Postgres container that lives as long as the test
+// binary (testcontainers' reaper removes it afterwards).
+func containerURL(ctx context.Context) (string, error) {
+	ctr, err := postgres.Run(ctx, "postgres:16-alpine",
+		postgres.WithDatabase("nearline"), postgres.WithUsername("postgres"), postgres.WithPassword("postgres"),
+		postgres.BasicWaitStrategies())
+	if err != nil {
+		if ctr != nil {
+			_ = testcontainers.TerminateContainer(ctr)
+		}
+		return "", fmt.Errorf("start postgres container: %w", err)
+	}
+	return ctr.ConnectionString(ctx, "sslmode=disable")
 }
 
 // withDatabase returns base with its database name replaced.

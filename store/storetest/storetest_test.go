@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -33,22 +34,58 @@ func TestDatabasesAreFreshAndIsolated(t *testing.T) {
 	require.Positive(t, n, "databases are migrated")
 }
 
+// runChild runs the test name of this binary in a child process with no
+// database URL, no Docker and the variables extra, and returns its output.
+func runChild(t *testing.T, name string, extra ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+name+"$", "-test.v")
+	cmd.Env = append(append(os.Environ(), "STORETEST_CHILD=1", storetest.EnvURL+"=",
+		"DOCKER_HOST=unix:///nonexistent/docker.sock", "TESTCONTAINERS_RYUK_DISABLED=true"), extra...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
 // TestFailsWithoutDatabase runs itself in a child process with no database
-// URL and no Docker: the child must fail (not skip) and say what to do.
+// URL, no Docker and no PostgreSQL binaries: the child must fail (not skip)
+// and say what to do.
 func TestFailsWithoutDatabase(t *testing.T) {
 	if os.Getenv("STORETEST_CHILD") == "1" {
 		storetest.NewDatabaseURL(t)
 		return
 	}
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFailsWithoutDatabase$", "-test.v")
-	cmd.Env = append(os.Environ(), "STORETEST_CHILD=1", storetest.EnvURL+"=",
-		"DOCKER_HOST=unix:///nonexistent/docker.sock", "TESTCONTAINERS_RYUK_DISABLED=true")
-	out, err := cmd.CombinedOutput()
+	out, err := runChild(t, "TestFailsWithoutDatabase", storetest.EnvPGBin+"=/nonexistent")
 	require.Error(t, err, "the child test must fail:\n%s", out)
-	require.Contains(t, string(out), "--- FAIL: TestFailsWithoutDatabase")
-	require.Contains(t, string(out), "set "+storetest.EnvURL)
-	require.NotContains(t, string(out), "SKIP")
+	require.Contains(t, out, "--- FAIL: TestFailsWithoutDatabase")
+	require.Contains(t, out, "set "+storetest.EnvURL)
+	require.Contains(t, out, "no initdb in /nonexistent")
+	require.Contains(t, out, "(Debian: postgresql)")
+	require.NotContains(t, out, "SKIP")
+}
+
+// TestLocalClusterWithoutURLOrDocker runs itself in a child process with
+// no database URL and no Docker: the child gets a migrated database on the
+// local test cluster (a unix socket in the temporary directory) and reads
+// it through the store.
+func TestLocalClusterWithoutURLOrDocker(t *testing.T) {
+	if os.Getenv("STORETEST_CHILD") == "1" {
+		u := storetest.NewDatabaseURL(t)
+		require.Contains(t, u, "host=%2F", "a unix socket directory")
+		require.Contains(t, u, "nearline-storetest-")
+		ctx := context.Background()
+		s, err := store.Open(ctx, u, store.Config{MaxConns: 2})
+		require.NoError(t, err)
+		defer s.Close()
+		require.NoError(t, s.CheckSchema(ctx))
+		status, err := s.Status(ctx)
+		require.NoError(t, err)
+		require.False(t, status.HasCursor, "a fresh database")
+		return
+	}
+	t.Parallel()
+	out, err := runChild(t, "TestLocalClusterWithoutURLOrDocker")
+	require.NoError(t, err, "the child test must pass on the local test cluster:\n%s", out)
+	require.Contains(t, out, "--- PASS: TestLocalClusterWithoutURLOrDocker")
 }

@@ -1,4 +1,4 @@
-package indexer_test
+package rpcsource_test
 
 import (
 	"context"
@@ -11,10 +11,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -26,7 +28,7 @@ type laggingRPC struct {
 	calls         atomic.Int64
 }
 
-var _ indexer.RPC = (*laggingRPC)(nil)
+var _ rpcsource.RPC = (*laggingRPC)(nil)
 
 func (r *laggingRPC) CallRaw(_ context.Context, method string, params any) (json.RawMessage, error) {
 	r.calls.Add(1)
@@ -55,12 +57,12 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	ctx := context.Background()
 	rpc := &laggingRPC{skippedHeight: 7}
 	rpc.head.Store(5)
-	src := simcheck.NodeSource(t, rpc, indexer.NodeConfig{TxPollInterval: time.Millisecond})
+	src := simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxPollInterval: time.Millisecond})
 
 	// Height 7 is skipped and the upstream is past it: no block.
 	rpc.head.Store(9)
 	_, err := src.Bundle(ctx, 7)
-	require.ErrorIs(t, err, indexer.ErrNoBlock)
+	require.ErrorIs(t, err, bundle.ErrNoBlock)
 
 	// Height 12 is above this upstream's head: not reported as skipped, but
 	// asked again until the upstream has it.
@@ -75,9 +77,20 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	require.Equal(t, uint64(12), b.Height())
 
 	// An upstream that never catches up is an error, not a skipped height.
-	src = simcheck.NodeSource(t, rpc, indexer.NodeConfig{TxPollInterval: time.Millisecond, BehindRetries: 3})
+	src = simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxPollInterval: time.Millisecond, BehindRetries: 3})
 	_, err = src.Bundle(ctx, 20)
 	require.Error(t, err)
-	require.NotErrorIs(t, err, indexer.ErrNoBlock)
+	require.NotErrorIs(t, err, bundle.ErrNoBlock)
 	require.ErrorContains(t, err, "still below it")
 }
+
+// nodeSource returns a NodeSource reading rpc, failing the test on a
+// configuration error.
+func nodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
+	tb.Helper()
+	src, err := rpcsource.NewNodeSource(rpc, cfg, nil)
+	require.NoError(tb, err)
+	return src
+}
+
+var _ indexer.Source = (*rpcsource.NodeSource)(nil)

@@ -1,4 +1,4 @@
-package indexer
+package basestate
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/store"
 )
 
 // Snapshot fetches the state of the named accounts at height (view_account,
@@ -18,7 +18,7 @@ import (
 // with an empty base. The upstream must still hold
 // the state at height (an archival node for old heights), and view_state must
 // fit its size limit.
-func Snapshot(ctx context.Context, rpc RPC, sink BaseSink, height uint64, accounts []string, logger *slog.Logger) error {
+func Snapshot(ctx context.Context, rpc RPC, sink Sink, height uint64, accounts []string, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -60,7 +60,7 @@ func causeIs(err error, name string) bool {
 	return errors.As(err, &ne) && ne.CauseName() == name
 }
 
-func snapshotAccount(ctx context.Context, rpc RPC, height uint64, id string, cause near.StateChangeCauseView) ([]store.StateChange, error) {
+func snapshotAccount(ctx context.Context, rpc RPC, height uint64, id string, cause near.StateChangeCauseView) ([]bundle.StateChange, error) {
 	var acc near.AccountView
 	if err := query(ctx, rpc, height, "view_account", id, nil, &acc); err != nil {
 		if causeIs(err, "UNKNOWN_ACCOUNT") {
@@ -69,7 +69,7 @@ func snapshotAccount(ctx context.Context, rpc RPC, height uint64, id string, cau
 		return nil, fmt.Errorf("view_account: %w", err)
 	}
 	account := acc.Account
-	out := []store.StateChange{{View: near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeAccountUpdate,
+	out := []bundle.StateChange{{View: near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeAccountUpdate,
 		Change: near.StateChangeValue{AccountID: id, Account: &account}}}}
 
 	var keys near.AccessKeyListView
@@ -78,7 +78,7 @@ func snapshotAccount(ctx context.Context, rpc RPC, height uint64, id string, cau
 	}
 	for _, k := range keys.Keys {
 		pk, key := k.PublicKey, k.AccessKey
-		out = append(out, store.StateChange{View: near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeAccessKeyUpdate,
+		out = append(out, bundle.StateChange{View: near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeAccessKeyUpdate,
 			Change: near.StateChangeValue{AccountID: id, PublicKey: &pk, AccessKey: &key}}})
 	}
 
@@ -90,7 +90,7 @@ func snapshotAccount(ctx context.Context, rpc RPC, height uint64, id string, cau
 		return nil, fmt.Errorf("view_code: %w", err)
 	default:
 		c := code.CodeBase64
-		out = append(out, store.StateChange{View: near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeContractCodeUpdate,
+		out = append(out, bundle.StateChange{View: near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeContractCodeUpdate,
 			Change: near.StateChangeValue{AccountID: id, CodeBase64: &c}}})
 	}
 
@@ -100,7 +100,7 @@ func snapshotAccount(ctx context.Context, rpc RPC, height uint64, id string, cau
 	}
 	for _, item := range state.Values {
 		key, value := item.Key, item.Value
-		out = append(out, store.StateChange{View: near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeDataUpdate,
+		out = append(out, bundle.StateChange{View: near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeDataUpdate,
 			Change: near.StateChangeValue{AccountID: id, KeyBase64: &key, ValueBase64: &value}}})
 	}
 	return out, nil

@@ -3,58 +3,34 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/docs"
 	"github.com/nearline/nearline/store/storetest"
 )
 
-// readmeQueries returns the SQL blocks of the README's "Example queries".
-func readmeQueries(t *testing.T) []string { return readmeSQL(t, "### Example queries") }
+// docsFile holds the SQL a reader is shown that these tests run.
+const docsFile = "docs/database.md"
 
-// readmeSQL returns the SQL blocks of the README from heading to the next
-// "### " heading.
-func readmeSQL(t *testing.T, heading string) []string {
-	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	text := string(b)
-	start := strings.Index(text, "\n"+heading+"\n")
-	require.GreaterOrEqual(t, start, 0, "README has %q", heading)
-	text = text[start+1:]
-	if end := strings.Index(text[1:], "\n### "); end >= 0 {
-		text = text[:end+1]
-	}
-	var out []string
-	for {
-		i := strings.Index(text, "```sql\n")
-		if i < 0 {
-			return out
-		}
-		text = text[i+len("```sql\n"):]
-		j := strings.Index(text, "```")
-		require.GreaterOrEqual(t, j, 0, "unterminated sql block")
-		out = append(out, text[:j])
-		text = text[j+3:]
-	}
-}
+// exampleQueries returns the SQL blocks of docs/database.md's "Example
+// queries".
+func exampleQueries(t *testing.T) []string { return docs.SQL(t, docsFile, "## Example queries") }
 
-// TestReadmeExampleQueriesRunOnTheSchema: every example query the README
+// TestExampleQueriesRunOnTheSchema: every example query docs/database.md
 // gives analysts runs on an archive of the current schema, holding blocks
 // over several partitions.
-func TestReadmeExampleQueriesRunOnTheSchema(t *testing.T) {
+func TestExampleQueriesRunOnTheSchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := storetest.NewStore(t)
 	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 2*storetest.PartitionSize + 10})
 	commitRange(t, s, c, 1, 2*storetest.PartitionSize+10, 0)
-	queries := readmeQueries(t)
+	queries := exampleQueries(t)
 	require.GreaterOrEqual(t, len(queries), 8)
 	for _, q := range queries {
 		err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
@@ -69,18 +45,18 @@ func TestReadmeExampleQueriesRunOnTheSchema(t *testing.T) {
 	}
 }
 
-// TestReadmeExplorerQueriesAnswer: the README's explorer queries run on an
+// TestExplorerQueriesAnswer: docs/database.md's explorer queries run on an
 // archive whose blocks carry token events (ft.near sends bob 5 tokens a
 // block; nft.near mints bob a token a block and moves the previous one to
 // carol), each returns rows, and the balance and holders they give are
 // right.
-func TestReadmeExplorerQueriesAnswer(t *testing.T) {
+func TestExplorerQueriesAnswer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := storetest.NewStore(t)
 	end := uint64(2*storetest.PartitionSize + 10)
 	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: end})
-	var batch []store.Bundle
+	var batch []bundle.Bundle
 	for h := uint64(1); h <= end; h++ {
 		b, ok := c.Bundle(h)
 		require.True(t, ok)
@@ -98,7 +74,7 @@ func TestReadmeExplorerQueriesAnswer(t *testing.T) {
 	_, err = s.Commit(ctx, batch[end/2:])
 	require.NoError(t, err)
 
-	queries := readmeSQL(t, "#### Explorer queries")
+	queries := docs.SQL(t, docsFile, "## Explorer queries")
 	require.Len(t, queries, 5)
 	results := make([][][]any, len(queries))
 	for i, q := range queries {

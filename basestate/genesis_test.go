@@ -1,4 +1,4 @@
-package indexer_test
+package basestate_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
@@ -35,7 +35,7 @@ func TestLoadGenesisStreamsRecords(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := storetest.NewStore(t)
-	height, err := indexer.LoadGenesis(ctx, strings.NewReader(genesisJSON), s, nil)
+	height, err := basestate.LoadGenesis(ctx, strings.NewReader(genesisJSON), s, nil)
 	require.NoError(t, err)
 	require.Equal(t, uint64(42), height)
 	start, err := s.HistoryStart(ctx)
@@ -60,7 +60,7 @@ func TestLoadGenesisStreamsRecords(t *testing.T) {
 	require.Equal(t, []byte{1, 2}, value)
 
 	// Loading again changes nothing.
-	_, err = indexer.LoadGenesis(ctx, strings.NewReader(genesisJSON), s, nil)
+	_, err = basestate.LoadGenesis(ctx, strings.NewReader(genesisJSON), s, nil)
 	require.NoError(t, err)
 	var rows int
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM account_history) + (SELECT count(*) FROM access_key_history)
@@ -86,7 +86,7 @@ func TestLoadGenesisKeepsWhatNearlineDoesNotModel(t *testing.T) {
 	  {"AccessKey": {"account_id": "bob.near", "public_key": "ed25519:9W5Xu8dVKhu1h2Ymx5fQtXkmzSVyvwTyQuXbtjAaKqdT",
 	    "access_key": {"nonce": 4, "permission": "FullAccess"}}}
 	]}`
-	_, err := indexer.LoadGenesis(ctx, strings.NewReader(newer), s, nil)
+	_, err := basestate.LoadGenesis(ctx, strings.NewReader(newer), s, nil)
 	require.NoError(t, err)
 
 	for _, tc := range []struct{ account, view, key string }{
@@ -125,7 +125,7 @@ func TestLoadGenesisRejectsBadFiles(t *testing.T) {
 		"bad record":   `{"genesis_height": 1, "records": [{"Account": 5}]}`,
 		"not a object": `[]`,
 	} {
-		_, err := indexer.LoadGenesis(context.Background(), strings.NewReader(body), s, nil)
+		_, err := basestate.LoadGenesis(context.Background(), strings.NewReader(body), s, nil)
 		require.Error(t, err, name)
 	}
 }

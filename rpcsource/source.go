@@ -1,10 +1,9 @@
-package indexer
+package rpcsource
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -13,13 +12,17 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/nearline/nearline/internal/upstream"
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/store"
 )
 
 // RPC calls an upstream node (*near.Client implements it).
-type RPC = upstream.RPC
+type RPC interface {
+	CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error)
+}
+
+var _ RPC = (*near.Client)(nil)
 
 // Defaults of NodeConfig; `nearline index` flags use them too.
 const (
@@ -60,8 +63,6 @@ type NodeConfig struct {
 	// asked for again while the upstream's final head is below it. Default
 	// DefaultBehindRetries.
 	BehindRetries int
-	// Logger receives warnings. Default: discard.
-	Logger *slog.Logger
 }
 
 func (c NodeConfig) withDefaults() NodeConfig {
@@ -72,9 +73,6 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	c.TxStallWait = cmp.Or(c.TxStallWait, DefaultTxStallWait)
 	c.TxPollInterval = cmp.Or(c.TxPollInterval, DefaultTxPollInterval)
 	c.BehindRetries = cmp.Or(c.BehindRetries, DefaultBehindRetries)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
 	return c
 }
 
@@ -101,8 +99,9 @@ func (c NodeConfig) validate() error {
 
 // NodeSource is the Source that reads an upstream node over JSON-RPC.
 type NodeSource struct {
-	rpc RPC
-	cfg NodeConfig
+	rpc    RPC
+	cfg    NodeConfig
+	logger *slog.Logger
 
 	chunkFloor atomic.Uint64 // chunks included below it were never fetched
 
@@ -112,17 +111,20 @@ type NodeSource struct {
 	blockHeight map[string]uint64   // block hash -> height, for outcomes
 }
 
-// NewNodeSource returns a Source reading rpc. It fails when a setting of
-// cfg is out of range.
-func NewNodeSource(rpc RPC, cfg NodeConfig) (*NodeSource, error) {
+// NewNodeSource returns a Source reading rpc, logging to logger (nil:
+// discard). It fails when a setting of cfg is out of range.
+func NewNodeSource(rpc RPC, cfg NodeConfig, logger *slog.Logger) (*NodeSource, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure node source: %w", err)
 	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	if cfg.MaxInFlight > 0 {
 		rpc = limitedRPC{next: rpc, slots: make(chan struct{}, cfg.MaxInFlight)}
 	}
-	return &NodeSource{rpc: rpc, cfg: cfg, epochs: map[string]bool{}, layouts: map[string][]uint64{}, blockHeight: map[string]uint64{}}, nil
+	return &NodeSource{rpc: rpc, cfg: cfg, logger: logger, epochs: map[string]bool{}, layouts: map[string][]uint64{}, blockHeight: map[string]uint64{}}, nil
 }
 
 // limitedRPC lets at most cap(slots) calls reach the upstream at once.
@@ -143,8 +145,6 @@ func (l limitedRPC) CallRaw(ctx context.Context, method string, params any) (jso
 	return l.next.CallRaw(ctx, method, params)
 }
 
-var _ Source = (*NodeSource)(nil)
-
 // Prepare is called by the indexer at the start of each Run with the lowest
 // height the archive holds: a block that repeats a chunk included below it
 // (a missing chunk) also fetches that chunk, which no earlier bundle
@@ -159,7 +159,7 @@ func (s *NodeSource) Prepare(chunkFloor uint64) {
 
 // FinalHead returns the height of the upstream's latest final block.
 func (s *NodeSource) FinalHead(ctx context.Context) (uint64, error) {
-	return upstream.FinalHead(ctx, s.rpc)
+	return FinalHead(ctx, s.rpc)
 }
 
 // GenesisConfig returns the upstream's genesis_config result.
@@ -167,26 +167,15 @@ func (s *NodeSource) GenesisConfig(ctx context.Context) (json.RawMessage, error)
 	return s.rpc.CallRaw(ctx, "genesis_config", nil)
 }
 
-// genesisHeight reads genesis_height from a genesis_config result.
-func genesisHeight(genesis json.RawMessage) (uint64, error) {
-	var cfg struct {
-		GenesisHeight *uint64 `json:"genesis_height"`
-	}
-	if err := json.Unmarshal(genesis, &cfg); err != nil || cfg.GenesisHeight == nil {
-		return 0, errors.New("genesis config has no genesis_height")
-	}
-	return *cfg.GenesisHeight, nil
-}
-
 // Bundle fetches the block at height, its new chunks, block effects, the
 // state changes the effects name, its transactions' statuses and, for a new
 // epoch, the protocol config.
-func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, error) {
+func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
 	raw, err := s.fetchBlock(ctx, height)
 	if err != nil {
 		return nil, err
 	}
-	b := &store.Bundle{BlockJSON: raw}
+	b := &bundle.Bundle{BlockJSON: raw}
 	if err := json.Unmarshal(raw, &b.Block); err != nil {
 		return nil, fmt.Errorf("decode block %d: %w", height, err)
 	}
@@ -205,11 +194,11 @@ func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*store.Bundle, 
 			olderChunks = append(olderChunks, c)
 		}
 	}
-	b.Chunks = make([]store.Chunk, len(newChunks))
-	b.OlderChunks = make([]store.Chunk, len(olderChunks))
+	b.Chunks = make([]bundle.Chunk, len(newChunks))
+	b.OlderChunks = make([]bundle.Chunk, len(olderChunks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
-	fetchChunk := func(c near.ChunkHeaderView, into *store.Chunk) {
+	fetchChunk := func(c near.ChunkHeaderView, into *bundle.Chunk) {
 		g.Go(func() error {
 			raw, err := s.rpc.CallRaw(gctx, "chunk", map[string]string{"chunk_id": c.ChunkHash})
 			if err != nil {
@@ -258,13 +247,13 @@ func (s *NodeSource) fetchBlock(ctx context.Context, height uint64) (json.RawMes
 			return nil, fmt.Errorf("confirm block %d is skipped: %w", height, herr)
 		}
 		if head >= height {
-			return nil, fmt.Errorf("block %d: %w", height, ErrNoBlock)
+			return nil, fmt.Errorf("block %d: %w", height, bundle.ErrNoBlock)
 		}
 		if attempt >= s.cfg.BehindRetries {
 			return nil, fmt.Errorf("block %d: upstream final head %d is still below it", height, head)
 		}
-		s.cfg.Logger.Warn("upstream is behind; asking again", "height", height, "head", head)
-		if err := upstream.Sleep(ctx, wait); err != nil {
+		s.logger.Warn("upstream is behind; asking again", "height", height, "head", head)
+		if err := retry.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 		wait = min(2*wait, 5*time.Second)
@@ -280,7 +269,7 @@ var changeKinds = []struct{ effect, changesType string }{
 	{near.EffectContractCodeTouched, "contract_code_changes"},
 }
 
-func (s *NodeSource) fetchChanges(ctx context.Context, b *store.Bundle) error {
+func (s *NodeSource) fetchChanges(ctx context.Context, b *bundle.Bundle) error {
 	hash := b.Block.Header.Hash
 	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_changes_in_block", map[string]string{"block_id": hash})
 	if err != nil {
@@ -295,7 +284,7 @@ func (s *NodeSource) fetchChanges(ctx context.Context, b *store.Bundle) error {
 		b.Effects = []near.StateChangeKindView{}
 	}
 	// The four kinds are fetched at once and kept in changeKinds order.
-	perKind := make([][]store.StateChange, len(changeKinds))
+	perKind := make([][]bundle.StateChange, len(changeKinds))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, kind := range changeKinds {
 		var accounts []string
@@ -326,8 +315,8 @@ func (s *NodeSource) fetchChanges(ctx context.Context, b *store.Bundle) error {
 
 // fetchChangesOfKind calls EXPERIMENTAL_changes for accounts, ChangesBatch
 // account ids per call, keeping the upstream's order.
-func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesType string, accounts []string) ([]store.StateChange, error) {
-	var out []store.StateChange
+func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesType string, accounts []string) ([]bundle.StateChange, error) {
+	var out []bundle.StateChange
 	for len(accounts) > 0 {
 		part := accounts[:min(len(accounts), s.cfg.ChangesBatch)]
 		accounts = accounts[len(part):]
@@ -346,7 +335,7 @@ func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesT
 			return nil, fmt.Errorf("decode %s: %w", changesType, err)
 		}
 		for _, c := range res.Changes {
-			sc := store.StateChange{JSON: c}
+			sc := bundle.StateChange{JSON: c}
 			if err := json.Unmarshal(c, &sc.View); err != nil {
 				return nil, fmt.Errorf("decode %s entry: %w", changesType, err)
 			}
@@ -358,24 +347,24 @@ func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesT
 
 // fetchProtocolConfig attaches the epoch's protocol config to the first
 // bundle of the epoch fetched, and to every bundle the shard ids of the
-// epoch's layout where its chunk headers name others (store.Bundle's
+// epoch's layout where its chunk headers name others (bundle.Bundle's
 // ShardIDs).
-func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *store.Bundle) error {
+func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *bundle.Bundle) error {
 	epoch := b.Block.Header.EpochID
 	s.mu.Lock()
 	done := s.epochs[epoch]
 	ids, known := s.layouts[epoch]
 	s.mu.Unlock()
 	if done && known {
-		b.ShardIDs = store.LayoutShardIDs(b.Block.Chunks, ids)
+		b.ShardIDs = bundle.LayoutShardIDs(b.Block.Chunks, ids)
 		return nil
 	}
-	cfg, err := upstream.ProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
+	cfg, err := FetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
 	if err != nil {
 		return err
 	}
-	ids = upstream.ShardIDs(cfg.JSON)
-	b.ShardIDs = store.LayoutShardIDs(b.Block.Chunks, ids)
+	ids = ConfigShardIDs(cfg.JSON)
+	b.ShardIDs = bundle.LayoutShardIDs(b.Block.Chunks, ids)
 	if !done {
 		b.ProtocolConfig = cfg
 	}
@@ -384,6 +373,34 @@ func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *store.Bundle) e
 	s.layouts[epoch] = ids
 	s.mu.Unlock()
 	return nil
+}
+
+// ConfigShardIDs returns the shard ids, by index, of the shard layout of an
+// EXPERIMENTAL_protocol_config result; nil when it has none Nearline reads.
+func ConfigShardIDs(raw json.RawMessage) []uint64 {
+	var cfg struct {
+		ShardLayout near.ShardLayout `json:"shard_layout"`
+	}
+	if json.Unmarshal(raw, &cfg) != nil {
+		return nil
+	}
+	return cfg.ShardLayout.ShardIDs()
+}
+
+// FetchProtocolConfig fetches EXPERIMENTAL_protocol_config at the block
+// with hash, of epoch.
+func FetchProtocolConfig(ctx context.Context, rpc RPC, epoch, hash string) (*bundle.ProtocolConfig, error) {
+	raw, err := rpc.CallRaw(ctx, "EXPERIMENTAL_protocol_config", map[string]string{"block_id": hash})
+	if err != nil {
+		return nil, fmt.Errorf("fetch protocol config: %w", err)
+	}
+	var cfg struct {
+		ProtocolVersion uint32 `json:"protocol_version"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, fmt.Errorf("decode protocol config: %w", err)
+	}
+	return &bundle.ProtocolConfig{EpochID: epoch, ProtocolVersion: cfg.ProtocolVersion, JSON: raw}, nil
 }
 
 func (s *NodeSource) rememberHeight(hash string, height uint64) {
@@ -420,12 +437,12 @@ func (s *NodeSource) heightOf(ctx context.Context, hash string) (uint64, error) 
 	return b.Header.Height, nil
 }
 
-func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *store.Bundle) error {
+func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *bundle.Bundle) error {
 	var txs []near.SignedTransactionView
 	for _, c := range b.Chunks {
 		txs = append(txs, c.View.Transactions...)
 	}
-	b.TxStatuses = make([]store.TxStatus, len(txs))
+	b.TxStatuses = make([]bundle.TxStatus, len(txs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
 	for i, tx := range txs {
@@ -444,8 +461,8 @@ func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *store.Bundle) error
 // fetchTxStatus fetches a transaction's EXPERIMENTAL_tx_status once.
 // fetchTxStatus fetches a status and decodes what the source and the store
 // read of it, once.
-func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, *store.TxStatusBody, error) {
-	body := new(store.TxStatusBody)
+func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, *bundle.TxStatusBody, error) {
+	body := new(bundle.TxStatusBody)
 	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_tx_status", map[string]string{"tx_hash": txHash, "sender_account_id": signerID})
 	if err != nil {
 		return nil, body, fmt.Errorf("fetch status of tx %s: %w", txHash, err)
@@ -458,10 +475,10 @@ func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string)
 
 // withHeights builds the stored status, resolving its outcomes' block
 // heights.
-func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, raw json.RawMessage, body *store.TxStatusBody) (store.TxStatus, error) {
-	st := store.TxStatus{TxHash: txHash, SignerID: signerID, JSON: raw, BlockHeights: map[string]uint64{}, Body: body}
+func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, raw json.RawMessage, body *bundle.TxStatusBody) (bundle.TxStatus, error) {
+	st := bundle.TxStatus{TxHash: txHash, SignerID: signerID, JSON: raw, BlockHeights: map[string]uint64{}, Body: body}
 	var hashes []string
-	for _, o := range append([]*store.OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
+	for _, o := range append([]*bundle.OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
 		if o != nil {
 			hashes = append(hashes, o.BlockHash)
 		}
@@ -472,7 +489,7 @@ func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, r
 		}
 		at, err := s.heightOf(ctx, h)
 		if err != nil {
-			return store.TxStatus{}, fmt.Errorf("status of tx %s: %w", txHash, err)
+			return bundle.TxStatus{}, fmt.Errorf("status of tx %s: %w", txHash, err)
 		}
 		st.BlockHeights[h] = at
 	}
@@ -481,10 +498,10 @@ func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, r
 
 // TxStatus fetches a stored transaction's status again, once (the indexer
 // revisits statuses that were not FINAL).
-func (s *NodeSource) TxStatus(ctx context.Context, ref store.TxRef) (store.TxStatus, bool, error) {
+func (s *NodeSource) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
 	raw, body, err := s.fetchTxStatus(ctx, ref.TxHash, ref.SignerID)
 	if err != nil {
-		return store.TxStatus{}, false, err
+		return bundle.TxStatus{}, false, err
 	}
 	st, err := s.withHeights(ctx, ref.TxHash, ref.SignerID, raw, body)
 	return st, body.FinalExecutionStatus == "FINAL", err
@@ -492,20 +509,20 @@ func (s *NodeSource) TxStatus(ctx context.Context, ref store.TxRef) (store.TxSta
 
 // txStatus fetches a transaction's EXPERIMENTAL_tx_status, re-fetching
 // while it is not FINAL and the upstream's head advances (see doc.go).
-func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.SignedTransactionView) (store.TxStatus, error) {
+func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.SignedTransactionView) (bundle.TxStatus, error) {
 	began := time.Now()
 	var lastHead uint64
 	headMoved := began
 	for {
 		raw, body, err := s.fetchTxStatus(ctx, tx.Hash, tx.SignerID)
 		if err != nil {
-			return store.TxStatus{}, err
+			return bundle.TxStatus{}, err
 		}
 		settled := body.FinalExecutionStatus == "FINAL" || time.Since(began) >= s.cfg.TxFinalWait
 		if !settled {
 			head, err := s.FinalHead(ctx)
 			if err != nil {
-				return store.TxStatus{}, err
+				return bundle.TxStatus{}, err
 			}
 			if head != lastHead {
 				lastHead, headMoved = head, time.Now()
@@ -514,13 +531,26 @@ func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.Signed
 		}
 		if settled {
 			if body.FinalExecutionStatus != "FINAL" {
-				s.cfg.Logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", tx.Hash,
+				s.logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", tx.Hash,
 					"height", height, "final_execution_status", body.FinalExecutionStatus)
 			}
 			return s.withHeights(ctx, tx.Hash, tx.SignerID, raw, body)
 		}
-		if err := upstream.Sleep(ctx, s.cfg.TxPollInterval); err != nil {
-			return store.TxStatus{}, err
+		if err := retry.Sleep(ctx, s.cfg.TxPollInterval); err != nil {
+			return bundle.TxStatus{}, err
 		}
 	}
+}
+
+// FinalHead returns the height of rpc's latest final block.
+func FinalHead(ctx context.Context, rpc RPC) (uint64, error) {
+	raw, err := rpc.CallRaw(ctx, "block", map[string]string{"finality": near.FinalityFinal})
+	if err != nil {
+		return 0, err
+	}
+	h, err := near.HeaderHeight(raw)
+	if err != nil {
+		return 0, fmt.Errorf("decode final block: %w", err)
+	}
+	return h, nil
 }

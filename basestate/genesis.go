@@ -1,4 +1,4 @@
-package indexer
+package basestate
 
 import (
 	"context"
@@ -8,19 +8,26 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 )
 
-// BaseSink stores state known without a block: genesis records or an
+// RPC calls an upstream node (*near.Client implements it).
+type RPC interface {
+	CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error)
+}
+
+// Sink stores state known without a block: genesis records or an
 // account snapshot (*store.Store implements it).
-type BaseSink interface {
-	PutBaseState(ctx context.Context, height uint64, changes []store.StateChange) error
-	PutAccountSnapshot(ctx context.Context, height uint64, accountID string, changes []store.StateChange) error
+type Sink interface {
+	PutBaseState(ctx context.Context, height uint64, changes []bundle.StateChange) error
+	PutAccountSnapshot(ctx context.Context, height uint64, accountID string, changes []bundle.StateChange) error
 	SetHistoryStart(ctx context.Context, height uint64, source string) error
 }
 
-var _ BaseSink = (*store.Store)(nil)
+var _ Sink = (*store.Store)(nil)
 
 // genesisBatch is the number of records written per transaction.
 const genesisBatch = 5000
@@ -30,24 +37,24 @@ const genesisBatch = 5000
 // Contract and Data records as the state at the genesis height, records that
 // height as the start of history, and returns it. Other record kinds
 // (receipts in flight) are counted and skipped.
-func LoadGenesis(ctx context.Context, r io.Reader, sink BaseSink, logger *slog.Logger) (uint64, error) {
+func LoadGenesis(ctx context.Context, r io.Reader, sink Sink, logger *slog.Logger) (uint64, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	dec := json.NewDecoder(r)
-	if err := expectDelim(dec, '{'); err != nil {
+	if err := jsonobject.ExpectDelim(dec, '{'); err != nil {
 		return 0, fmt.Errorf("read genesis: %w", err)
 	}
 	var (
 		height     *uint64
-		pending    []store.StateChange
+		pending    []bundle.StateChange
 		stored     int
 		skipped    int
 		sawRecords bool
 	)
 	// Records may come before genesis_height in the file; keep them until
 	// the height is known (nearcore writes the config first).
-	var early [][]store.StateChange
+	var early [][]bundle.StateChange
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
@@ -79,7 +86,7 @@ func LoadGenesis(ctx context.Context, r io.Reader, sink BaseSink, logger *slog.L
 			height = &h
 		case "records":
 			sawRecords = true
-			if err := expectDelim(dec, '['); err != nil {
+			if err := jsonobject.ExpectDelim(dec, '['); err != nil {
 				return 0, fmt.Errorf("read genesis records: %w", err)
 			}
 			for dec.More() {
@@ -99,7 +106,7 @@ func LoadGenesis(ctx context.Context, r io.Reader, sink BaseSink, logger *slog.L
 					}
 				}
 			}
-			if err := expectDelim(dec, ']'); err != nil {
+			if err := jsonobject.ExpectDelim(dec, ']'); err != nil {
 				return 0, fmt.Errorf("read genesis records: %w", err)
 			}
 		default:
@@ -131,21 +138,10 @@ func LoadGenesis(ctx context.Context, r io.Reader, sink BaseSink, logger *slog.L
 	return *height, nil
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
-		return fmt.Errorf("want %q, got %v", want, tok)
-	}
-	return nil
-}
-
 // recordChange turns a genesis record into the state change that would
 // have created it. Members of an account or access key that Nearline does
 // not model travel in their Extra.
-func recordChange(rec near.StateRecord) (store.StateChange, bool) {
+func recordChange(rec near.StateRecord) (bundle.StateChange, bool) {
 	cause := near.StateChangeCauseView{Type: "initial_state"}
 	var v near.StateChangeWithCauseView
 	switch {
@@ -168,7 +164,7 @@ func recordChange(rec near.StateRecord) (store.StateChange, bool) {
 		v = near.StateChangeWithCauseView{Cause: cause, Type: near.ChangeDataUpdate, Change: near.StateChangeValue{
 			AccountID: rec.Data.AccountID, KeyBase64: &key, ValueBase64: &value}}
 	default:
-		return store.StateChange{}, false
+		return bundle.StateChange{}, false
 	}
-	return store.StateChange{View: v}, true
+	return bundle.StateChange{View: v}, true
 }

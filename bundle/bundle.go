@@ -1,14 +1,23 @@
-package store
+// Package bundle is what flows from a source to the store: everything
+// indexed for one block (Bundle), and the transaction status a source fetches
+// again (TxRef, TxStatus). Neither the sources nor the store own it, so a
+// source depends on this package and near, never on the store.
+package bundle
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/nearline/nearline/near"
 )
 
-// Bundle is everything indexed for one block: the unit a Source produces and
-// Commit writes.
+// ErrNoBlock is returned (wrapped) by a source asked for a height at which
+// the upstream has no block (the chain skipped it, or it is not produced yet).
+var ErrNoBlock = errors.New("no block at height")
+
+// Bundle is everything indexed for one block: the unit a source produces and
+// the store writes.
 type Bundle struct {
 	// Block is the decoded `block` result and BlockJSON the result exactly as
 	// the upstream served it.
@@ -85,12 +94,6 @@ type ProtocolConfig struct {
 	JSON            json.RawMessage
 }
 
-// Cursor is a committed block: the indexer resumes after it.
-type Cursor struct {
-	Height uint64
-	Hash   string
-}
-
 // LayoutShardIDs returns Bundle.ShardIDs for a block's chunk headers under
 // a layout's shard ids (by index): nil when they agree with the headers'
 // shard_id or when ids does not fit the block (unknown layout, or one with
@@ -105,4 +108,36 @@ func LayoutShardIDs(chunks []near.ChunkHeaderView, ids []uint64) []uint64 {
 		}
 	}
 	return nil
+}
+
+// TxRef names a stored transaction status.
+type TxRef struct {
+	TxHash   string
+	SignerID string
+	Height   uint64 // height of the block including the transaction
+}
+
+// TxStatusBody is the part of an EXPERIMENTAL_tx_status result the store
+// types: its final status and its outcomes' typed columns (the status as
+// served is kept in the block's document). A Source that decodes it anyway
+// hands it over in TxStatus.Body, so the status is not decoded twice.
+type TxStatusBody struct {
+	FinalExecutionStatus string           `json:"final_execution_status"`
+	TransactionOutcome   *OutcomeFields   `json:"transaction_outcome"`
+	ReceiptsOutcome      []*OutcomeFields `json:"receipts_outcome"`
+}
+
+// OutcomeFields are the members of an ExecutionOutcomeWithIdView that
+// execution_outcomes types.
+type OutcomeFields struct {
+	BlockHash string `json:"block_hash"`
+	ID        string `json:"id"`
+	Outcome   struct {
+		GasBurnt    uint64          `json:"gas_burnt"`
+		TokensBurnt near.U128       `json:"tokens_burnt"`
+		ExecutorID  string          `json:"executor_id"`
+		Status      json.RawMessage `json:"status"`
+		// Logs is decoded only when it holds an event log.
+		Logs json.RawMessage `json:"logs"`
+	} `json:"outcome"`
 }

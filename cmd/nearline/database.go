@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nearline/nearline/internal/pgcluster"
+	"github.com/nearline/nearline/store"
+)
+
+// embeddedDatabase is the database of the embedded PostgreSQL that holds
+// the archive.
+const embeddedDatabase = "nearline"
+
+// releaseTimeout bounds the stop of the embedded PostgreSQL at exit.
+const releaseTimeout = 2 * time.Minute
+
+// databaseFlags are the flags that say where the archive is: a PostgreSQL
+// URL, or else the embedded PostgreSQL in a data directory.
+type databaseFlags struct {
+	url     *string
+	dataDir *string
+	pgBin   *string
+}
+
+func registerDatabaseFlags(fs *flag.FlagSet, env *environment) *databaseFlags {
+	return &databaseFlags{
+		url: stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "",
+			"PostgreSQL URL of the archive (default: the embedded PostgreSQL in --data-dir)"),
+		dataDir: stringFlag(fs, env, "data-dir", "NEARLINE_DATA_DIR", "",
+			"without --database-url: directory of the embedded PostgreSQL, made and started from the machine's PostgreSQL server binaries, shared by the nearline commands using it and stopped by the last to exit (default $XDG_DATA_HOME/nearline, else ~/.local/share/nearline; /var/lib/nearline as root)"),
+		pgBin: stringFlag(fs, env, "pg-bin", "NEARLINE_PG_BIN", "",
+			"without --database-url: directory of PostgreSQL's initdb and pg_ctl (default: "+pgcluster.BinGlob+" of the highest version, else initdb on PATH)"),
+	}
+}
+
+// check refuses embedded-database flags beside a URL, where they would be
+// ignored.
+func (f *databaseFlags) check() error {
+	if *f.url != "" && (*f.dataDir != "" || *f.pgBin != "") {
+		return errors.New("--data-dir and --pg-bin (NEARLINE_DATA_DIR, NEARLINE_PG_BIN) are for the embedded PostgreSQL; with --database-url they have no use")
+	}
+	return nil
+}
+
+// open returns the archive's URL, --database-url or the embedded
+// PostgreSQL's, and a release to call when done with it. The embedded
+// PostgreSQL is made when create (otherwise its absence is an error naming
+// the commands that make it), started unless another nearline process runs
+// it, and stopped by release unless another still uses it.
+func (f *databaseFlags) open(ctx context.Context, env *environment, create bool) (string, func(), error) {
+	if *f.url != "" {
+		return *f.url, func() {}, nil
+	}
+	dir := *f.dataDir
+	if dir == "" {
+		var err error
+		if dir, err = defaultDataDir(env.getenv, os.Geteuid() == 0); err != nil {
+			return "", nil, err
+		}
+	}
+	local, err := pgcluster.OpenLocal(ctx, pgcluster.LocalConfig{Dir: dir, Create: create, Database: embeddedDatabase, Bin: *f.pgBin})
+	switch {
+	case errors.Is(err, pgcluster.ErrNoCluster):
+		return "", nil, fmt.Errorf("%w (nearline run, index or migrate makes one there; or give --data-dir or --database-url)", err)
+	case err != nil:
+		return "", nil, fmt.Errorf("no --database-url, and the embedded PostgreSQL in %s cannot start: %w", dir, err)
+	}
+	url := local.URL(embeddedDatabase)
+	env.logger.Info("embedded PostgreSQL", "data_dir", local.Dir(), "created", local.Created, "started", local.Started,
+		"log", local.LogFile(), "url", url)
+	release := func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer cancel()
+		stopped, err := local.Release(ctx)
+		switch {
+		case err != nil:
+			env.logger.Error("stop the embedded PostgreSQL", "data_dir", local.Dir(), "err", err)
+		case stopped:
+			env.logger.Info("embedded PostgreSQL stopped", "data_dir", local.Dir())
+		default:
+			env.logger.Info("embedded PostgreSQL left running for the other nearline processes using it", "data_dir", local.Dir())
+		}
+	}
+	return url, release, nil
+}
+
+// defaultDataDir is the embedded PostgreSQL's directory without --data-dir:
+// $XDG_DATA_HOME/nearline, else ~/.local/share/nearline; as root
+// /var/lib/nearline, which the postgres user the server runs as can reach.
+func defaultDataDir(getenv func(string) string, root bool) (string, error) {
+	if root {
+		return "/var/lib/nearline", nil
+	}
+	if xdg := getenv("XDG_DATA_HOME"); filepath.IsAbs(xdg) {
+		return filepath.Join(xdg, "nearline"), nil
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, ".local", "share", "nearline"), nil
+	}
+	return "", errors.New("no --database-url, and no --data-dir for the embedded PostgreSQL: HOME is not set")
+}
+
+// requireSchema refuses a database that `nearline migrate` has not brought
+// up to this binary's schema, saying so.
+func requireSchema(ctx context.Context, s *store.Store) error {
+	if err := s.CheckSchema(ctx); err != nil {
+		if errors.Is(err, store.ErrNotMigrated) {
+			return fmt.Errorf("%w; run `nearline migrate` on it first (or `nearline run`, which migrates)", err)
+		}
+		return err
+	}
+	return nil
+}

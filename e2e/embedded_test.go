@@ -1,0 +1,73 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nearline/nearline/internal/e2ekit"
+	"github.com/nearline/nearline/internal/pgcluster"
+)
+
+// TestRunWithTheEmbeddedDatabase runs `nearline run` with no database
+// variable or URL against the simulator: it makes the embedded PostgreSQL
+// in --data-dir from the machine's binaries, migrates it, indexes and
+// serves the simulator's blocks as the simulator answers them, and stops
+// the server on SIGTERM; `nearline status` then finds the archive there,
+// starting and stopping the server again.
+func TestRunWithTheEmbeddedDatabase(t *testing.T) {
+	for _, v := range []string{"NEARLINE_DATABASE_URL", "NEARLINE_DATA_DIR", "NEARLINE_PG_BIN"} {
+		t.Setenv(v, "")
+	}
+	parent, err := pgcluster.MkdirTemp("nearline-e2e-embedded-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	dataDir := filepath.Join(parent, "data")
+
+	const maxHeight = 40
+	simAddr, sim := binary.Sim(t, "--seed", "7", "--block-time", "0", "--max-height", strconv.Itoa(maxHeight))
+	shape := e2ekit.ReadShape(t, sim, maxHeight-10)
+
+	p := binary.Start(t, "run", "--data-dir", dataDir, "--upstream", "http://"+simAddr, "--listen", e2ekit.AnyPort,
+		"--to", strconv.FormatUint(shape.Head, 10))
+	archive := e2ekit.NewClient(p.ListenAddr(t, "serving JSON-RPC"))
+	archive.WaitReady(t, time.Minute)
+	if got := e2ekit.WaitHead(t, archive, shape.Head, 2*time.Minute); got != shape.Head {
+		t.Fatalf("run's head = %d, want %d", got, shape.Head)
+	}
+	// The first and the last block, each with its chunks.
+	reqs := append(e2ekit.BlockRequests(t, sim, shape.GenesisHeight), e2ekit.BlockRequests(t, sim, shape.Head)...)
+	e2ekit.RequireResults(t, e2ekit.Compare(t, sim, archive, reqs), "block", "chunk")
+	if !strings.Contains(p.Output(), "created=true started=true") {
+		t.Errorf("run did not report making the embedded PostgreSQL:\n%s", e2ekit.Tail(p.Output(), 20))
+	}
+
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("signal run: %v", err)
+	}
+	if err, ok := p.WaitExit(time.Minute); !ok || err != nil {
+		t.Fatalf("nearline run after SIGTERM: exited %v (in time: %v), want 0", err, ok)
+	}
+	if !strings.Contains(p.Output(), "embedded PostgreSQL stopped") {
+		t.Errorf("run did not stop the embedded PostgreSQL:\n%s", e2ekit.Tail(p.Output(), 20))
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "pgdata", "postmaster.pid")); !os.IsNotExist(err) {
+		t.Errorf("the embedded PostgreSQL still runs after run exited (postmaster.pid: %v)", err)
+	}
+
+	out, err := binary.Run(t, time.Minute, "status", "--data-dir", dataDir)
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	if want := "indexed range:   " + strconv.FormatUint(shape.GenesisHeight, 10) + "-" + strconv.FormatUint(shape.Head, 10); !strings.Contains(out, want) {
+		t.Errorf("status does not print %q:\n%s", want, out)
+	}
+}

@@ -1,0 +1,198 @@
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/stretchr/testify/require"
+)
+
+// markdownFiles are the documents whose links and lines are checked.
+func markdownFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"README.md", "CHANGELOG.md"}
+	matches, err := filepath.Glob(filepath.Join(Root(), "docs", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, matches)
+	for _, m := range matches {
+		files = append(files, "docs/"+filepath.Base(m))
+	}
+	return files
+}
+
+var (
+	inlineCode = regexp.MustCompile("`[^`]*`")
+	link       = regexp.MustCompile(`\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+	scheme     = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+)
+
+// links returns the targets of the inline links of text, outside code.
+func links(text string) []string {
+	var out []string
+	for _, line := range outsideFences(text) {
+		for _, m := range link.FindAllStringSubmatch(inlineCode.ReplaceAllString(line, ""), -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// anchors returns the anchors GitHub gives the headings of text: lower
+// case, punctuation dropped, spaces as hyphens, a repeated one numbered.
+func anchors(text string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	for _, line := range outsideFences(text) {
+		level := headingLevel(line)
+		if level == 0 {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(line[level:])) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		if n := seen[a]; n > 0 {
+			out[a+"-"+strconv.Itoa(n)] = true
+		} else {
+			out[a] = true
+		}
+		seen[a]++
+	}
+	return out
+}
+
+func TestAnchorsFollowGitHub(t *testing.T) {
+	t.Parallel()
+	got := anchors("# `nearline sim`: a simulated NEAR node\n## Split backfills\n## Split backfills\n```\n# code\n```\n## Results (2,000 heights)")
+	require.Equal(t, map[string]bool{
+		"nearline-sim-a-simulated-near-node": true, "split-backfills": true, "split-backfills-1": true,
+		"results-2000-heights": true,
+	}, got)
+}
+
+// TestEveryRelativeLinkResolves: every link of README.md, CHANGELOG.md and
+// docs/*.md to a file of the repository names one that exists, and every
+// #anchor (in the same file or in another Markdown file) names a heading.
+func TestEveryRelativeLinkResolves(t *testing.T) {
+	t.Parallel()
+	var checked int
+	for _, rel := range markdownFiles(t) {
+		text := Read(t, rel)
+		for _, target := range links(text) {
+			if scheme.MatchString(target) {
+				continue
+			}
+			checked++
+			path, anchor, _ := strings.Cut(target, "#")
+			file := rel
+			if path != "" {
+				file = filepath.ToSlash(filepath.Join(filepath.Dir(rel), path))
+				_, err := os.Stat(filepath.Join(Root(), filepath.FromSlash(file)))
+				if !assertNoError(t, err, "%s links to %s, which does not exist", rel, target) {
+					continue
+				}
+			}
+			if anchor == "" || !strings.HasSuffix(file, ".md") {
+				continue
+			}
+			if !anchors(Read(t, file))[anchor] {
+				t.Errorf("%s links to %s: %s has no heading with anchor #%s", rel, target, file, anchor)
+			}
+		}
+	}
+	require.Greater(t, checked, 50, "links checked: the link pattern may have stopped matching")
+}
+
+func assertNoError(t *testing.T, err error, format string, args ...any) bool {
+	t.Helper()
+	if err != nil {
+		t.Errorf(format, args...)
+		return false
+	}
+	return true
+}
+
+// TestReadmeFitsOneScreen: README.md is the first screen, not the manual.
+func TestReadmeFitsOneScreen(t *testing.T) {
+	t.Parallel()
+	lines := strings.Count(strings.TrimRight(Read(t, "README.md"), "\n"), "\n") + 1
+	require.LessOrEqual(t, lines, 250, "README.md has %d lines; move the detail into docs/", lines)
+}
+
+// TestDocLinesStayReadable: no line of prose or table in the docs is
+// longer than maxLine characters (a table row that long is a paragraph in
+// the wrong place). Code blocks are left as they are.
+func TestDocLinesStayReadable(t *testing.T) {
+	t.Parallel()
+	const maxLine = 400
+	for _, rel := range markdownFiles(t) {
+		in := false
+		for i, line := range strings.Split(Read(t, rel), "\n") {
+			if fence(line) {
+				in = !in
+			}
+			if n := len([]rune(line)); !in && n > maxLine {
+				t.Errorf("%s: line %d (outside code) has %d characters, more than %d: %.80s...", rel, i+1, n, maxLine, line)
+			}
+		}
+	}
+}
+
+var testName = regexp.MustCompile(`\b(?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*`)
+
+// TestDocsNameTestsThatExist: every test, benchmark and fuzz target that
+// README.md or docs/ names as holding a promise is a function of a
+// _test.go file of the repository (CHANGELOG.md, being history, may name
+// tests since renamed).
+func TestDocsNameTestsThatExist(t *testing.T) {
+	t.Parallel()
+	defined := map[string]bool{}
+	funcLine := regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*)\(`)
+	err := filepath.WalkDir(Root(), func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range funcLine.FindAllStringSubmatch(string(b), -1) {
+			defined[m[1]] = true
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	var named int
+	for _, rel := range markdownFiles(t) {
+		if rel == "CHANGELOG.md" {
+			continue
+		}
+		var missing []string
+		for _, name := range testName.FindAllString(Read(t, rel), -1) {
+			named++
+			if !defined[name] && !slices.Contains(missing, name) {
+				missing = append(missing, name)
+			}
+		}
+		require.Empty(t, missing, "%s names tests that no _test.go file defines", rel)
+	}
+	require.Greater(t, named, 30)
+}
