@@ -2,8 +2,10 @@ package near
 
 import (
 	"bytes"
+	"encoding/json"
 
 	gojson "github.com/goccy/go-json"
+	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // unmarshal decodes the members of a view inside its UnmarshalJSON
@@ -14,6 +16,21 @@ import (
 // per mainnet block need (docsource's BenchmarkDecodeRealDocument).
 func unmarshal(data []byte, v any) error {
 	return gojson.Unmarshal(data, v)
+}
+
+// tags returns the members of a tagged enum's object as a decoder fills a
+// map (the last of a repeated name), their values slices of data: one scan,
+// no copy of the variant's body.
+func tags(data []byte) (map[string]json.RawMessage, error) {
+	tagged := map[string]json.RawMessage{}
+	err := jsonobject.Each(data, func(key string, value json.RawMessage) error {
+		tagged[key] = value
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tagged, nil
 }
 
 // isObject reports whether the JSON value data is an object (a value

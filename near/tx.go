@@ -214,8 +214,8 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 		a.Other = append(json.RawMessage(nil), data...)
 		return nil
 	}
-	var tagged map[string]json.RawMessage
-	if err := unmarshal(data, &tagged); err != nil {
+	tagged, err := tags(data)
+	if err != nil {
 		return fmt.Errorf("decode action: %w", err)
 	}
 	if len(tagged) != 1 {
@@ -294,7 +294,7 @@ func decodeDelegate(body []byte) (*SignedDelegateAction, bool) {
 		}
 	}
 	again, err := json.Marshal(d)
-	if err != nil || !jsonEqual(again, body) {
+	if err != nil || !bytes.Equal(again, body) && !jsonEqual(again, body) {
 		return nil, false
 	}
 	return d, true
@@ -352,8 +352,8 @@ func (r ReceiptEnumView) MarshalJSON() ([]byte, error) {
 // Other.
 func (r *ReceiptEnumView) UnmarshalJSON(data []byte) error {
 	*r = ReceiptEnumView{}
-	var tagged map[string]json.RawMessage
-	if err := unmarshal(data, &tagged); err != nil {
+	tagged, err := tags(data)
+	if err != nil {
 		return fmt.Errorf("decode receipt: %w", err)
 	}
 	_, action := tagged["Action"]
