@@ -22,15 +22,18 @@ type budget struct {
 	mu   sync.Mutex
 	used int64
 	peak int64
-	// avg is the running average weight of a block, what a fetch reserves.
-	avg int64
+	// avg is the running average weight of a block, what a fetch reserves;
+	// weighed says whether a block was weighed yet (until then one fetch
+	// runs at a time: a first wave of Workers fetches of blocks of unknown
+	// weight could hold many times the budget).
+	avg     int64
+	weighed bool
 	// freed is closed and replaced each time bytes are released.
 	freed chan struct{}
 }
 
 // newBudget returns a budget of limit bytes for workers fetches at once.
-// Before any block was weighed a fetch reserves an equal share of the
-// budget per worker, so the first fetches together fill it.
+// The first fetch reserves an equal share of the budget per worker.
 func newBudget(limit int64, workers int) *budget {
 	return &budget{limit: limit, avg: max(limit/int64(workers), 1), freed: make(chan struct{})}
 }
@@ -42,7 +45,7 @@ func (b *budget) tryReserve() (n int64, ok bool, freed <-chan struct{}) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n = b.avg
-	if b.used == 0 || b.used+n <= b.limit {
+	if b.used == 0 || b.weighed && b.used+n <= b.limit {
 		b.take(n)
 		return n, true, nil
 	}
@@ -55,6 +58,8 @@ func (b *budget) settle(reserved, weight int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
+	case weight > 0 && !b.weighed:
+		b.avg, b.weighed = weight, true
 	case weight > b.avg: // heavier blocks: learn at once
 		b.avg += (weight - b.avg) / 2
 	case weight > 0:

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,12 @@ import (
 // holds one connection; the rest serve genesis loads, snapshots and the
 // tx-status revisits between commits.
 const indexPoolSize = 8
+
+// memoryLimitPerBudget is, in halves, the Go runtime's soft memory limit
+// per byte of --memory-budget when GOMEMLIMIT sets none: 2.5 times the
+// budget, room for the blocks it bounds, the documents read ahead for
+// transaction statuses, the server and the runtime.
+const memoryLimitPerBudget = 5
 
 // indexFlags are the flags of `nearline index`; `nearline run` registers
 // them too (registerIndexFlags) and calls indexWith.
@@ -238,6 +245,11 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	budget, err := parseBytes(*flags.memoryBudget)
 	if err != nil {
 		return fmt.Errorf("--memory-budget: %w", err)
+	}
+	if env.getenv("GOMEMLIMIT") == "" {
+		// The heap's garbage is collected before the process outgrows what
+		// the budget allows it, rather than at twice the live heap.
+		debug.SetMemoryLimit(budget * memoryLimitPerBudget / 2)
 	}
 	src, err := newSource(env, flags, client, m)
 	if err != nil {
