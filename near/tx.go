@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	gojson "github.com/goccy/go-json"
 )
 
 // SignedTransactionView is a transaction as a chunk or a tx status shows it.
@@ -280,12 +278,12 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 
 // decodeDelegate decodes a Delegate action's body when it has exactly the
 // members SignedDelegateAction models, so that encoding it again gives the
-// same JSON; ok is false otherwise.
+// same JSON; ok is false otherwise. The comparison of the encoding with the
+// body is what refuses a member the type does not have (dropped from the
+// encoding), a repeated one, or one named in another case.
 func decodeDelegate(body []byte) (*SignedDelegateAction, bool) {
-	dec := gojson.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
 	d := new(SignedDelegateAction)
-	if dec.Decode(d) != nil || dec.More() {
+	if unmarshal(body, d) != nil {
 		return nil, false
 	}
 	for _, a := range d.DelegateAction.Actions {
