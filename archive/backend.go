@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,7 +65,8 @@ type Config struct {
 	// RPCAddr is reported as `rpc_addr` by `status`. Default: left out, as
 	// nearcore leaves it out for a node without one.
 	RPCAddr string
-	// Version is reported as the node version by `status`. Default "nearline".
+	// Version is reported as the node version by `status`. Default
+	// DefaultVersion.
 	Version string
 	// Commit is reported as the version's `commit` by `status`. Default: the
 	// VCS revision the binary was built from, or "unknown".
@@ -100,25 +102,24 @@ const DefaultViewStateLimit = 50_000
 // memory by default.
 const DefaultCodeCacheSize = 64
 
+// DefaultVersion is the node version `status` reports by default.
+const DefaultVersion = "nearline"
+
 func (c Config) withDefaults() Config {
-	if c.ViewStateLimit == 0 {
-		c.ViewStateLimit = DefaultViewStateLimit
-	}
-	if c.Version == "" {
-		c.Version = "nearline"
-	}
+	c.ViewStateLimit = cmp.Or(c.ViewStateLimit, DefaultViewStateLimit)
+	c.Version = cmp.Or(c.Version, DefaultVersion)
 	if c.Commit == "" {
 		c.Commit = buildCommit()
 	}
-	if c.CodeCacheSize == 0 {
-		c.CodeCacheSize = DefaultCodeCacheSize
-	}
+	c.CodeCacheSize = cmp.Or(c.CodeCacheSize, DefaultCodeCacheSize)
 	return c
 }
 
-// Validate reports a setting out of range, after defaults are applied.
-func (c Config) Validate() error {
-	c = c.withDefaults()
+// Validate reports a setting out of range, after defaults are applied; New
+// returns the same error.
+func (c Config) Validate() error { return c.withDefaults().validate() }
+
+func (c Config) validate() error {
 	switch {
 	case c.ViewStateLimit < -1:
 		return fmt.Errorf("view state limit %d: want -1 (no limit), 0 (the default) or a number of bytes", c.ViewStateLimit)
@@ -156,14 +157,21 @@ type Backend struct {
 
 var _ rpcserve.Backend = (*Backend)(nil)
 
-// New returns the archive Backend over st. vm runs call_function; it is
-// long-lived so compiled contracts stay cached. A nil logger discards.
-func New(st Store, vm *nearvm.Runtime, cfg Config, logger *slog.Logger) *Backend {
+// New returns the archive Backend over st, or the error of an invalid
+// cfg. vm runs call_function (nil: call_function fails); it is long-lived
+// so compiled contracts stay cached. A nil logger discards.
+func New(st Store, vm *nearvm.Runtime, cfg Config, logger *slog.Logger) (*Backend, error) {
+	if st == nil {
+		return nil, errors.New("new archive backend: no store")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("new archive backend: %w", err)
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cfg = cfg.withDefaults()
-	return &Backend{store: st, vm: vm, cfg: cfg, logger: logger, started: time.Now(), codes: newCodeCache(cfg.CodeCacheSize)}
+	return &Backend{store: st, vm: vm, cfg: cfg, logger: logger, started: time.Now(), codes: newCodeCache(cfg.CodeCacheSize)}, nil
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

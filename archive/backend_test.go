@@ -22,7 +22,11 @@ func archiveHandler(t testing.TB, st Store, cfg rpcserve.Config, acfg Config) ht
 	vm, err := nearvm.New(context.Background(), nearvm.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
-	return rpcserve.NewHandler(New(st, vm, acfg, nil), cfg, nil)
+	backend, err := New(st, vm, acfg, nil)
+	require.NoError(t, err)
+	h, err := rpcserve.NewHandler(backend, cfg, nil)
+	require.NoError(t, err)
+	return h
 }
 
 // rpc posts one request and returns its result or error.

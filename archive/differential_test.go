@@ -20,7 +20,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearline/nearline/archive"
 	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
@@ -89,7 +88,8 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more func(simH http.Hand
 	vm, err := nearvm.New(ctx, nearvm.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
-	simH := rpcserve.NewHandler(node, rpcserve.Config{}, nil)
+	simH, err := rpcserve.NewHandler(node, rpcserve.Config{}, nil)
+	require.NoError(t, err)
 	// What the archive does not hold goes upstream, as with `serve
 	// --upstream`: a hash the chain never had, or a receipt_to_tx the
 	// archive cannot answer (a receipt whose transaction had not finished
@@ -106,7 +106,7 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more func(simH http.Hand
 		simH.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)))
 	}))
 	t.Cleanup(forward.Close)
-	archiveH := rpcserve.NewHandler(archive.New(st, vm, archive.Config{}, nil), rpcserve.Config{Forward: forward.URL}, nil)
+	archiveH := archiveHandler(t, st, vm, forward.URL)
 
 	reqs := differentialRequests(t, simH, node.Genesis(), head)
 	if more != nil {

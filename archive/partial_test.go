@@ -49,7 +49,9 @@ func newPartialChain(t *testing.T, ctx context.Context) *partialChain {
 	vm, err := nearvm.New(ctx, nearvm.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
-	c := &partialChain{node: node, upstream: upstream, vm: vm, simH: rpcserve.NewHandler(node, rpcserve.Config{}, nil)}
+	simH, err := rpcserve.NewHandler(node, rpcserve.Config{}, nil)
+	require.NoError(t, err)
+	c := &partialChain{node: node, upstream: upstream, vm: vm, simH: simH}
 	for c.start = 14; ; c.start++ {
 		var block struct {
 			Result json.RawMessage `json:"result"`
@@ -85,8 +87,19 @@ func (c *partialChain) run(t *testing.T, ctx context.Context, client *near.Clien
 	require.NoError(t, ix.Run(ctx))
 }
 
-func (c *partialChain) archive(st *store.Store, forward string) http.Handler {
-	return rpcserve.NewHandler(archive.New(st, c.vm, archive.Config{}, nil), rpcserve.Config{Forward: forward}, nil)
+func (c *partialChain) archive(t *testing.T, st *store.Store, forward string) http.Handler {
+	return archiveHandler(t, st, c.vm, forward)
+}
+
+// archiveHandler serves the archive over st through rpcserve, forwarding
+// to forward ("" for none).
+func archiveHandler(t *testing.T, st *store.Store, vm *nearvm.Runtime, forward string) http.Handler {
+	t.Helper()
+	backend, err := archive.New(st, vm, archive.Config{}, nil)
+	require.NoError(t, err)
+	h, err := rpcserve.NewHandler(backend, rpcserve.Config{Forward: forward}, nil)
+	require.NoError(t, err)
+	return h
 }
 
 // stateRequest is one query and the account it is about.
@@ -203,7 +216,7 @@ func TestPartialArchiveNeverAnswersWrongly(t *testing.T) {
 	require.Positive(t, sources["creation"]-sources["implicit creation"])
 	require.Positive(t, sources["implicit creation"])
 
-	archiveH := c.archive(st, "")
+	archiveH := c.archive(t, st, "")
 	exact, refused := map[string]int{}, map[string]int{}
 	exactAccounts := map[string]bool{}
 	wrong := 0
@@ -235,7 +248,7 @@ func TestPartialArchiveNeverAnswersWrongly(t *testing.T) {
 	}
 
 	// With an upstream, every answer is the node's.
-	forwardH := c.archive(st, c.upstream.URL)
+	forwardH := c.archive(t, st, c.upstream.URL)
 	mismatches := 0
 	for _, r := range reqs {
 		want, got := post(t, c.simH, r.body), post(t, forwardH, r.body)
@@ -257,7 +270,7 @@ func TestPartialArchiveSnapshotAccountsAreExact(t *testing.T) {
 	reqs := c.stateRequests(t)
 	snapshot := []string{"status.near", "ft.near", "guestbook.near", "alice.near", "nobody.near"}
 	st := c.index(t, ctx, snapshot)
-	archiveH := c.archive(st, "")
+	archiveH := c.archive(t, st, "")
 
 	named := map[string]bool{}
 	for _, id := range snapshot {

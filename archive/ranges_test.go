@@ -49,7 +49,7 @@ func TestSplitArchiveAnswersOnlyWhatItHolds(t *testing.T) {
 	defer cancel()
 	c := newPartialChain(t, ctx)
 	reqs := c.stateRequests(t)
-	one := c.archive(c.index(t, ctx, nil), "")
+	one := c.archive(t, c.index(t, ctx, nil), "")
 
 	url := storetest.NewDatabaseURL(t)
 	const mid = 26
@@ -58,7 +58,7 @@ func TestSplitArchiveAnswersOnlyWhatItHolds(t *testing.T) {
 	low, ok, err := lower.Range(ctx)
 	require.NoError(t, err)
 	require.True(t, ok)
-	split := c.archive(lower, "")
+	split := c.archive(t, lower, "")
 
 	for h := mid; h <= partialHead; h++ {
 		body := request("block", map[string]any{"block_id": h})

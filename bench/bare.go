@@ -34,8 +34,9 @@ type bareRequest struct {
 }
 
 const (
-	bareBlockSQL   = `SELECT view::text FROM blocks WHERE height = $1`
-	bareChunkSQL   = `SELECT c.view::text FROM block_chunks bc JOIN chunks c ON c.chunk_hash = bc.chunk_hash WHERE bc.block_height = $1 AND bc.shard_id = $2`
+	bareBlockSQL = `SELECT view::text FROM blocks WHERE height = $1`
+	// The chunk's packed document, unpacked in Go.
+	bareChunkSQL   = `SELECT c.doc FROM block_chunks bc JOIN chunks c ON c.chunk_hash = bc.chunk_hash WHERE bc.block_height = $1 AND bc.shard_id = $2`
 	bareAccountSQL = `SELECT json_build_object('amount', amount::text, 'locked', locked::text, 'code_hash', code_hash,
 		'storage_usage', storage_usage, 'storage_paid_at', storage_paid_at, 'block_height', $2::bigint)::text
 		FROM account_history WHERE account_id = $1 AND block_height <= $2 ORDER BY block_height DESC LIMIT 1`
@@ -82,7 +83,7 @@ func (h bareHandler) answer(ctx context.Context, req bareRequest) (string, error
 	case req.Method == "block":
 		sql, args = bareBlockSQL, []any{height}
 	case req.Method == "chunk":
-		sql, args = bareChunkSQL, []any{height, p.ShardID}
+		return h.chunk(ctx, height, p.ShardID)
 	case req.Method == "changes":
 		return h.changes(ctx, height, p.AccountIDs)
 	case p.RequestType == "view_account":
@@ -102,6 +103,21 @@ func (h bareHandler) answer(ctx context.Context, req bareRequest) (string, error
 		return "", err
 	}
 	return out, nil
+}
+
+func (h bareHandler) chunk(ctx context.Context, height int64, shard int) (string, error) {
+	var doc []byte
+	if err := h.pool.QueryRow(ctx, bareChunkSQL, height, shard).Scan(&doc); err != nil {
+		if err == pgx.ErrNoRows {
+			return "null", nil
+		}
+		return "", err
+	}
+	view, err := h.codec.Pick(doc, []int{0})
+	if err != nil {
+		return "", err
+	}
+	return string(view[0]), nil
 }
 
 func (h bareHandler) changes(ctx context.Context, height int64, accounts []string) (string, error) {

@@ -181,39 +181,15 @@ func run(ctx context.Context, o options) error {
 	defer ch.close()
 	fmt.Fprintf(os.Stderr, "produced in %s\n", time.Since(began).Round(time.Second))
 	env.chain = ch
-	if o.want("backfill") {
-		if err := env.phase(ctx, "backfill", env.backfill); err != nil {
-			return err
-		}
+	runs := map[string]func(context.Context) error{
+		"backfill": env.backfill, "latency": env.latencyBackfill, "split": env.splitBackfill,
+		"storage": env.storage, "serve": env.serve, "events": env.events, "replica": env.replica,
 	}
-	if o.want("latency") {
-		if err := env.phase(ctx, "latency", env.latencyBackfill); err != nil {
-			return err
-		}
-	}
-	if o.want("split") {
-		if err := env.phase(ctx, "split", env.splitBackfill); err != nil {
-			return err
-		}
-	}
-	if o.want("storage") {
-		if err := env.phase(ctx, "storage", env.storage); err != nil {
-			return err
-		}
-	}
-	if o.want("serve") {
-		if err := env.phase(ctx, "serve", env.serve); err != nil {
-			return err
-		}
-	}
-	if o.want("events") {
-		if err := env.phase(ctx, "events", env.events); err != nil {
-			return err
-		}
-	}
-	if o.want("replica") {
-		if err := env.phase(ctx, "replica", env.replica); err != nil {
-			return err
+	for _, name := range simPhases {
+		if o.want(name) {
+			if err := env.phase(ctx, name, runs[name]); err != nil {
+				return err
+			}
 		}
 	}
 	env.report.print(os.Stdout, o)

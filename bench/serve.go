@@ -90,7 +90,15 @@ func (e *benchEnv) serve(ctx context.Context) error {
 		return err
 	}
 	defer vm.Close(context.WithoutCancel(ctx))
-	archiveSrv := httptest.NewServer(rpcserve.NewHandler(archive.New(st, vm, archive.Config{}, e.logger), rpcserve.Config{}, e.logger))
+	backend, err := archive.New(st, vm, archive.Config{}, e.logger)
+	if err != nil {
+		return err
+	}
+	handler, err := rpcserve.NewHandler(backend, rpcserve.Config{}, e.logger)
+	if err != nil {
+		return err
+	}
+	archiveSrv := httptest.NewServer(handler)
 	defer archiveSrv.Close()
 	pool, err := pgxpool.New(ctx, e.indexed+"&pool_max_conns=20")
 	if err != nil {

@@ -524,7 +524,10 @@ func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 		st := storetest.NewStore(t)
 		_, err = st.Commit(ctx, []bundle.Bundle{*bundles[1]})
 		require.NoError(t, err)
-		served := rpcserve.NewHandler(archive.New(st, nil, archive.Config{}, nil), rpcserve.Config{}, nil)
+		backend, err := archive.New(st, nil, archive.Config{}, nil)
+		require.NoError(t, err)
+		served, err := rpcserve.NewHandler(backend, rpcserve.Config{}, nil)
+		require.NoError(t, err)
 		reqs := replayRequests(t, node)
 		for _, req := range reqs {
 			want, cause := node.answer(req.method, req.params)

@@ -197,7 +197,7 @@ func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
 		UNION ALL SELECT account_id, block_height, 'nft', receipt_id, log_index, event_index FROM nft_events
 		UNION ALL SELECT account_id, block_height, 'mt', receipt_id, log_index, event_index FROM mt_events) e
 		WHERE NOT EXISTS (SELECT 1 FROM account_activity a WHERE a.account_id = e.account_id
-			AND a.block_height = e.block_height AND a.kind = e.kind AND a.ref_id = e.receipt_id
+			AND a.block_height = e.block_height AND a.kind::text = e.kind AND a.ref_id = e.receipt_id
 			AND a.position = (e.log_index::bigint << 32) + e.event_index)`).Scan(&missing))
 	require.Zero(t, missing, "event rows without their activity row")
 

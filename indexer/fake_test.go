@@ -89,7 +89,7 @@ func (s *fakeSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle,
 func digest(t *testing.T, s *store.Store) map[string]string {
 	t.Helper()
 	tables := []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions", "receipts", "actions",
-		"execution_outcomes", "transaction_statuses", "state_changes", "block_effects", "account_history",
+		"execution_outcomes", "transaction_statuses", "state_changes", "block_changes", "account_history",
 		"access_key_history", "contract_data_history", "contract_code_history", "contract_codes",
 		"protocol_configs", "epoch_protocol_versions", "chain_config"}
 	out := map[string]string{}

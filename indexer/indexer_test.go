@@ -51,7 +51,7 @@ func TestBackfillIsCompleteAndOrdered(t *testing.T) {
 	require.Equal(t, storetest.BlockHash(70), hash)
 	for h := uint64(1); h <= 70; h++ {
 		_, blockErr := s.BlockView(ctx, near.HeightID(h))
-		skipped, err := s.IsSkippedHeight(ctx, h)
+		skipped, err := storetest.IsSkippedHeight(ctx, s, h)
 		require.NoError(t, err)
 		if skippedSet[h] {
 			require.ErrorIs(t, blockErr, store.ErrNotFound, "height %d", h)
@@ -61,7 +61,7 @@ func TestBackfillIsCompleteAndOrdered(t *testing.T) {
 			require.False(t, skipped, "height %d", h)
 		}
 	}
-	skipped, err := s.IsSkippedHeight(ctx, 75)
+	skipped, err := storetest.IsSkippedHeight(ctx, s, 75)
 	require.NoError(t, err)
 	require.False(t, skipped, "beyond --to nothing is recorded")
 	cfg, err := s.GenesisConfig(ctx)
@@ -82,7 +82,7 @@ func TestToOnSkippedHeightWaitsForTheLinkingBlock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(20), height, "17-19 are skipped; block 20 proves it")
 	for _, h := range []uint64{17, 18, 19} {
-		skipped, err := s.IsSkippedHeight(ctx, h)
+		skipped, err := storetest.IsSkippedHeight(ctx, s, h)
 		require.NoError(t, err)
 		require.True(t, skipped)
 	}

@@ -46,21 +46,22 @@ func IsImplicitAccount(id string) bool {
 }
 
 // ValidPublicKey reports whether key is "ed25519:<base58 32 bytes>" or
-// "secp256k1:<base58 64 bytes>".
+// "secp256k1:<base58 64 bytes>". Key text longer than its curve's bound
+// (Base58MaxLen) is refused without decoding.
 func ValidPublicKey(key string) bool {
 	curve, data, ok := strings.Cut(key, ":")
 	if !ok {
 		return false
 	}
-	b, err := Base58Decode(data)
-	if err != nil {
-		return false
-	}
+	size := 0
 	switch curve {
 	case "ed25519":
-		return len(b) == 32
+		size = 32
 	case "secp256k1":
-		return len(b) == 64
+		size = 64
+	default:
+		return false
 	}
-	return false
+	b, err := Base58DecodeMax(data, size)
+	return err == nil && len(b) == size
 }

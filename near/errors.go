@@ -3,6 +3,7 @@ package near
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // JSON-RPC error codes nearcore uses.
@@ -60,9 +61,40 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
+// Bounds on how much of a client's input an error repeats.
+const (
+	// MaxEcho is the most bytes of one input value (an id, a key, a method
+	// name, a number) that an error text repeats; Clip cuts longer ones.
+	MaxEcho = 256
+	// MaxParseErrorText is the most bytes of a PARSE_ERROR's text, which
+	// appears twice in its envelope (cause info and data). Texts are
+	// Nearline's own words around clipped echoes, far below it; it bounds
+	// an echo a caller forgot to clip.
+	MaxParseErrorText = 4096
+)
+
+// Clip is ClipTo(s, MaxEcho): what an error text repeats of a client's
+// input.
+func Clip(s string) string { return ClipTo(s, MaxEcho) }
+
+// ClipTo returns s when it is at most limit bytes, and otherwise its first
+// limit bytes (cut at a character boundary) followed by "…".
+func ClipTo(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
 // ParseError is a REQUEST_VALIDATION_ERROR / PARSE_ERROR: the request or its
-// params could not be decoded.
+// params could not be decoded. A message longer than MaxParseErrorText is
+// cut.
 func ParseError(message string) *Error {
+	message = ClipTo(message, MaxParseErrorText)
 	return &Error{
 		Name:    KindRequestValidation,
 		Cause:   &ErrorCause{Name: "PARSE_ERROR", Info: mustJSON(map[string]string{"error_message": message})},
@@ -72,8 +104,10 @@ func ParseError(message string) *Error {
 	}
 }
 
-// MethodNotFound is a REQUEST_VALIDATION_ERROR / METHOD_NOT_FOUND.
+// MethodNotFound is a REQUEST_VALIDATION_ERROR / METHOD_NOT_FOUND; a method
+// name longer than MaxEcho is clipped.
 func MethodNotFound(method string) *Error {
+	method = Clip(method)
 	return &Error{
 		Name:    KindRequestValidation,
 		Cause:   &ErrorCause{Name: "METHOD_NOT_FOUND", Info: mustJSON(map[string]string{"method_name": method})},

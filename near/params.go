@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+
+	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // ChunkRequest selects a chunk: by ChunkID, or by BlockID and ShardID.
@@ -17,9 +19,9 @@ type ChunkRequest struct {
 // ParseChunkRequest reads `chunk` params: {"chunk_id"} or {"block_id", "shard_id"}.
 func ParseChunkRequest(params json.RawMessage) (ChunkRequest, *Error) {
 	var raw struct {
-		ChunkID *string         `json:"chunk_id"`
-		BlockID json.RawMessage `json:"block_id"`
-		ShardID *uint64         `json:"shard_id"`
+		ChunkID *string     `json:"chunk_id"`
+		BlockID blockIDText `json:"block_id"`
+		ShardID *uint64     `json:"shard_id"`
 	}
 	if err := decodeParams(params, &raw); err != nil {
 		return ChunkRequest{}, err
@@ -27,12 +29,12 @@ func ParseChunkRequest(params json.RawMessage) (ChunkRequest, *Error) {
 	switch {
 	case raw.ChunkID != nil && raw.BlockID == nil && raw.ShardID == nil:
 		if _, err := ParseCryptoHash(*raw.ChunkID); err != nil {
-			return ChunkRequest{}, ParseError(fmt.Sprintf("Failed parsing args: invalid chunk hash %q", *raw.ChunkID))
+			return ChunkRequest{}, ParseError(fmt.Sprintf("Failed parsing args: invalid chunk hash %q", Clip(*raw.ChunkID)))
 		}
 		return ChunkRequest{ChunkID: *raw.ChunkID}, nil
 	case raw.ChunkID == nil && raw.BlockID != nil && raw.ShardID != nil:
 		var id BlockID
-		if err := json.Unmarshal(raw.BlockID, &id); err != nil {
+		if err := id.UnmarshalJSON(raw.BlockID); err != nil {
 			return ChunkRequest{}, ParseError("Failed parsing args: " + err.Error())
 		}
 		return ChunkRequest{BlockID: &id, ShardID: *raw.ShardID}, nil
@@ -101,14 +103,14 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 			return q, perr
 		}
 		if _, err := ParseCryptoHash(q.CodeHash); err != nil {
-			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid code hash %q", q.CodeHash))
+			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid code hash %q", Clip(q.CodeHash)))
 		}
 	} else {
 		if q.AccountID, perr = need("account_id", raw.AccountID); perr != nil {
 			return q, perr
 		}
 		if !ValidAccountID(q.AccountID) {
-			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", q.AccountID))
+			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", Clip(q.AccountID)))
 		}
 	}
 	switch q.RequestType {
@@ -119,7 +121,7 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 			return q, perr
 		}
 		if !ValidPublicKey(q.PublicKey) {
-			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid public key %q", q.PublicKey))
+			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid public key %q", Clip(q.PublicKey)))
 		}
 	case QueryViewState:
 		prefix, perr := need("prefix_base64", raw.PrefixBase64)
@@ -142,7 +144,7 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 			return q, perr
 		}
 	default:
-		return q, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `view_account`, `view_code`, `view_state`, `view_access_key`, `view_access_key_list`, `view_gas_key`, `view_gas_key_list`, `call_function`, `view_global_contract_code`, `view_global_contract_code_by_account_id`", q.RequestType))
+		return q, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `view_account`, `view_code`, `view_state`, `view_access_key`, `view_access_key_list`, `view_gas_key`, `view_gas_key_list`, `call_function`, `view_global_contract_code`, `view_global_contract_code_by_account_id`", Clip(q.RequestType)))
 	}
 	ref, perr := ParseBlockReference(params)
 	if perr != nil {
@@ -207,7 +209,7 @@ func ParseChangesRequest(params json.RawMessage) (ChangesRequest, *Error) {
 		c.AccountIDs = *raw.AccountIDs
 		for _, id := range c.AccountIDs {
 			if !ValidAccountID(id) {
-				return c, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", id))
+				return c, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", Clip(id)))
 			}
 		}
 		if c.ChangesType == ChangesData {
@@ -226,11 +228,11 @@ func ParseChangesRequest(params json.RawMessage) (ChangesRequest, *Error) {
 		c.Keys = *raw.Keys
 		for _, k := range c.Keys {
 			if !ValidAccountID(k.AccountID) || !ValidPublicKey(k.PublicKey) {
-				return c, ParseError(fmt.Sprintf("Failed parsing args: invalid key %s/%s", k.AccountID, k.PublicKey))
+				return c, ParseError(fmt.Sprintf("Failed parsing args: invalid key %s/%s", Clip(k.AccountID), Clip(k.PublicKey)))
 			}
 		}
 	default:
-		return c, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `account_changes`, `single_access_key_changes`, `all_access_key_changes`, `contract_code_changes`, `data_changes`", c.ChangesType))
+		return c, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `account_changes`, `single_access_key_changes`, `all_access_key_changes`, `contract_code_changes`, `data_changes`", Clip(c.ChangesType)))
 	}
 	ref, perr := ParseBlockReference(params)
 	if perr != nil {
@@ -244,22 +246,22 @@ func ParseChangesRequest(params json.RawMessage) (ChangesRequest, *Error) {
 // {"block_id": ...} or {}. A nil result means the latest block.
 func ParseGasPriceRequest(params json.RawMessage) (*BlockID, *Error) {
 	trimmed := bytes.TrimSpace(params)
-	var raw json.RawMessage
+	var raw []byte
 	switch {
 	case len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")):
 		return nil, nil
 	case trimmed[0] == '[':
-		var arr []json.RawMessage
-		if err := json.Unmarshal(trimmed, &arr); err != nil || len(arr) != 1 {
+		arr, err := jsonobject.Items(trimmed)
+		if err != nil || len(arr) != 1 {
 			return nil, ParseError("Failed parsing args: expected an array of one block id or null")
 		}
 		raw = arr[0]
 	case trimmed[0] == '{':
 		var obj struct {
-			BlockID json.RawMessage `json:"block_id"`
+			BlockID blockIDText `json:"block_id"`
 		}
-		if err := json.Unmarshal(trimmed, &obj); err != nil {
-			return nil, ParseError("Failed parsing args: " + describeJSONError(err))
+		if perr := decodeParams(trimmed, &obj); perr != nil {
+			return nil, perr
 		}
 		raw = obj.BlockID
 	default:
@@ -269,7 +271,7 @@ func ParseGasPriceRequest(params json.RawMessage) (*BlockID, *Error) {
 		return nil, nil
 	}
 	var id BlockID
-	if err := json.Unmarshal(raw, &id); err != nil {
+	if err := id.UnmarshalJSON(raw); err != nil {
 		return nil, ParseError("Failed parsing args: " + err.Error())
 	}
 	return &id, nil
@@ -311,15 +313,15 @@ func ParseTxRequest(params json.RawMessage) (TxRequest, *Error) {
 		}
 	}
 	if _, err := ParseCryptoHash(r.TxHash); err != nil {
-		return r, ParseError(fmt.Sprintf("Failed parsing args: invalid transaction hash %q", r.TxHash))
+		return r, ParseError(fmt.Sprintf("Failed parsing args: invalid transaction hash %q", Clip(r.TxHash)))
 	}
 	if !ValidAccountID(r.SenderAccountID) {
-		return r, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", r.SenderAccountID))
+		return r, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", Clip(r.SenderAccountID)))
 	}
 	switch r.WaitUntil {
 	case "", "NONE", "INCLUDED", "EXECUTED_OPTIMISTIC", "INCLUDED_FINAL", "EXECUTED", "FINAL":
 	default:
-		return r, ParseError(fmt.Sprintf("Failed parsing args: unknown wait_until %q", r.WaitUntil))
+		return r, ParseError(fmt.Sprintf("Failed parsing args: unknown wait_until %q", Clip(r.WaitUntil)))
 	}
 	return r, nil
 }
@@ -336,7 +338,7 @@ func ParseReceiptRequest(params json.RawMessage) (string, *Error) {
 		return "", ParseError("Failed parsing args: missing field `receipt_id`")
 	}
 	if _, err := ParseCryptoHash(*raw.ReceiptID); err != nil {
-		return "", ParseError(fmt.Sprintf("Failed parsing args: invalid receipt id %q", *raw.ReceiptID))
+		return "", ParseError(fmt.Sprintf("Failed parsing args: invalid receipt id %q", Clip(*raw.ReceiptID)))
 	}
 	return *raw.ReceiptID, nil
 }

@@ -69,25 +69,46 @@ func (b BlockID) MarshalJSON() ([]byte, error) {
 	return json.Marshal(b.Hash)
 }
 
-// UnmarshalJSON decodes a uint64 height or a base58 32-byte hash.
+// maxHashJSON is the longest JSON string a hash can be written as: its at
+// most 44 base58 characters (Base58MaxLen(32)) each escaped as \u00XX,
+// and the quotes.
+const maxHashJSON = 2 + 6*44
+
+// UnmarshalJSON decodes a uint64 height or a base58 32-byte hash. A string
+// too long to be a hash is refused before it is decoded.
 func (b *BlockID) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
+	if len(data) > maxHashJSON && data[0] == '"' {
+		return fmt.Errorf("invalid block hash %s: %v", ClipTo(string(data), MaxEcho), ErrBase58TooLong)
+	}
 	if len(data) > 0 && data[0] == '"' {
 		var s string
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
 		if _, err := ParseCryptoHash(s); err != nil {
-			return fmt.Errorf("invalid block hash %q: %v", s, err)
+			return fmt.Errorf("invalid block hash %q: %v", Clip(s), err)
 		}
 		*b = HashID(s)
 		return nil
 	}
 	h, err := strconv.ParseUint(string(data), 10, 64)
 	if err != nil {
-		return fmt.Errorf("invalid block height %s: want an integer from 0 to 18446744073709551615 or a block hash", data)
+		return fmt.Errorf("invalid block height %s: want an integer from 0 to 18446744073709551615 or a block hash", Clip(string(data)))
 	}
 	*b = HeightID(h)
+	return nil
+}
+
+// blockIDText is the JSON text of a block_id as a params object holds it,
+// cut to maxHashJSON+1 bytes: no height or hash is longer, and BlockID's
+// errors repeat only a clipped part of the text, so a longer text fails as
+// it would whole, without a copy of all of it.
+type blockIDText []byte
+
+// UnmarshalJSON keeps (the start of) data.
+func (t *blockIDText) UnmarshalJSON(data []byte) error {
+	*t = append((*t)[:0], data[:min(len(data), maxHashJSON+1)]...)
 	return nil
 }
 
@@ -103,9 +124,9 @@ type BlockReference struct {
 // a params object. Exactly one must be given.
 func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 	var raw struct {
-		Finality       *string         `json:"finality"`
-		BlockID        json.RawMessage `json:"block_id"`
-		SyncCheckpoint *string         `json:"sync_checkpoint"`
+		Finality       *string     `json:"finality"`
+		BlockID        blockIDText `json:"block_id"`
+		SyncCheckpoint *string     `json:"sync_checkpoint"`
 	}
 	if err := decodeParams(params, &raw); err != nil {
 		return BlockReference{}, err
@@ -118,13 +139,13 @@ func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 		case FinalityFinal, FinalityNearFinal, FinalityOptimistic:
 			ref.Finality = *raw.Finality
 		default:
-			return ref, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `optimistic`, `near-final`, `final`", *raw.Finality))
+			return ref, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected one of `optimistic`, `near-final`, `final`", Clip(*raw.Finality)))
 		}
 	}
 	if raw.BlockID != nil && !bytes.Equal(bytes.TrimSpace(raw.BlockID), []byte("null")) {
 		given++
 		var id BlockID
-		if err := json.Unmarshal(raw.BlockID, &id); err != nil {
+		if err := id.UnmarshalJSON(raw.BlockID); err != nil {
 			return ref, ParseError("Failed parsing args: " + err.Error())
 		}
 		ref.BlockID = &id
@@ -135,7 +156,7 @@ func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 		case "genesis", "earliest_available":
 			ref.SyncCheckpoint = *raw.SyncCheckpoint
 		default:
-			return ref, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected `genesis` or `earliest_available`", *raw.SyncCheckpoint))
+			return ref, ParseError(fmt.Sprintf("Failed parsing args: unknown variant `%s`, expected `genesis` or `earliest_available`", Clip(*raw.SyncCheckpoint)))
 		}
 	}
 	switch {
@@ -147,14 +168,15 @@ func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 	return ref, nil
 }
 
-// decodeParams decodes a params object into v, turning any failure into a
+// decodeParams decodes a params object into v with nearcore's member names
+// (UnmarshalExact: exact, case-sensitive), turning any failure into a
 // PARSE_ERROR that says what was wrong.
 func decodeParams(params json.RawMessage, v any) *Error {
 	trimmed := bytes.TrimSpace(params)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return ParseError("Failed parsing args: params must be an object")
 	}
-	if err := json.Unmarshal(trimmed, v); err != nil {
+	if err := UnmarshalExact(trimmed, v); err != nil {
 		return ParseError("Failed parsing args: " + describeJSONError(err))
 	}
 	return nil
@@ -169,9 +191,9 @@ func describeJSONError(err error) string {
 	switch e := err.(type) {
 	case *json.UnmarshalTypeError:
 		if e.Field != "" {
-			return fmt.Sprintf("invalid type: %s for field `%s`", e.Value, e.Field)
+			return fmt.Sprintf("invalid type: %s for field `%s`", Clip(e.Value), Clip(e.Field))
 		}
-		return fmt.Sprintf("invalid type: %s", e.Value)
+		return fmt.Sprintf("invalid type: %s", Clip(e.Value))
 	case *json.SyntaxError:
 		return fmt.Sprintf("invalid JSON at offset %d", e.Offset)
 	}

@@ -1,6 +1,7 @@
 package nearvm
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,8 @@ const (
 	// DefaultMemoryLimitPages is nearcore's max_memory_pages (64 KiB pages,
 	// 128 MiB in all).
 	DefaultMemoryLimitPages uint32 = 2048
+	// DefaultMaxConcurrentCalls is how many calls run at once by default.
+	DefaultMaxConcurrentCalls = 4
 	// wasmOpCost is nearcore's regular_op_cost: the gas of one wasm instruction.
 	wasmOpCost uint64 = 822_756
 )
@@ -32,20 +35,21 @@ type Config struct {
 	// MemoryLimitPages caps a contract's linear memory, in 64 KiB pages.
 	// Default DefaultMemoryLimitPages (2048 = 128 MiB).
 	MemoryLimitPages uint32
+	// MaxConcurrentCalls caps the calls running at once; a call beyond it
+	// waits for one to finish (or for its ctx). The contracts' memories
+	// are thus at most MaxConcurrentCalls × MemoryLimitPages pages, beside
+	// a pool of idle ones of at most 32 MiB. Default
+	// DefaultMaxConcurrentCalls (4).
+	MaxConcurrentCalls int
 	// Logger receives compile events. Default: discard.
 	Logger *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
-	if c.MaxGas == 0 {
-		c.MaxGas = DefaultMaxGas
-	}
-	if c.CacheSize == 0 {
-		c.CacheSize = DefaultCacheSize
-	}
-	if c.MemoryLimitPages == 0 {
-		c.MemoryLimitPages = DefaultMemoryLimitPages
-	}
+	c.MaxGas = cmp.Or(c.MaxGas, DefaultMaxGas)
+	c.CacheSize = cmp.Or(c.CacheSize, DefaultCacheSize)
+	c.MemoryLimitPages = cmp.Or(c.MemoryLimitPages, DefaultMemoryLimitPages)
+	c.MaxConcurrentCalls = cmp.Or(c.MaxConcurrentCalls, DefaultMaxConcurrentCalls)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -61,6 +65,9 @@ func (c Config) validate() error {
 	}
 	if c.MemoryLimitPages > 65536 {
 		return fmt.Errorf("memory limit %d pages exceeds the wasm maximum of 65536", c.MemoryLimitPages)
+	}
+	if c.MaxConcurrentCalls < 0 {
+		return fmt.Errorf("max concurrent calls %d is negative", c.MaxConcurrentCalls)
 	}
 	return nil
 }

@@ -99,8 +99,6 @@
 //     Link errors read "Link Error: <msg>" there, as nearcore converts them.
 //   - RPCData: the legacy data string of EXPERIMENTAL_call_function errors,
 //     `Function call returned an error: ExecutionError("Smart contract panicked: ...")`.
-//   - LegacyString: the error string of a failed query call_function,
-//     `wasm execution failed with error: HostError(GuestPanic { panic_msg: "..." })`.
 //
 // # Known differences from nearcore
 //

@@ -22,7 +22,7 @@ const (
 // FunctionCallError is a contract failure: the contract (not Nearline) did
 // something wrong. Its JSON form is nearcore's public FunctionCallError view,
 // which collapses host errors, traps and link errors into an ExecutionError
-// string; see MarshalJSON, LegacyString and RPCData.
+// string; see MarshalJSON and RPCData.
 type FunctionCallError struct {
 	Kind ErrorKind
 	// Variant is the inner variant name: "MethodNotFound", "Unreachable",
@@ -91,22 +91,6 @@ func (e *FunctionCallError) publicDebug() string {
 // `Function call returned an error: ExecutionError("Smart contract panicked: boom")`.
 func (e *FunctionCallError) RPCData() string {
 	return "Function call returned an error: " + e.publicDebug()
-}
-
-// LegacyString is the `error` string of a failed `query` call_function
-// result: `wasm execution failed with error: HostError(GuestPanic { panic_msg: "boom" })`
-// (the Debug form of the VM-side error, before it is collapsed).
-func (e *FunctionCallError) LegacyString() string {
-	var inner string
-	switch e.Kind {
-	case KindLink:
-		inner = "LinkError { msg: " + rustQuote(e.Message) + " }"
-	case KindMethodResolve:
-		inner = "MethodResolveError(" + e.Variant + ")"
-	default:
-		inner = string(e.Kind) + "(" + e.debug + ")"
-	}
-	return "wasm execution failed with error: " + inner
 }
 
 // rustQuote renders s as Rust's Debug of a string does: double quotes, with

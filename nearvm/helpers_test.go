@@ -138,3 +138,20 @@ func viewCtx(contract string, args any) Context {
 	c.View = true
 	return c
 }
+
+// LegacyString is the `error` string of a failed `query` call_function
+// result in nearcore 1.x, `wasm execution failed with error:
+// HostError(GuestPanic { panic_msg: "boom" })`: the Debug form of the
+// VM-side error before it is collapsed, which the tests check through it.
+func (e *FunctionCallError) LegacyString() string {
+	var inner string
+	switch e.Kind {
+	case KindLink:
+		inner = "LinkError { msg: " + rustQuote(e.Message) + " }"
+	case KindMethodResolve:
+		inner = "MethodResolveError(" + e.Variant + ")"
+	default:
+		inner = string(e.Kind) + "(" + e.debug + ")"
+	}
+	return "wasm execution failed with error: " + inner
+}

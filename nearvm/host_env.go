@@ -49,7 +49,10 @@ func envDefs() []hostDef {
 			s.setRegister(st[0], []byte(s.c.PredecessorAccountID))
 		}},
 		{"input", 1, 0, func(_ context.Context, s *callState, st []uint64) {
-			s.setRegister(st[0], append([]byte(nil), s.c.Input...))
+			// Registers are only ever read, so the register shares the
+			// call's input (capped, so no append can reach it) instead of
+			// a copy of up to a body's size per call of input().
+			s.setRegister(st[0], s.c.Input[:len(s.c.Input):len(s.c.Input)])
 		}},
 		{"block_index", 0, 1, func(_ context.Context, s *callState, st []uint64) { st[0] = s.c.BlockHeight }},
 		{"block_timestamp", 0, 1, func(_ context.Context, s *callState, st []uint64) { st[0] = s.c.BlockTimestamp }},

@@ -8,27 +8,47 @@ import (
 
 // Linear memory reuse. A contract's memory is a megabyte or more (17 pages
 // for Rust contracts, grown by its allocator), and allocating, zeroing and
-// regrowing it dominated a warm call. memoryPool hands wazero buffers from a
-// sync.Pool: a buffer keeps its capacity between calls, grows in place, and
-// only the part a previous call dirtied is zeroed again.
+// regrowing it dominated a warm call. memoryPool keeps the buffers of
+// finished calls: a buffer keeps its capacity between calls, grows in
+// place, and only the part a previous call dirtied is zeroed again. The
+// pool is bounded: at most maxPooledBytes of idle buffers, none larger than
+// maxPooledCapacity; the rest go back to the GC.
 const (
 	minPooledCapacity = 4 << 20  // first capacity of a new buffer
-	maxPooledCapacity = 32 << 20 // larger buffers go back to the GC
+	maxPooledCapacity = 16 << 20 // larger buffers go back to the GC
+	maxPooledBytes    = 32 << 20 // the most idle capacity the pool keeps
 )
 
-type memoryPool struct{ pool sync.Pool }
+type memoryPool struct {
+	mu    sync.Mutex
+	idle  []*pooledMemory
+	bytes int // capacity of the idle buffers
+}
 
 var _ experimental.MemoryAllocator = (*memoryPool)(nil)
 
 // Allocate implements experimental.MemoryAllocator.
 func (p *memoryPool) Allocate(_, maxBytes uint64) experimental.LinearMemory {
-	m, _ := p.pool.Get().(*pooledMemory)
+	p.mu.Lock()
+	var m *pooledMemory
+	if n := len(p.idle); n > 0 {
+		m, p.idle = p.idle[n-1], p.idle[:n-1]
+		p.bytes -= cap(m.buf)
+	}
+	p.mu.Unlock()
 	if m == nil {
 		m = &pooledMemory{pool: p}
 	}
 	m.max = maxBytes
 	m.buf = m.buf[:0]
 	return m
+}
+
+// idleBytes reports the capacity of the buffers the pool keeps.
+func (p *memoryPool) idleBytes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bytes
 }
 
 // pooledMemory is one linear memory. Bytes of buf beyond len(buf) up to
@@ -64,11 +84,19 @@ func (m *pooledMemory) Reallocate(size uint64) []byte {
 	return m.buf
 }
 
-// Free implements experimental.LinearMemory: the buffer goes back to the pool.
+// Free implements experimental.LinearMemory: the buffer goes back to the
+// pool while the pool has room for it, and to the GC otherwise.
 func (m *pooledMemory) Free() {
+	p := m.pool
 	if cap(m.buf) > maxPooledCapacity {
-		m.buf, m.dirty = nil, 0
+		return
 	}
 	m.buf = m.buf[:0]
-	m.pool.pool.Put(m)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bytes+cap(m.buf) > maxPooledBytes {
+		return
+	}
+	p.idle = append(p.idle, m)
+	p.bytes += cap(m.buf)
 }

@@ -24,6 +24,7 @@ type Runtime struct {
 	wasm   wazero.Runtime
 	cache  *moduleCache
 	memory *memoryPool
+	calls  chan struct{} // a slot per running call (Config.MaxConcurrentCalls)
 	group  singleflight.Group
 	// compiles counts contract compilations (tests check warm calls skip them).
 	compiles atomic.Int64
@@ -54,6 +55,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		wasm:   wazero.NewRuntimeWithConfig(ctx, wcfg),
 		cache:  newModuleCache(cfg.CacheSize),
 		memory: &memoryPool{},
+		calls:  make(chan struct{}, cfg.MaxConcurrentCalls),
 		hostFn: map[string]funcType{},
 		modCfg: wazero.NewModuleConfig().WithName("").WithStartFunctions().WithRandSource(zeroReader{}),
 	}
@@ -108,6 +110,12 @@ func (r *Runtime) Call(ctx context.Context, code []byte, codeHash string, method
 	if entry.linkErr != nil {
 		return out, entry.linkErr
 	}
+	select {
+	case r.calls <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for a free call slot: %w", ctx.Err())
+	}
+	defer func() { <-r.calls }()
 	return r.run(ctx, entry, method, c, st)
 }
 

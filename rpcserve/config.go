@@ -1,6 +1,7 @@
 package rpcserve
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -12,9 +13,21 @@ import (
 // usable: every zero field takes the default documented on it.
 type Config struct {
 	// MaxBodyBytes caps a request body; a larger body is answered with a
-	// PARSE_ERROR envelope and HTTP 413. Default 10 MiB (nearcore's JSON
-	// payload limit).
+	// PARSE_ERROR envelope and HTTP 413, from its Content-Length before any
+	// of it is read when it declares one (so `Expect: 100-continue` gets
+	// the 413 at once). Default DefaultMaxBodyBytes: 10 MiB, nearcore's
+	// JSON payload limit.
 	MaxBodyBytes int64
+	// MaxBodyMemory caps the bytes of request bodies held at once. A body
+	// larger than SmallBodyBytes is read only once its length (for a body
+	// of unknown length, MaxBodyBytes) is reserved from it, waiting at most
+	// QueueWait (then HTTP 503, nothing read); the reservation lasts until
+	// the request is answered. A batch's answers take room from it too: an
+	// item whose answer finds none is answered "server busy" and the rest
+	// of the batch is not run. Smaller bodies are bounded by the number of
+	// connections instead. It must be at least MaxBodyBytes. Default the
+	// larger of DefaultMaxBodyMemory (64 MiB) and MaxBodyBytes.
+	MaxBodyMemory int64
 	// MaxBatch caps the number of requests in one batch. Default 100.
 	MaxBatch int
 	// MaxResponseBytes caps what one batch answers, as go-ethereum's
@@ -30,11 +43,12 @@ type Config struct {
 	// RequestTimeout bounds the handling of one HTTP request (a whole
 	// batch included). Default 30s.
 	RequestTimeout time.Duration
-	// MaxConcurrent caps HTTP requests handled at once. Default 256.
+	// MaxConcurrent caps HTTP requests handled at once (their bodies read
+	// and waiting for a slot are not counted). Default DefaultMaxConcurrent.
 	MaxConcurrent int
-	// QueueWait is how long a request beyond MaxConcurrent waits for a slot
-	// before it is answered with a "server busy" error and HTTP 503.
-	// Default 1s.
+	// QueueWait is how long a request waits for a slot beyond MaxConcurrent,
+	// or for room in MaxBodyMemory, before it is answered with a "server
+	// busy" error and HTTP 503. Default 1s.
 	QueueWait time.Duration
 	// APIKeys, when non-empty, makes every request carry one of these keys
 	// as the first path segment ("/<api-key>/..."). Default: none (open).
@@ -58,55 +72,49 @@ type Config struct {
 // Defaults of Config's fields.
 const (
 	DefaultMaxBodyBytes            = 10 << 20
+	DefaultMaxBodyMemory           = 64 << 20
 	DefaultMaxBatch                = 100
 	DefaultMaxResponseBytes        = 25 << 20
 	DefaultRequestTimeout          = 30 * time.Second
-	DefaultMaxConcurrent           = 256
+	DefaultMaxConcurrent           = 32
 	DefaultQueueWait               = time.Second
 	DefaultForwardTimeout          = 30 * time.Second
 	DefaultMaxForwardResponseBytes = 64 << 20
 )
 
+// SmallBodyBytes is the largest body read without a reservation from
+// Config.MaxBodyMemory: the memory of such bodies is bounded by the
+// server's connection limit (ServeConfig.MaxConnections).
+const SmallBodyBytes = 64 << 10
+
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.MaxBatch == 0 {
-		c.MaxBatch = DefaultMaxBatch
-	}
-	if c.MaxResponseBytes == 0 {
-		c.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
-	if c.MaxConcurrent == 0 {
-		c.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if c.QueueWait == 0 {
-		c.QueueWait = DefaultQueueWait
-	}
-	if c.ForwardTimeout == 0 {
-		c.ForwardTimeout = DefaultForwardTimeout
-	}
-	if c.MaxForwardResponseBytes == 0 {
-		c.MaxForwardResponseBytes = DefaultMaxForwardResponseBytes
-	}
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	c.MaxBodyMemory = cmp.Or(c.MaxBodyMemory, max(DefaultMaxBodyMemory, c.MaxBodyBytes))
+	c.MaxBatch = cmp.Or(c.MaxBatch, DefaultMaxBatch)
+	c.MaxResponseBytes = cmp.Or(c.MaxResponseBytes, DefaultMaxResponseBytes)
+	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
+	c.MaxConcurrent = cmp.Or(c.MaxConcurrent, DefaultMaxConcurrent)
+	c.QueueWait = cmp.Or(c.QueueWait, DefaultQueueWait)
+	c.ForwardTimeout = cmp.Or(c.ForwardTimeout, DefaultForwardTimeout)
+	c.MaxForwardResponseBytes = cmp.Or(c.MaxForwardResponseBytes, DefaultMaxForwardResponseBytes)
 	if len(c.CORSOrigins) == 0 {
 		c.CORSOrigins = []string{"*"}
 	}
 	return c
 }
 
-// Validate reports whether c (after defaults) is usable. NewHandler panics on
-// an invalid Config, so callers that take values from users call it first.
+// Validate reports whether c (after defaults) is usable; NewHandler returns
+// the same error.
 func (c Config) Validate() error { return c.withDefaults().validate() }
 
 func (c Config) validate() error {
 	var errs []error
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("max body bytes %d is negative", c.MaxBodyBytes))
+	}
+	if c.MaxBodyMemory < c.MaxBodyBytes {
+		errs = append(errs, fmt.Errorf("max body memory %d is below max body bytes %d: a largest body could never be read", c.MaxBodyMemory, c.MaxBodyBytes))
 	}
 	if c.MaxBatch < 0 {
 		errs = append(errs, fmt.Errorf("max batch %d is negative", c.MaxBatch))
@@ -130,8 +138,8 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("max forward response bytes %d is negative", c.MaxForwardResponseBytes))
 	}
 	for _, k := range c.APIKeys {
-		if k == "" || strings.ContainsAny(k, "/?#% ") {
-			errs = append(errs, fmt.Errorf("api key %q is empty or holds a character not allowed in a path segment", k))
+		if strings.TrimSpace(k) == "" || strings.ContainsAny(k, "/?#% ") {
+			errs = append(errs, fmt.Errorf("api key %q is blank or holds a character not allowed in a path segment", k))
 		}
 	}
 	if c.Forward != "" {

@@ -14,6 +14,20 @@
 //   - `jsonrpc` is optional (only "2.0" is allowed); `id` is optional
 //     (default "dontcare") and echoed exactly as given. Every request gets a
 //     response: there are no JSON-RPC notifications.
+//   - Members are read as nearcore's serde reads them: by exact,
+//     case-sensitive name ("METHOD" is not "method"; other members are
+//     ignored), a repeated jsonrpc/id/method/params is a PARSE_ERROR (a
+//     derived Deserialize's duplicate field), and of a repeated params
+//     member the last wins (serde_json's Value). A body that is not valid
+//     UTF-8 is not JSON (PARSE_ERROR, id null), so every answer is UTF-8.
+//   - Hashes, keys and account ids are checked for length before they are
+//     decoded (near.Base58DecodeMax), and an error repeats at most
+//     near.MaxEcho bytes of any input value.
+//   - Memory: a body over Config.MaxBodyBytes is refused from its declared
+//     length (413, before `100 Continue`); a body over SmallBodyBytes is
+//     read only once its length fits in Config.MaxBodyMemory, which a
+//     batch's answers share, else 503 after Config.QueueWait. Serve keeps
+//     at most ServeConfig.MaxConnections connections open.
 //   - A batch (JSON array) of 1..Config.MaxBatch requests is answered with an
 //     array in the same order; an empty or oversized batch gets one error
 //     envelope, HTTP 200. Once a batch's answers add up to more than

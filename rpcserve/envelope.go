@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 )
 
@@ -41,8 +43,11 @@ func causeOf(e *near.Error) string {
 
 var nullID = json.RawMessage("null")
 
-// handleBody answers a request body: one request or a batch.
-func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string) []byte {
+// handleBody answers a request body: one request or a batch. Members are
+// read as nearcore's serde reads them: names exactly (case-sensitive), and
+// a body that is not valid UTF-8 is not valid JSON. A batch's answers take
+// room in the body memory res holds from.
+func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string, res *reservation) []byte {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		if pathMethod == "" {
@@ -50,12 +55,15 @@ func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string
 		}
 		trimmed = []byte("{}")
 	}
+	if !utf8.Valid(trimmed) {
+		return h.errorResponse(nil, near.ParseError("Invalid JSON: the request is not valid UTF-8"))
+	}
 	if trimmed[0] != '[' {
 		return h.handleOne(ctx, trimmed, pathMethod)
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(trimmed, &items); err != nil {
-		return h.errorResponse(nil, near.ParseError("Invalid JSON: "+describeSyntax(err)))
+	items, err := jsonobject.Items(trimmed)
+	if err != nil {
+		return h.errorResponse(nil, near.ParseError("Invalid JSON: "+describeSyntax(trimmed)))
 	}
 	switch {
 	case len(items) == 0:
@@ -65,18 +73,29 @@ func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string
 	}
 	var out bytes.Buffer
 	out.WriteByte('[')
-	answered, refused := 0, 0
+	answered, refused, unheld := 0, 0, 0
 	for i, item := range items {
 		if i > 0 {
 			out.WriteByte(',')
 		}
-		item = bytes.TrimSpace(item)
-		if int64(answered) > h.cfg.MaxResponseBytes {
+		switch {
+		case int64(answered) > h.cfg.MaxResponseBytes:
 			refused++
 			out.Write(h.errorResponse(itemID(item), responseTooLarge(h.cfg.MaxResponseBytes)))
 			continue
+		case unheld > 0:
+			unheld++
+			out.Write(h.errorResponse(itemID(item), serverBusy()))
+			continue
 		}
 		answer := h.handleOne(ctx, item, pathMethod)
+		// The first answer is kept whatever its size, as MaxResponseBytes
+		// never refuses one answer for its own size.
+		if !res.grow(int64(len(answer))) && answered > 0 {
+			unheld++
+			out.Write(h.errorResponse(itemID(item), serverBusy()))
+			continue
+		}
 		answered += len(answer)
 		out.Write(answer)
 	}
@@ -85,53 +104,99 @@ func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string
 		h.logger.Warn("rpc batch answers exceed the response limit; refused the rest",
 			"max_response_bytes", h.cfg.MaxResponseBytes, "answered_bytes", answered, "refused", refused, "batch", len(items))
 	}
+	if unheld > 0 {
+		h.logger.Warn("rpc batch answers found no room in the body memory; refused the rest",
+			"max_body_memory", h.cfg.MaxBodyMemory, "answered_bytes", answered, "refused", unheld, "batch", len(items))
+	}
 	return out.Bytes()
 }
+
+// envelope is a request object's members, each the JSON text of its value
+// (a slice of the request), nil when absent.
+type envelope struct {
+	jsonrpc, id, method, params json.RawMessage
+}
+
+// decodeEnvelope reads a request object. Only the exact names jsonrpc, id,
+// method and params count (serde's, case-sensitive: "METHOD" is another
+// member, ignored); a repeated one is an error, as serde's derived
+// Deserialize refuses a duplicate field. Other members are ignored.
+func decodeEnvelope(raw []byte) (envelope, *near.Error) {
+	var env envelope
+	err := jsonobject.Each(raw, func(name string, value json.RawMessage) error {
+		var slot *json.RawMessage
+		switch name {
+		case "jsonrpc":
+			slot = &env.jsonrpc
+		case "id":
+			slot = &env.id
+		case "method":
+			slot = &env.method
+		case "params":
+			slot = &env.params
+		default:
+			return nil
+		}
+		if *slot != nil {
+			return errDuplicate{name}
+		}
+		*slot = value
+		return nil
+	})
+	var dup errDuplicate
+	switch {
+	case errors.As(err, &dup):
+		return env, near.ParseError("Invalid request: duplicate field `" + dup.name + "`")
+	case err != nil:
+		return env, near.ParseError("Invalid JSON: " + describeSyntax(raw))
+	}
+	return env, nil
+}
+
+type errDuplicate struct{ name string }
+
+func (e errDuplicate) Error() string { return "duplicate field " + e.name }
 
 // itemID is the id a batch item's answer carries when the item is not run:
 // its id, "dontcare" when it has none, null when it is no request object.
 func itemID(raw []byte) json.RawMessage {
-	var req struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &req) != nil {
+	if len(raw) == 0 || raw[0] != '{' {
 		return nil
 	}
-	if req.ID == nil {
+	env, perr := decodeEnvelope(raw)
+	switch {
+	case perr != nil:
+		return nil
+	case env.id == nil:
 		return near.DefaultID()
 	}
-	return req.ID
+	return env.id
 }
 
 // handleOne decodes one request object and answers it.
 func (h *handler) handleOne(ctx context.Context, raw []byte, pathMethod string) []byte {
-	var req struct {
-		JSONRPC json.RawMessage `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  json.RawMessage `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}
 	if len(raw) == 0 || raw[0] != '{' {
 		if !json.Valid(raw) {
 			return h.errorResponse(nil, near.ParseError("Invalid JSON: the request is not valid JSON"))
 		}
 		return h.errorResponse(nil, near.ParseError("Invalid request: expected a JSON-RPC request object"))
 	}
-	if err := json.Unmarshal(raw, &req); err != nil {
-		return h.errorResponse(nil, near.ParseError("Invalid JSON: "+describeSyntax(err)))
+	req, perr := decodeEnvelope(raw)
+	if perr != nil {
+		return h.errorResponse(nil, perr)
 	}
-	c := call{params: req.Params, id: req.ID, raw: raw}
+	c := call{params: req.params, id: req.id, raw: raw}
 	if c.id == nil {
 		c.id = near.DefaultID()
 	}
-	if req.JSONRPC != nil {
+	if req.jsonrpc != nil {
 		var version string
-		if json.Unmarshal(req.JSONRPC, &version) != nil || version != "2.0" {
+		if json.Unmarshal(req.jsonrpc, &version) != nil || version != "2.0" {
 			return h.errorResponse(c.id, near.ParseError(`Invalid request: "jsonrpc" must be "2.0"`))
 		}
 	}
-	if req.Method != nil {
-		if json.Unmarshal(req.Method, &c.method) != nil {
+	if req.method != nil {
+		if json.Unmarshal(req.method, &c.method) != nil {
 			return h.errorResponse(c.id, near.ParseError(`Invalid request: "method" must be a string`))
 		}
 	}
@@ -141,12 +206,12 @@ func (h *handler) handleOne(ctx context.Context, raw []byte, pathMethod string) 
 		c.method = pathMethod
 	case c.method != pathMethod:
 		return h.errorResponse(c.id, near.ParseError(fmt.Sprintf(
-			"Invalid request: method %q in the body differs from method %q in the path", c.method, pathMethod)))
+			"Invalid request: method %q in the body differs from method %q in the path", near.Clip(c.method), near.Clip(pathMethod))))
 	}
 	if c.method == "" {
 		return h.errorResponse(c.id, near.ParseError(`Invalid request: missing field "method"`))
 	}
-	c.whole = req.JSONRPC != nil && req.ID != nil && req.Method != nil
+	c.whole = req.jsonrpc != nil && req.id != nil && req.method != nil
 	return h.call(ctx, c)
 }
 
@@ -295,9 +360,10 @@ func compactInto(buf *bytes.Buffer, raw json.RawMessage) error {
 	return json.Compact(buf, raw)
 }
 
-func describeSyntax(err error) string {
+// describeSyntax says where raw, which is not valid JSON, goes wrong.
+func describeSyntax(raw []byte) string {
 	var syn *json.SyntaxError
-	if errors.As(err, &syn) {
+	if err := json.Unmarshal(raw, new(struct{})); errors.As(err, &syn) {
 		return fmt.Sprintf("%s at offset %d", strings.TrimPrefix(syn.Error(), "json: "), syn.Offset)
 	}
 	return "the request is not valid JSON"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // FuzzHandler feeds arbitrary bodies and paths to the handler, through
@@ -16,9 +17,10 @@ import (
 // parameter parsing and dispatch to a fake
 // backend whose heights 7, 8 and 9 fail with a private error, panic and
 // block. Every answer must be a JSON-RPC envelope (or an empty health
-// answer) with a documented status, never a panic, a hang past the
-// request timeout, or the backend's private error text. CI runs it for a
-// bounded time:
+// answer) of valid UTF-8 with a documented status, never a panic, a hang
+// past the request timeout, the backend's private error text, or an error
+// that repeats more than a clipped echo of the input besides its id. CI
+// runs it for a bounded time:
 //
 //	go test -run '^$' -fuzz '^FuzzHandler$' -fuzztime 20s ./rpcserve
 //
@@ -42,7 +44,7 @@ func FuzzHandler(f *testing.F) {
 		f.Add("/", seed)
 		f.Add("/block", seed)
 	}
-	h := NewHandler(&fakeBackend{}, Config{MaxBatch: 5, MaxBodyBytes: 4096, MaxResponseBytes: 400, RequestTimeout: 5 * time.Millisecond}, nil)
+	h := newTestHandler(f, &fakeBackend{}, Config{MaxBatch: 5, MaxBodyBytes: 4096, MaxResponseBytes: 400, RequestTimeout: 5 * time.Millisecond}, nil)
 	f.Fuzz(func(t *testing.T, path, body string) {
 		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " ?#%\x00\r\n\t") {
 			return
@@ -66,8 +68,8 @@ func FuzzHandler(f *testing.F) {
 		if bytes.Contains(out, []byte("secret database detail")) {
 			t.Fatalf("private error text answered for %q %q: %s", path, body, out)
 		}
-		if !json.Valid(out) {
-			t.Fatalf("invalid JSON for %q %q: %s", path, body, out)
+		if !json.Valid(out) || !utf8.Valid(out) {
+			t.Fatalf("invalid JSON or UTF-8 for %q %q: %q", path, body, out)
 		}
 		var answers []json.RawMessage
 		if len(bytes.TrimSpace(out)) > 0 && bytes.TrimSpace(out)[0] == '[' {
@@ -80,6 +82,7 @@ func FuzzHandler(f *testing.F) {
 		for _, a := range answers {
 			var env struct {
 				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
 				Result  json.RawMessage `json:"result"`
 				Error   *struct {
 					Name  string `json:"name"`
@@ -96,6 +99,9 @@ func FuzzHandler(f *testing.F) {
 			}
 			if env.Error != nil && (env.Error.Name == "" || env.Error.Cause == nil || env.Error.Cause.Name == "") {
 				t.Fatalf("error without name or cause %s for %q %q", a, path, body)
+			}
+			if env.Error != nil && len(a)-len(env.ID) > maxErrorAnswer {
+				t.Fatalf("a %d-byte error for %q %q: %.300s", len(a), path, body, a)
 			}
 		}
 	})

@@ -22,17 +22,17 @@ type handler struct {
 	logger  *slog.Logger
 	methods map[string]methodFunc
 	slots   chan struct{}
+	bodies  *bodyMemory
 	forward *forwarder // nil without Config.Forward
 }
 
 // NewHandler returns the JSON-RPC handler answering from b. A zero Config
-// field takes its documented default; NewHandler panics when cfg is invalid
-// (callers taking values from users check Config.Validate first). A nil
+// field takes its documented default; an invalid Config is an error. A nil
 // logger discards logs.
-func NewHandler(b Backend, cfg Config, logger *slog.Logger) http.Handler {
+func NewHandler(b Backend, cfg Config, logger *slog.Logger) (http.Handler, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		panic(err)
+		return nil, err
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -43,11 +43,12 @@ func NewHandler(b Backend, cfg Config, logger *slog.Logger) http.Handler {
 		logger:  logger,
 		methods: methodTable(),
 		slots:   make(chan struct{}, cfg.MaxConcurrent),
+		bodies:  newBodyMemory(cfg.MaxBodyMemory, cfg.QueueWait),
 	}
 	if cfg.Forward != "" {
 		h.forward = newForwarder(cfg)
 	}
-	return h
+	return h, nil
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -92,29 +93,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// The body is read before taking a concurrency slot, so a slow client
-	// holds no slot (the http.Server's ReadTimeout bounds it).
+	// holds no slot (the http.Server's ReadTimeout bounds it), but only
+	// once MaxBodyMemory has room for it.
 	var body []byte
+	var res *reservation
 	if r.Method == http.MethodPost {
-		var err error
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
-		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				writeJSON(w, http.StatusRequestEntityTooLarge, h.errorResponse(nil, near.ParseError(
-					"Request body is larger than the limit of "+itoa(h.cfg.MaxBodyBytes)+" bytes")))
-				return
-			}
-			h.logger.Debug("read request body", "err", err)
-			writeJSON(w, http.StatusBadRequest, h.errorResponse(nil, near.ParseError("Could not read the request body")))
+		if body, res, ok = h.readBody(w, r); !ok {
 			return
 		}
+		defer res.release()
 	}
 
 	release, ok := h.acquire(r.Context())
 	if !ok {
-		h.cfg.Metrics.refused()
-		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, h.errorResponse(nil, serverBusy()))
+		h.busy(w)
 		return
 	}
 	defer release()
@@ -125,7 +117,76 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveGet(ctx, w, target)
 		return
 	}
-	writeJSON(w, http.StatusOK, h.handleBody(ctx, body, target))
+	writeJSON(w, http.StatusOK, h.handleBody(ctx, body, target, res))
+}
+
+// readBody reads a POST body within MaxBodyBytes and MaxBodyMemory, or
+// answers the request itself (ok false): 413 for a body over the limit,
+// from its declared length before anything is read; 503 when the memory
+// budget has no room for it within the queue wait; 400 when it cannot be
+// read. The reservation holds the body's bytes until released.
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request) (body []byte, res *reservation, ok bool) {
+	if r.ContentLength > h.cfg.MaxBodyBytes {
+		// Not a byte read, so a client that sent `Expect: 100-continue`
+		// gets the 413 instead of a 100 Continue.
+		w.Header().Set("Connection", "close")
+		h.tooLarge(w)
+		return nil, nil, false
+	}
+	size := r.ContentLength
+	if size < 0 { // unknown length: room for the largest body
+		size = h.cfg.MaxBodyBytes
+	}
+	res, ok = h.bodies.reserve(r.Context(), size)
+	if !ok {
+		h.logger.Warn("rpc request refused: no room for its body in the body memory", "body_bytes", size, "max_body_memory", h.cfg.MaxBodyMemory)
+		discardBody(r, h.cfg.MaxBodyBytes)
+		h.busy(w)
+		return nil, nil, false
+	}
+	limited := http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
+	var err error
+	if r.ContentLength >= 0 {
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(limited, body)
+	} else {
+		body, err = io.ReadAll(limited)
+	}
+	if err == nil {
+		return body, res, true
+	}
+	res.release()
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		h.tooLarge(w)
+		return nil, nil, false
+	}
+	h.logger.Debug("read request body", "err", err)
+	writeJSON(w, http.StatusBadRequest, h.errorResponse(nil, near.ParseError("Could not read the request body")))
+	return nil, nil, false
+}
+
+// discardBody reads the body of a refused request through a small buffer,
+// so that a client still sending it gets the answer instead of a reset,
+// unless the client waits for 100 Continue before sending (then nothing
+// was sent). The server's ReadTimeout bounds a slow sender.
+func discardBody(r *http.Request, limit int64) {
+	if strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, limit))
+}
+
+func (h *handler) tooLarge(w http.ResponseWriter) {
+	writeJSON(w, http.StatusRequestEntityTooLarge, h.errorResponse(nil, near.ParseError(
+		"Request body is larger than the limit of "+itoa(h.cfg.MaxBodyBytes)+" bytes")))
+}
+
+// busy answers 503: no slot or no room for the body in time.
+func (h *handler) busy(w http.ResponseWriter) {
+	h.cfg.Metrics.refused()
+	w.Header().Set("Retry-After", "1")
+	writeJSON(w, http.StatusServiceUnavailable, h.errorResponse(nil, serverBusy()))
 }
 
 // cors sets the CORS headers for an allowed Origin and answers a preflight

@@ -53,7 +53,7 @@ func errorCause(t *testing.T, body []byte) string {
 func TestConcurrencyLimit(t *testing.T) {
 	t.Parallel()
 	backend := &blockingBackend{started: make(chan struct{}, 1), release: make(chan struct{})}
-	h := NewHandler(backend, Config{MaxConcurrent: 1, QueueWait: 20 * time.Millisecond}, nil)
+	h := newTestHandler(t, backend, Config{MaxConcurrent: 1, QueueWait: 20 * time.Millisecond}, nil)
 
 	var wg sync.WaitGroup
 	var first *httptest.ResponseRecorder
@@ -83,7 +83,7 @@ func TestConcurrencyLimit(t *testing.T) {
 func TestInternalErrorsAreLoggedNotShown(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	h := NewHandler(&fakeBackend{}, Config{}, slog.New(slog.NewTextHandler(&logs, nil)))
+	h := newTestHandler(t, &fakeBackend{}, Config{}, slog.New(slog.NewTextHandler(&logs, nil)))
 
 	rec := post(t, h, "/", `{"id":1,"method":"block","params":{"block_id":7}}`)
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -100,7 +100,7 @@ func TestInternalErrorsAreLoggedNotShown(t *testing.T) {
 
 func TestOversizedBodyOverHTTP(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(NewHandler(&fakeBackend{}, Config{MaxBodyBytes: 1024}, nil))
+	srv := httptest.NewServer(newTestHandler(t, &fakeBackend{}, Config{MaxBodyBytes: 1024}, nil))
 	t.Cleanup(srv.Close)
 
 	// A body far larger than the limit is refused without reading it all.
@@ -131,6 +131,8 @@ func TestConfigValidate(t *testing.T) {
 		{"forward ftp", Config{Forward: "ftp://x"}, "forward url"},
 		{"negative batch", Config{MaxBatch: -1}, "max batch"},
 		{"negative body", Config{MaxBodyBytes: -1}, "max body bytes"},
+		{"body memory below the body limit", Config{MaxBodyBytes: 100, MaxBodyMemory: 50}, "max body memory 50 is below max body bytes 100"},
+		{"blank api key", Config{APIKeys: []string{"k", " "}}, "api key"},
 		{"negative response", Config{MaxResponseBytes: -1}, "max response bytes"},
 		{"negative timeout", Config{RequestTimeout: -time.Second}, "request timeout"},
 		{"empty key", Config{APIKeys: []string{"ok", ""}}, "api key"},
@@ -146,7 +148,8 @@ func TestConfigValidate(t *testing.T) {
 			require.ErrorContains(t, err, tt.wantErr)
 		})
 	}
-	require.Panics(t, func() { NewHandler(&fakeBackend{}, Config{MaxBatch: -1}, nil) })
+	_, err := NewHandler(&fakeBackend{}, Config{MaxBatch: -1}, nil)
+	require.ErrorContains(t, err, "max batch -1 is negative")
 }
 
 func TestWithDefaults(t *testing.T) {
@@ -154,6 +157,8 @@ func TestWithDefaults(t *testing.T) {
 	cfg := Config{MaxBatch: 7}.withDefaults()
 	require.Equal(t, 7, cfg.MaxBatch)
 	require.Equal(t, int64(DefaultMaxBodyBytes), cfg.MaxBodyBytes)
+	require.Equal(t, int64(DefaultMaxBodyMemory), cfg.MaxBodyMemory)
+	require.Equal(t, int64(100<<20), Config{MaxBodyBytes: 100 << 20}.withDefaults().MaxBodyMemory, "room for the largest body")
 	require.Equal(t, int64(DefaultMaxResponseBytes), cfg.MaxResponseBytes)
 	require.Equal(t, DefaultRequestTimeout, cfg.RequestTimeout)
 	require.Equal(t, DefaultMaxConcurrent, cfg.MaxConcurrent)
@@ -162,7 +167,7 @@ func TestWithDefaults(t *testing.T) {
 
 func TestCORS(t *testing.T) {
 	t.Parallel()
-	open := NewHandler(&fakeBackend{}, Config{}, nil)
+	open := newTestHandler(t, &fakeBackend{}, Config{}, nil)
 	req := httptest.NewRequest(http.MethodOptions, "/", nil)
 	req.Header.Set("Origin", "https://wallet.example")
 	req.Header.Set("Access-Control-Request-Headers", "content-type")
@@ -180,7 +185,7 @@ func TestCORS(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Equal(t, "*", rec.Header().Get("Access-Control-Allow-Origin"))
 
-	only := NewHandler(&fakeBackend{}, Config{CORSOrigins: []string{"https://app.example"}}, nil)
+	only := newTestHandler(t, &fakeBackend{}, Config{CORSOrigins: []string{"https://app.example"}}, nil)
 	for origin, want := range map[string]string{"https://app.example": "https://app.example", "https://evil.example": ""} {
 		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"method":"health"}`))
 		req.Header.Set("Origin", origin)
@@ -204,7 +209,7 @@ func (b *countingBackend) GasPrice(ctx context.Context, id *near.BlockID) (*near
 
 func TestBatchResponseLimit(t *testing.T) {
 	t.Parallel()
-	one := post(t, NewHandler(&fakeBackend{}, Config{}, nil), "/", `{"id":1,"method":"gas_price","params":[1]}`).Body.Len()
+	one := post(t, newTestHandler(t, &fakeBackend{}, Config{}, nil), "/", `{"id":1,"method":"gas_price","params":[1]}`).Body.Len()
 	item := `{"id":1,"method":"gas_price","params":[1]}`
 	batch := "[" + strings.Repeat(item+",", 9) + item + "]"
 	for _, tt := range []struct {
@@ -217,7 +222,7 @@ func TestBatchResponseLimit(t *testing.T) {
 		{limit: 1, answered: 1, calls: 1},                 // the first is never refused
 	} {
 		backend := &countingBackend{}
-		rec := post(t, NewHandler(backend, Config{MaxResponseBytes: tt.limit}, nil), "/", batch)
+		rec := post(t, newTestHandler(t, backend, Config{MaxResponseBytes: tt.limit}, nil), "/", batch)
 		require.Equal(t, http.StatusOK, rec.Code)
 		var answers []near.Response
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &answers), rec.Body.String())

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 )
 
@@ -14,17 +16,15 @@ import (
 // rewrite them into the named form the near.Parse* functions read. Anything
 // else is returned unchanged (and rejected there with a PARSE_ERROR).
 
-// positional returns the elements of params when it is a JSON array.
+// positional returns the elements of params when it is a JSON array, as
+// slices of it.
 func positional(params json.RawMessage) ([]json.RawMessage, bool) {
 	trimmed := bytes.TrimSpace(params)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return nil, false
 	}
-	var items []json.RawMessage
-	if json.Unmarshal(trimmed, &items) != nil {
-		return nil, false
-	}
-	return items, true
+	items, err := jsonobject.Items(trimmed)
+	return items, err == nil
 }
 
 // blockParams rewrites `block`'s [block_id] into {"block_id": ...}.
@@ -82,8 +82,11 @@ func queryParams(params json.RawMessage) (json.RawMessage, *near.Error) {
 	if json.Unmarshal(items[0], &path) != nil || json.Unmarshal(items[1], &data) != nil {
 		return params, nil
 	}
-	raw, err := near.Base58Decode(data)
-	if err != nil {
+	raw, err := near.Base58DecodeMax(data, maxLegacyQueryData)
+	switch {
+	case errors.Is(err, near.ErrBase58TooLong):
+		return nil, near.ParseError(fmt.Sprintf("Query data size is too large: more than %d bytes", maxLegacyQueryData))
+	case err != nil:
 		return nil, near.ParseError("Failed parsing args: the query data is not base58")
 	}
 	if n := len(path) + len(raw); n > maxLegacyQueryData {

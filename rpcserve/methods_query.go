@@ -1,9 +1,9 @@
 package rpcserve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/nearline/nearline/near"
 )
@@ -39,14 +39,9 @@ func queryMethod(ctx context.Context, b Backend, params json.RawMessage) (any, e
 // method: query's params without request_type, and no legacy results.
 func viewMethod(requestType string) methodFunc {
 	return func(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
-		var fields map[string]json.RawMessage
-		if perr := near.DecodeParams(params, &fields); perr != nil {
+		withType, perr := withMember(params, "request_type", mustJSON(requestType))
+		if perr != nil {
 			return nil, perr
-		}
-		fields["request_type"] = mustJSON(requestType)
-		withType, err := json.Marshal(fields)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s params: %w", requestType, err)
 		}
 		req, perr := near.ParseQueryRequest(withType)
 		if perr != nil {
@@ -64,4 +59,26 @@ func viewMethod(requestType string) methodFunc {
 		}
 		return result, nil
 	}
+}
+
+// withMember returns the params object with the member name: value added
+// last, so that it wins over a member of that name the params already
+// have (the last of a repeated name wins). params are valid JSON: a member
+// of a request body that was.
+func withMember(params json.RawMessage, name string, value json.RawMessage) (json.RawMessage, *near.Error) {
+	trimmed := bytes.TrimSpace(params)
+	if len(trimmed) < 2 || trimmed[0] != '{' {
+		return nil, near.ParseError("Failed parsing args: params must be an object")
+	}
+	body := trimmed[:len(trimmed)-1] // without the closing brace
+	out := make([]byte, 0, len(trimmed)+len(name)+len(value)+4)
+	out = append(out, body...)
+	if len(bytes.TrimSpace(body[1:])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, '"')
+	out = append(out, name...)
+	out = append(out, `":`...)
+	out = append(out, value...)
+	return append(out, '}'), nil
 }

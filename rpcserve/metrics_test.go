@@ -13,7 +13,7 @@ func TestMetrics(t *testing.T) {
 	t.Parallel()
 	m, err := NewMetrics(prometheus.NewRegistry())
 	require.NoError(t, err)
-	h := NewHandler(&fakeBackend{}, Config{Metrics: m, Forward: fakeUpstream(t, "upstream")}, nil)
+	h := newTestHandler(t, &fakeBackend{}, Config{Metrics: m, Forward: fakeUpstream(t, "upstream")}, nil)
 	for _, body := range []string{
 		`{"id":1,"method":"block","params":{"block_id":3}}`,
 		`{"id":1,"method":"block","params":{"block_id":5}}`,
@@ -40,7 +40,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	// Without metrics, /metrics is not served.
-	plain := NewHandler(&fakeBackend{}, Config{}, nil)
+	plain := newTestHandler(t, &fakeBackend{}, Config{}, nil)
 	rec = httptest.NewRecorder()
 	plain.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	require.Equal(t, http.StatusMethodNotAllowed, rec.Code)

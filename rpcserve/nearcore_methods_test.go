@@ -128,8 +128,8 @@ func notMissing(t *testing.T, what string, a rpcAnswer) {
 func TestEveryNearcoreMethodIsAnsweredForwardedOrRefused(t *testing.T) {
 	t.Parallel()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	alone := NewHandler(&fakeBackend{}, Config{}, logger)
-	forwarding := NewHandler(&fakeBackend{}, Config{Forward: rpctest.EchoUpstream(t)}, logger)
+	alone := newTestHandler(t, &fakeBackend{}, Config{}, logger)
+	forwarding := newTestHandler(t, &fakeBackend{}, Config{Forward: rpctest.EchoUpstream(t)}, logger)
 	table := methodTable()
 
 	for _, method := range nearcoreMethods(t) {

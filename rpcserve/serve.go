@@ -1,6 +1,7 @@
 package rpcserve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,11 @@ type ServeConfig struct {
 	// would give it. Default DefaultDrainTime; a negative duration closes
 	// the listener at once.
 	DrainTime time.Duration
+	// MaxConnections caps the connections open at once: beyond it, new
+	// connections wait in the listen queue until one closes. Each open
+	// connection holds a few KiB, and a body of up to SmallBodyBytes while
+	// it is read. Default DefaultMaxConnections.
+	MaxConnections int
 	// Logger receives the server's logs. Default: discard.
 	Logger *slog.Logger
 }
@@ -47,30 +53,36 @@ const DefaultShutdownTimeout = 10 * time.Second
 // DefaultDrainTime is ServeConfig.DrainTime's default.
 const DefaultDrainTime = 250 * time.Millisecond
 
+// DefaultMaxConnections is ServeConfig.MaxConnections's default.
+const DefaultMaxConnections = 1024
+
 func (c ServeConfig) withDefaults() ServeConfig {
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if c.DrainTime == 0 {
-		c.DrainTime = DefaultDrainTime
-	}
+	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.DrainTime = cmp.Or(c.DrainTime, DefaultDrainTime)
+	c.MaxConnections = cmp.Or(c.MaxConnections, DefaultMaxConnections)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
 
+// Validate reports whether c (after defaults) is usable; Serve returns the
+// same error.
+func (c ServeConfig) Validate() error { return c.withDefaults().validate() }
+
 func (c ServeConfig) validate() error {
+	var errs []error
 	if c.RequestTimeout < 0 {
-		return fmt.Errorf("request timeout %s is negative", c.RequestTimeout)
+		errs = append(errs, fmt.Errorf("request timeout %s is negative", c.RequestTimeout))
 	}
 	if c.ShutdownTimeout < 0 {
-		return fmt.Errorf("shutdown timeout %s is negative", c.ShutdownTimeout)
+		errs = append(errs, fmt.Errorf("shutdown timeout %s is negative", c.ShutdownTimeout))
 	}
-	return nil
+	if c.MaxConnections < 0 {
+		errs = append(errs, fmt.Errorf("max connections %d is negative", c.MaxConnections))
+	}
+	return errors.Join(errs...)
 }
 
 // Serve answers HTTP on ln with h (a NewHandler) until ctx is cancelled;
@@ -96,6 +108,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		ConnState:         conns.track,
 	}
+	ln = limitListener(ln, cfg.MaxConnections)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("serving JSON-RPC", "addr", ln.Addr().String())

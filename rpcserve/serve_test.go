@@ -45,7 +45,7 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, done := serveInBackground(t, ctx, NewHandler(&notSyncedBackend{}, Config{Metrics: metrics}, nil), ServeConfig{})
+	addr, done := serveInBackground(t, ctx, newTestHandler(t, &notSyncedBackend{}, Config{Metrics: metrics}, nil), ServeConfig{})
 
 	reqCtx, reqCancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer reqCancel()
@@ -83,7 +83,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	for _, cfg := range []ServeConfig{{ShutdownTimeout: -time.Second}, {RequestTimeout: -time.Second}} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		require.ErrorContains(t, Serve(context.Background(), ln, NewHandler(&fakeBackend{}, Config{}, nil), cfg), "is negative")
+		require.ErrorContains(t, Serve(context.Background(), ln, newTestHandler(t, &fakeBackend{}, Config{}, nil), cfg), "is negative")
 		_, err = ln.Accept()
 		require.ErrorIs(t, err, net.ErrClosed, "Serve closes the listener it was given")
 	}
@@ -94,7 +94,7 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 	backend := &blockingBackend{started: make(chan struct{}, 1), release: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, done := serveInBackground(t, ctx, NewHandler(backend, Config{}, nil), ServeConfig{ShutdownTimeout: 20 * time.Second})
+	addr, done := serveInBackground(t, ctx, newTestHandler(t, backend, Config{}, nil), ServeConfig{ShutdownTimeout: 20 * time.Second})
 
 	type answer struct {
 		code int
@@ -153,7 +153,7 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 func TestServeDrainsBeforeClosing(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	h := NewHandler(&fakeBackend{}, Config{}, nil)
+	h := newTestHandler(t, &fakeBackend{}, Config{}, nil)
 	addr, done := serveInBackground(t, ctx, h, ServeConfig{DrainTime: 2 * time.Second})
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
@@ -197,7 +197,7 @@ func TestServeDrainsBeforeClosing(t *testing.T) {
 func TestServeAnswersAConnectionAcceptedWhileDraining(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	h := NewHandler(&fakeBackend{}, Config{}, nil)
+	h := newTestHandler(t, &fakeBackend{}, Config{}, nil)
 	addr, done := serveInBackground(t, ctx, h, ServeConfig{DrainTime: 300 * time.Millisecond})
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	cancel()
@@ -236,4 +236,53 @@ func TestServeAnswersAConnectionAcceptedWhileDraining(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after draining")
 	}
+}
+
+// TestServeCapsConnections: beyond MaxConnections, a new connection is not
+// served until an open one closes.
+func TestServeCapsConnections(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, done := serveInBackground(t, ctx, newTestHandler(t, &fakeBackend{}, Config{}, nil), ServeConfig{MaxConnections: 1})
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	health := func(conn net.Conn) (int, error) {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://"+addr, strings.NewReader(`{"method":"health"}`))
+		if err != nil {
+			return 0, err
+		}
+		if err := req.Write(conn); err != nil {
+			return 0, err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	first, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer first.Close()
+	status, err := health(first) // served, and left open (keep-alive)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status)
+
+	second, err := net.Dial("tcp", addr) // the kernel queues it
+	require.NoError(t, err)
+	defer second.Close()
+	require.NoError(t, second.SetReadDeadline(time.Now().Add(300*time.Millisecond)))
+	_, err = health(second)
+	var ne net.Error
+	require.ErrorAs(t, err, &ne, "no answer while the first connection is open")
+	require.True(t, ne.Timeout())
+
+	require.NoError(t, first.Close())
+	require.NoError(t, second.SetReadDeadline(time.Now().Add(5*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(second), nil)
+	require.NoError(t, err, "the queued request is served once a slot is free")
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 }

@@ -133,7 +133,7 @@ func transcriptServer(t *testing.T, config string) http.Handler {
 			t.Fatalf("unknown transcript config %q", opt)
 		}
 	}
-	return NewHandler(backend, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return newTestHandler(t, backend, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // fakeUpstream returns the URL of an upstream node: "upstream" answers every

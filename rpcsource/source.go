@@ -458,9 +458,8 @@ func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *bundle.Bundle) erro
 	return g.Wait()
 }
 
-// fetchTxStatus fetches a transaction's EXPERIMENTAL_tx_status once.
-// fetchTxStatus fetches a status and decodes what the source and the store
-// read of it, once.
+// fetchTxStatus fetches a transaction's EXPERIMENTAL_tx_status once and
+// decodes what the source and the store read of it.
 func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, *bundle.TxStatusBody, error) {
 	body := new(bundle.TxStatusBody)
 	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_tx_status", map[string]string{"tx_hash": txHash, "sender_account_id": signerID})

@@ -93,24 +93,25 @@ func stamp(b *block) near.BlockStamp {
 
 // Block answers `block`.
 func (n *Node) Block(_ context.Context, ref near.BlockReference) (json.RawMessage, error) {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	b, err := n.chain.blockFor(ref)
-	if err != nil {
-		return nil, err
-	}
-	return b.json, nil
+	return readView(n, n.chain.blockFor, ref, func(b *block) (json.RawMessage, error) { return b.json, nil })
 }
 
 // Chunk answers `chunk`.
 func (n *Node) Chunk(_ context.Context, req near.ChunkRequest) (json.RawMessage, error) {
+	return readView(n, n.chain.chunkFor, req, func(ch *chunk) (json.RawMessage, error) { return ch.json, nil })
+}
+
+// readView returns view of what find selects by key (a block, a chunk),
+// both run under the node's read lock.
+func readView[K, S, T any](n *Node, find func(K) (S, error), key K, view func(S) (T, error)) (T, error) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	ch, err := n.chain.chunkFor(req)
+	s, err := find(key)
 	if err != nil {
-		return nil, err
+		var none T
+		return none, err
 	}
-	return ch.json, nil
+	return view(s)
 }
 
 // chunkFor finds the chunk req selects: by hash, or the one a block carries
@@ -142,13 +143,9 @@ func (c *chain) chunkFor(req near.ChunkRequest) (*chunk, error) {
 
 // BlockEffects answers `block_effects` / `EXPERIMENTAL_changes_in_block`.
 func (n *Node) BlockEffects(_ context.Context, ref near.BlockReference) (*near.BlockEffectsView, error) {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	b, err := n.chain.blockFor(ref)
-	if err != nil {
-		return nil, err
-	}
-	return &near.BlockEffectsView{BlockHash: b.hash, Changes: b.effects}, nil
+	return readView(n, n.chain.blockFor, ref, func(b *block) (*near.BlockEffectsView, error) {
+		return &near.BlockEffectsView{BlockHash: b.hash, Changes: b.effects}, nil
+	})
 }
 
 // Changes answers `changes` / `EXPERIMENTAL_changes`: for each requested
@@ -295,17 +292,13 @@ func (n *Node) Query(ctx context.Context, req near.QueryRequest) (any, error) {
 
 // GasPrice answers `gas_price`.
 func (n *Node) GasPrice(_ context.Context, id *near.BlockID) (*near.GasPriceView, error) {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
 	ref := near.BlockReference{Finality: near.FinalityOptimistic} // null: the latest block
 	if id != nil {
 		ref = near.BlockReference{BlockID: id}
 	}
-	b, err := n.chain.blockFor(ref)
-	if err != nil {
-		return nil, err
-	}
-	return &near.GasPriceView{GasPrice: b.view.Header.GasPrice}, nil
+	return readView(n, n.chain.blockFor, ref, func(b *block) (*near.GasPriceView, error) {
+		return &near.GasPriceView{GasPrice: b.view.Header.GasPrice}, nil
+	})
 }
 
 // GenesisConfig answers `genesis_config`.
@@ -319,11 +312,7 @@ func (n *Node) GenesisConfig(context.Context) (json.RawMessage, error) {
 
 // ProtocolConfig answers `EXPERIMENTAL_protocol_config`.
 func (n *Node) ProtocolConfig(_ context.Context, ref near.BlockReference) (json.RawMessage, error) {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	b, err := n.chain.blockFor(ref)
-	if err != nil {
-		return nil, err
-	}
-	return n.chain.layoutAt(b.height).config, nil
+	return readView(n, n.chain.blockFor, ref, func(b *block) (json.RawMessage, error) {
+		return n.chain.layoutAt(b.height).config, nil
+	})
 }

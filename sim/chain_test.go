@@ -265,9 +265,7 @@ func TestNotSyncedYet(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(0)
 	cfg.MaxHeight = 10
-	n, err := New(context.Background(), cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = n.Close(context.Background()) })
+	n := newNode(t, cfg)
 	srv := startServer(t, n)
 	r := rpc(t, srv, "block", map[string]any{"finality": "final"})
 	require.Equal(t, "NOT_SYNCED_YET", r.Error.Cause.Name)

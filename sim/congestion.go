@@ -11,17 +11,13 @@ import (
 // congestion_info in the header of the chunk `chunk` would return, under
 // the chain's congestion control config.
 func (n *Node) CongestionLevel(_ context.Context, req near.ChunkRequest) (*near.CongestionLevelView, error) {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	ch, err := n.chain.chunkFor(req)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := near.CongestionConfigOf(n.chain.layoutAt(ch.height).config)
-	if err != nil {
-		return nil, fmt.Errorf("read congestion control config: %w", err)
-	}
-	return &near.CongestionLevelView{CongestionLevel: near.F64(near.CongestionLevel(ch.view.Header.CongestionInfo, cfg))}, nil
+	return readView(n, n.chain.chunkFor, req, func(ch *chunk) (*near.CongestionLevelView, error) {
+		cfg, err := near.CongestionConfigOf(n.chain.layoutAt(ch.height).config)
+		if err != nil {
+			return nil, fmt.Errorf("read congestion control config: %w", err)
+		}
+		return &near.CongestionLevelView{CongestionLevel: near.F64(near.CongestionLevel(ch.view.Header.CongestionInfo, cfg))}, nil
+	})
 }
 
 // receiptBaseBytes is the size the simulator counts for a receipt beside its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"testing"
@@ -14,17 +13,6 @@ import (
 
 	"github.com/nearline/nearline/near"
 )
-
-func httpGet(t *testing.T, url string) (int, http.Header, []byte) {
-	t.Helper()
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, resp.Header, body
-}
 
 // testDocument is a block document as nearcore's StreamerMessage.
 type testDocument struct {
@@ -171,9 +159,7 @@ func TestNeardataWaitsForTheHeadAsNeardataDoes(t *testing.T) {
 	cfg := testConfig(80)
 	cfg.SkipRate = 0
 	cfg.Runtime = sharedRuntime()
-	n, err := New(ctx, cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = n.Close(ctx) })
+	n := newNode(t, cfg)
 	require.NoError(t, n.ProduceTo(ctx, 20))
 	url := startServer(t, n)
 

@@ -39,13 +39,7 @@ func globalKey(id near.GlobalContractID) string { return id.Kind() + ":" + id.Va
 func (s *state) putGlobal(shard uint64, id near.GlobalContractID, height uint64, code []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.global[shard]
-	if m == nil {
-		m = map[string][]codeVersion{}
-		s.global[shard] = m
-	}
-	key := globalKey(id)
-	m[key] = putCodeVersion(m[key], codeVersion{height, code, near.HashOf(code).String()})
+	putIn(s.global, shard, globalKey(id), height, deployedCode{code, near.HashOf(code).String()})
 }
 
 // globalAt returns the global code id names on shard (an id) at height,
@@ -53,7 +47,7 @@ func (s *state) putGlobal(shard uint64, id near.GlobalContractID, height uint64,
 func (s *state) globalAt(shard uint64, id near.GlobalContractID, height uint64) ([]byte, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return codeVersionAt(s.global[shard][globalKey(id)], height)
+	return codeAt(s.global[shard][globalKey(id)], height)
 }
 
 // contractAt returns the code an account runs at height: its own, or the
@@ -254,17 +248,8 @@ func (g *generator) useGlobal(h uint64) (txPlan, bool) {
 		}
 		return p, ok
 	}
-	parent := g.pickUser()
-	g.counter++
-	id := "g" + strconv.Itoa(g.counter) + "." + parent
-	p, ok := g.plan(parent, id,
-		near.ActionView{CreateAccount: true},
-		transfer(nearAmount(5)),
-		near.ActionView{AddKey: &near.AddKeyAction{PublicKey: g.key0(id), AccessKey: near.AccessKeyView{}}},
-		use,
-	)
+	id, p, ok := g.createSub("g", 5, use)
 	if ok {
-		g.subs = append(g.subs, id)
 		g.globalUsers = append(g.globalUsers, id)
 	}
 	return p, ok

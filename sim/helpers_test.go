@@ -37,16 +37,25 @@ var sharedRuntime = sync.OnceValue(func() *nearvm.Runtime {
 	return rt
 })
 
+// newNode returns a node for cfg, closed when the test ends.
+func newNode(t *testing.T, cfg Config) *Node {
+	t.Helper()
+	n, err := New(context.Background(), cfg, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = n.Close(context.Background()) })
+	return n
+}
+
+// startNode returns a node for cfg produced to cfg.MaxHeight and a server
+// of its JSON-RPC; it runs on the shared runtime unless cfg names one or
+// has no contracts.
 func startNode(t *testing.T, cfg Config) (*Node, *httptest.Server) {
 	t.Helper()
-	ctx := context.Background()
 	if cfg.Runtime == nil && !cfg.NoContracts {
 		cfg.Runtime = sharedRuntime()
 	}
-	n, err := New(ctx, cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = n.Close(ctx) })
-	require.NoError(t, n.ProduceTo(ctx, cfg.MaxHeight))
+	n := newNode(t, cfg)
+	require.NoError(t, n.ProduceTo(context.Background(), cfg.MaxHeight))
 	srv := httptest.NewServer(n.Handler())
 	t.Cleanup(srv.Close)
 	return n, srv
@@ -66,14 +75,8 @@ type rpcResponse struct {
 
 func rpc(t *testing.T, url, method string, params any) rpcResponse {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "dontcare", "method": method, "params": params})
-	require.NoError(t, err)
-	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
+	status, raw := postRPC(t, url, method, params)
+	require.Equal(t, http.StatusOK, status, string(raw))
 	var out rpcResponse
 	require.NoError(t, json.Unmarshal(raw, &out), string(raw))
 	return out
@@ -95,6 +98,13 @@ func errText(r rpcResponse) string {
 
 func rpcRaw(t *testing.T, url, method string, params any) []byte {
 	t.Helper()
+	_, raw := postRPC(t, url, method, params)
+	return raw
+}
+
+// postRPC sends a JSON-RPC request and returns the response's status and body.
+func postRPC(t *testing.T, url, method string, params any) (int, []byte) {
+	t.Helper()
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "dontcare", "method": method, "params": params})
 	require.NoError(t, err)
 	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
@@ -102,7 +112,19 @@ func rpcRaw(t *testing.T, url, method string, params any) []byte {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return raw
+	return resp.StatusCode, raw
+}
+
+// httpGet gets url without following a redirect.
+func httpGet(t *testing.T, url string) (int, http.Header, []byte) {
+	t.Helper()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, resp.Header, body
 }
 
 func startServer(t *testing.T, n *Node) string {

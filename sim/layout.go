@@ -238,7 +238,7 @@ func (s *state) splitGlobal(parent uint64, children ...uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, child := range children {
-		m := map[string][]codeVersion{}
+		m := map[string]history[deployedCode]{}
 		for key, versions := range s.global[parent] {
 			m[key] = slices.Clone(versions)
 		}

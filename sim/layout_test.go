@@ -3,7 +3,6 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"testing"
@@ -206,11 +205,8 @@ func TestReshardingDividesTheParentsState(t *testing.T) {
 	head := c.head()
 	l := c.layoutAt(head.height)
 	lake := func(id uint64) int {
-		resp, err := http.Get(fmt.Sprintf("%s/lake/%012d/shard_%d.json", srv.URL, head.height, id))
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
+		status, _, _ := httpGet(t, fmt.Sprintf("%s/lake/%012d/shard_%d.json", srv.URL, head.height, id))
+		return status
 	}
 	for _, id := range l.ids {
 		require.Equal(t, http.StatusOK, lake(id), "shard %d", id)

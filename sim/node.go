@@ -18,6 +18,8 @@ type Node struct {
 	log     *slog.Logger
 	started time.Time
 
+	rpc http.Handler // rpcserve's protocol layer over the node
+
 	mu    sync.RWMutex // guards chain
 	chain *chain
 }
@@ -38,7 +40,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build genesis: %w", err)
 	}
-	return &Node{cfg: cfg, log: logger, started: time.Now(), chain: c}, nil
+	n := &Node{cfg: cfg, log: logger, started: time.Now(), chain: c}
+	if n.rpc, err = rpcserve.NewHandler(n, rpcserve.Config{}, n.log); err != nil {
+		return nil, fmt.Errorf("build rpc handler: %w", err)
+	}
+	return n, nil
 }
 
 // Close releases the contract runtime.
@@ -76,11 +82,10 @@ func (n *Node) routes() http.Handler {
 // rpcHandler is the protocol layer over the node, its answers rewritten
 // as a newer nearcore's when Config.NearcoreNext is set.
 func (n *Node) rpcHandler() http.Handler {
-	h := rpcserve.NewHandler(n, rpcserve.Config{}, n.log)
 	if n.cfg.NearcoreNext {
-		return nearcoreNextHandler(h)
+		return nearcoreNextHandler(n.rpc)
 	}
-	return h
+	return n.rpc
 }
 
 // Head returns the height and hash of the last produced block; ok is false

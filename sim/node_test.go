@@ -187,6 +187,17 @@ func post(t *testing.T, url string, timeout time.Duration) (*http.Response, []by
 	return resp, b, err
 }
 
+// notJSON asks a node with faults f for a block and requires an answer
+// that is not JSON.
+func notJSON(t *testing.T, f FaultConfig) (*Node, []byte) {
+	t.Helper()
+	n, url := faultNode(t, f)
+	_, body, err := post(t, url, time.Second)
+	require.NoError(t, err)
+	require.False(t, json.Valid(body))
+	return n, body
+}
+
 func TestFaults(t *testing.T) {
 	t.Parallel()
 	t.Run("5xx", func(t *testing.T) {
@@ -209,17 +220,11 @@ func TestFaults(t *testing.T) {
 	})
 	t.Run("malformed", func(t *testing.T) {
 		t.Parallel()
-		_, url := faultNode(t, FaultConfig{FailMalformed: 1})
-		_, body, err := post(t, url, time.Second)
-		require.NoError(t, err)
-		require.False(t, json.Valid(body))
+		notJSON(t, FaultConfig{FailMalformed: 1})
 	})
 	t.Run("truncated", func(t *testing.T) {
 		t.Parallel()
-		n, url := faultNode(t, FaultConfig{FailTruncated: 1})
-		_, body, err := post(t, url, time.Second)
-		require.NoError(t, err)
-		require.False(t, json.Valid(body))
+		n, body := notJSON(t, FaultConfig{FailTruncated: 1})
 		require.True(t, strings.HasPrefix(`{"jsonrpc":"2.0","result":`+string(n.chain.byHeight[3].json), string(body)) ||
 			strings.HasPrefix(string(body), `{"jsonrpc":"2.0"`), "a prefix of the real answer")
 	})
@@ -281,9 +286,7 @@ func TestFinalityLag(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(60)
 	cfg.FinalityLag = 2
-	n, err := New(context.Background(), cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = n.Close(context.Background()) })
+	n := newNode(t, cfg)
 	require.NoError(t, n.ProduceTo(context.Background(), 40))
 	srv := startServer(t, n)
 	blocks := n.chain.blocks

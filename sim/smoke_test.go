@@ -17,9 +17,7 @@ func TestSmokeProduce(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.BlockTime, cfg.MaxHeight = 0, 1000
-	n, err := New(context.Background(), cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = n.Close(context.Background()) })
+	n := newNode(t, cfg)
 	require.NoError(t, n.ProduceTo(context.Background(), cfg.MaxHeight))
 
 	c := n.chain

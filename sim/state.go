@@ -16,49 +16,69 @@ type state struct {
 	// mu lets the shards of one block execute in parallel: each touches its
 	// own accounts only, but the maps are shared.
 	mu       sync.RWMutex
-	accounts map[string][]accountVersion
-	keys     map[string]map[string][]keyVersion
-	code     map[string][]codeVersion
-	data     map[string]map[string][]dataVersion
+	accounts map[string]history[*near.Account]
+	keys     map[string]map[string]history[*near.AccessKeyView]
+	code     map[string]history[deployedCode]
+	data     map[string]map[string]history[[]byte]
 	// global holds global contract code per shard id, by globalKey.
-	global map[uint64]map[string][]codeVersion
+	global map[uint64]map[string]history[deployedCode]
 }
 
-type accountVersion struct {
-	height  uint64
-	account *near.Account
+// deployedCode is a contract's code (nil: deleted) and its hash.
+type deployedCode struct {
+	code []byte
+	hash string
 }
 
-type keyVersion struct {
+// version is the value an item has from the block at height on.
+type version[T any] struct {
 	height uint64
-	key    *near.AccessKeyView
+	value  T
 }
 
-type codeVersion struct {
-	height uint64
-	code   []byte // nil: deleted
-	hash   string
+// history is an item's versions in ascending height order.
+type history[T any] []version[T]
+
+// at returns the value of the last version at or below height; the zero
+// value (nil: deleted or never written) when there is none.
+func (h history[T]) at(height uint64) T {
+	i := sort.Search(len(h), func(i int) bool { return h[i].height > height })
+	if i == 0 {
+		var none T
+		return none
+	}
+	return h[i-1].value
 }
 
-type dataVersion struct {
-	height uint64
-	value  []byte // nil: deleted
+// put makes v the value at height: it replaces a version written earlier
+// at the same height, else it is appended.
+func (h history[T]) put(height uint64, v T) history[T] {
+	if n := len(h); n > 0 && h[n-1].height == height {
+		h[n-1].value = v
+		return h
+	}
+	return append(h, version[T]{height, v})
+}
+
+// putIn puts v at height into the history m[outer][inner], making the
+// inner map on first use.
+func putIn[K comparable, T any](m map[K]map[string]history[T], outer K, inner string, height uint64, v T) {
+	byInner := m[outer]
+	if byInner == nil {
+		byInner = map[string]history[T]{}
+		m[outer] = byInner
+	}
+	byInner[inner] = byInner[inner].put(height, v)
 }
 
 func newState() *state {
 	return &state{
-		accounts: map[string][]accountVersion{},
-		keys:     map[string]map[string][]keyVersion{},
-		code:     map[string][]codeVersion{},
-		data:     map[string]map[string][]dataVersion{},
-		global:   map[uint64]map[string][]codeVersion{},
+		accounts: map[string]history[*near.Account]{},
+		keys:     map[string]map[string]history[*near.AccessKeyView]{},
+		code:     map[string]history[deployedCode]{},
+		data:     map[string]map[string]history[[]byte]{},
+		global:   map[uint64]map[string]history[deployedCode]{},
 	}
-}
-
-// at returns the index of the last version at or below height, or -1.
-func at(n int, heightOf func(int) uint64, height uint64) int {
-	i := sort.Search(n, func(i int) bool { return heightOf(i) > height })
-	return i - 1
 }
 
 func (s *state) accountAt(id string, height uint64) *near.Account {
@@ -68,12 +88,7 @@ func (s *state) accountAt(id string, height uint64) *near.Account {
 }
 
 func (s *state) accountAtNoLock(id string, height uint64) *near.Account {
-	vs := s.accounts[id]
-	i := at(len(vs), func(i int) uint64 { return vs[i].height }, height)
-	if i < 0 {
-		return nil
-	}
-	return vs[i].account
+	return s.accounts[id].at(height)
 }
 
 func (s *state) keyAt(id, pk string, height uint64) *near.AccessKeyView {
@@ -83,12 +98,7 @@ func (s *state) keyAt(id, pk string, height uint64) *near.AccessKeyView {
 }
 
 func (s *state) keyAtNoLock(id, pk string, height uint64) *near.AccessKeyView {
-	vs := s.keys[id][pk]
-	i := at(len(vs), func(i int) uint64 { return vs[i].height }, height)
-	if i < 0 {
-		return nil
-	}
-	return vs[i].key
+	return s.keys[id][pk].at(height)
 }
 
 // keysAt returns the account's keys at height, sorted as nearcore's trie
@@ -119,17 +129,17 @@ func (s *state) codeAt(id string, height uint64) ([]byte, string) {
 }
 
 func (s *state) codeAtNoLock(id string, height uint64) ([]byte, string) {
-	return codeVersionAt(s.code[id], height)
+	return codeAt(s.code[id], height)
 }
 
-// codeVersionAt returns the code of the last version of vs at or below
-// height and its hash; nil when there is none or it was deleted.
-func codeVersionAt(vs []codeVersion, height uint64) ([]byte, string) {
-	i := at(len(vs), func(i int) uint64 { return vs[i].height }, height)
-	if i < 0 || vs[i].code == nil {
+// codeAt returns the code h holds at height and its hash; nil when there
+// is none or it was deleted.
+func codeAt(h history[deployedCode], height uint64) ([]byte, string) {
+	v := h.at(height)
+	if v.code == nil {
 		return nil, ""
 	}
-	return vs[i].code, vs[i].hash
+	return v.code, v.hash
 }
 
 func (s *state) dataAt(id string, key []byte, height uint64) []byte {
@@ -139,12 +149,7 @@ func (s *state) dataAt(id string, key []byte, height uint64) []byte {
 }
 
 func (s *state) dataAtNoLock(id string, key []byte, height uint64) []byte {
-	vs := s.data[id][string(key)]
-	i := at(len(vs), func(i int) uint64 { return vs[i].height }, height)
-	if i < 0 {
-		return nil
-	}
-	return vs[i].value
+	return s.data[id][string(key)].at(height)
 }
 
 // stateAt returns the account's contract data under prefix at height, in
@@ -172,58 +177,23 @@ func (s *state) stateAtNoLock(id string, prefix []byte, height uint64) []near.St
 func (s *state) putAccount(id string, height uint64, a *near.Account) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	vs := s.accounts[id]
-	if n := len(vs); n > 0 && vs[n-1].height == height {
-		vs[n-1].account = a
-		return
-	}
-	s.accounts[id] = append(vs, accountVersion{height, a})
+	s.accounts[id] = s.accounts[id].put(height, a)
 }
 
 func (s *state) putKey(id, pk string, height uint64, k *near.AccessKeyView) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.keys[id]
-	if m == nil {
-		m = map[string][]keyVersion{}
-		s.keys[id] = m
-	}
-	vs := m[pk]
-	if n := len(vs); n > 0 && vs[n-1].height == height {
-		vs[n-1].key = k
-		return
-	}
-	m[pk] = append(vs, keyVersion{height, k})
+	putIn(s.keys, id, pk, height, k)
 }
 
 func (s *state) putCode(id string, height uint64, code []byte, hash string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.code[id] = putCodeVersion(s.code[id], codeVersion{height, code, hash})
-}
-
-// putCodeVersion makes v the version of vs at its height: it replaces a
-// version written earlier at the same height, else it is appended.
-func putCodeVersion(vs []codeVersion, v codeVersion) []codeVersion {
-	if n := len(vs); n > 0 && vs[n-1].height == v.height {
-		vs[n-1] = v
-		return vs
-	}
-	return append(vs, v)
+	s.code[id] = s.code[id].put(height, deployedCode{code, hash})
 }
 
 func (s *state) putData(id string, key []byte, height uint64, value []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.data[id]
-	if m == nil {
-		m = map[string][]dataVersion{}
-		s.data[id] = m
-	}
-	vs := m[string(key)]
-	if n := len(vs); n > 0 && vs[n-1].height == height {
-		vs[n-1].value = value
-		return
-	}
-	m[string(key)] = append(vs, dataVersion{height, value})
+	putIn(s.data, id, string(key), height, value)
 }

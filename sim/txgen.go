@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nearline/nearline/near"
@@ -194,18 +195,28 @@ func (g *generator) implicitTransfer(h uint64) (txPlan, bool) {
 }
 
 func (g *generator) createAccount(h uint64) (txPlan, bool) {
+	_, p, ok := g.createSub("sub", 5)
+	return p, ok
+}
+
+// createSub plans a new sub-account "<prefix><n>.<parent>" of a random
+// user: created, given amountNEAR and its first key, then the actions more.
+// A planned one joins g.subs (deleting it later deletes its code and data
+// too).
+func (g *generator) createSub(prefix string, amountNEAR uint64, more ...near.ActionView) (string, txPlan, bool) {
 	parent := g.pickUser()
 	g.counter++
-	id := fmt.Sprintf("sub%d.%s", g.counter, parent)
-	p, ok := g.plan(parent, id,
-		near.ActionView{CreateAccount: true},
-		transfer(nearAmount(5)),
-		near.ActionView{AddKey: &near.AddKeyAction{PublicKey: g.key0(id), AccessKey: near.AccessKeyView{}}},
-	)
+	id := prefix + strconv.Itoa(g.counter) + "." + parent
+	actions := append([]near.ActionView{
+		{CreateAccount: true},
+		transfer(nearAmount(amountNEAR)),
+		{AddKey: &near.AddKeyAction{PublicKey: g.key0(id), AccessKey: near.AccessKeyView{}}},
+	}, more...)
+	p, ok := g.plan(parent, id, actions...)
 	if ok {
 		g.subs = append(g.subs, id)
 	}
-	return p, ok
+	return id, p, ok
 }
 
 func (g *generator) addKey(h uint64) (txPlan, bool) {
@@ -253,20 +264,10 @@ func (g *generator) deployContract(h uint64) (txPlan, bool) {
 	if err != nil {
 		return txPlan{}, false
 	}
-	parent := g.pickUser()
-	g.counter++
-	id := fmt.Sprintf("app%d.%s", g.counter, parent)
-	p, ok := g.plan(parent, id,
-		near.ActionView{CreateAccount: true},
-		transfer(nearAmount(10)),
-		near.ActionView{AddKey: &near.AddKeyAction{PublicKey: g.key0(id), AccessKey: near.AccessKeyView{}}},
+	_, p, ok := g.createSub("app", 10,
 		near.ActionView{DeployContract: &near.DeployContractAction{Code: code}},
 		call("set_status", `{"message":"deployed at `+fmt.Sprint(h)+`"}`, 30, near.U128{}),
 	)
-	if ok {
-		// Deleting it later deletes its code and data too.
-		g.subs = append(g.subs, id)
-	}
 	return p, ok
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"os"
 	"path/filepath"
@@ -33,17 +34,9 @@ func TestYieldContractIsItsSource(t *testing.T) {
 
 // A minimal WebAssembly encoder, enough for the contract below.
 
-func uleb(out []byte, v uint64) []byte {
-	for {
-		b := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			out = append(out, b|0x80)
-			continue
-		}
-		return append(out, b)
-	}
-}
+// uleb appends v in unsigned LEB128, which is the varint encoding/binary
+// writes.
+func uleb(out []byte, v uint64) []byte { return binary.AppendUvarint(out, v) }
 
 func sleb(out []byte, v int64) []byte {
 	for {

@@ -16,10 +16,10 @@ import (
 )
 
 // TestActionDetailOnlyWhereTypedColumnsFallShort: a Transfer and a
-// FunctionCall are their typed columns (detail NULL, empty args kept as
-// empty, not NULL); a deploy names its code by hash and the code is in
-// contract_codes; an AddKey keeps its permission in detail, and an action
-// Nearline does not model is kept as it came.
+// FunctionCall are their typed columns (detail NULL; the call's arguments
+// are in the chunk's document, served by `chunk`); a deploy names its code
+// by hash and the code is in contract_codes; an AddKey keeps its permission
+// in detail, and an action Nearline does not model is kept as it came.
 func TestActionDetailOnlyWhereTypedColumnsFallShort(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -32,7 +32,7 @@ func TestActionDetailOnlyWhereTypedColumnsFallShort(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"FutureAction":{"sender_id":"a.near","future":1}}`), &other))
 	b.Chunks[0].View.Transactions[0].Actions = []near.ActionView{
 		{Transfer: &near.TransferAction{Deposit: near.U128From64(5)}},
-		{FunctionCall: &near.FunctionCallAction{MethodName: "go", Args: []byte{}, Gas: 7, Deposit: near.U128From64(0)}},
+		{FunctionCall: &near.FunctionCallAction{MethodName: "go", Args: []byte("{\"to\":1}"), Gas: 7, Deposit: near.U128From64(0)}},
 		{DeployContract: &near.DeployContractAction{Code: code}},
 		{AddKey: &near.AddKeyAction{PublicKey: "ed25519:K", AccessKey: near.AccessKeyView{Nonce: 0,
 			Permission: near.AccessKeyPermission{}}}},
@@ -42,19 +42,20 @@ func TestActionDetailOnlyWhereTypedColumnsFallShort(t *testing.T) {
 	_, err := s.Commit(ctx, []bundle.Bundle{b})
 	require.NoError(t, err)
 
-	rows, err := s.Pool().Query(ctx, `SELECT kind, detail::text, code_hash, args FROM actions
+	rows, err := s.Pool().Query(ctx, `SELECT kind, detail::text, code_hash, method_name, gas FROM actions
 		WHERE parent_kind = 'transaction' AND shard_id = 0 ORDER BY action_index`)
 	require.NoError(t, err)
 	type action struct {
 		Kind     string
 		Detail   *string
 		CodeHash *string
-		Args     []byte
+		Method   *string
+		Gas      *int64
 	}
 	var got []action
 	for rows.Next() {
 		var a action
-		require.NoError(t, rows.Scan(&a.Kind, &a.Detail, &a.CodeHash, &a.Args))
+		require.NoError(t, rows.Scan(&a.Kind, &a.Detail, &a.CodeHash, &a.Method, &a.Gas))
 		got = append(got, a)
 	}
 	require.NoError(t, rows.Err())
@@ -62,8 +63,13 @@ func TestActionDetailOnlyWhereTypedColumnsFallShort(t *testing.T) {
 	require.Equal(t, "Transfer", got[0].Kind)
 	require.Nil(t, got[0].Detail)
 	require.Nil(t, got[1].Detail)
-	require.NotNil(t, got[1].Args, "empty args are empty, not NULL")
-	require.Empty(t, got[1].Args)
+	require.Equal(t, "go", *got[1].Method)
+	require.Equal(t, int64(7), *got[1].Gas)
+	view, err := s.ChunkView(ctx, b.Chunks[0].View.Header.ChunkHash)
+	require.NoError(t, err)
+	var chunk near.ChunkView
+	require.NoError(t, json.Unmarshal(view, &chunk))
+	require.Equal(t, []byte(`{"to":1}`), []byte(chunk.Transactions[0].Actions[1].FunctionCall.Args), "the arguments, in the chunk")
 	require.Nil(t, got[2].Detail)
 	require.Equal(t, near.HashOf(code).String(), *got[2].CodeHash)
 	var stored []byte

@@ -52,7 +52,6 @@ var distributionPlan = []distributionEntry{
 	{"execution_outcomes", distributed, "tx_block_height", "blocks"},
 	{"transaction_statuses", distributed, "block_height", "blocks"},
 	{"state_changes", distributed, "block_height", "blocks"},
-	{"block_effects", distributed, "block_height", "blocks"},
 	{"block_changes", distributed, "block_height", "blocks"},
 	{"block_tx_statuses", distributed, "block_height", "blocks"},
 	{"ft_events", distributed, "tx_block_height", "blocks"},

@@ -42,6 +42,9 @@ type explorerRows struct {
 	blockTimes map[int64]time.Time
 	// malformed are the event logs skipped, for the log and CommitStats.
 	malformed []malformedLog
+	// outcomes are the outcomes noted whose logs addEvents has not parsed
+	// yet.
+	outcomes []eventOutcome
 	// parsed are the outcomes whose logs were parsed, by transaction
 	// height and receipt id: should a status list an outcome twice (the
 	// simulator's did, before promiseID), its events count once.
@@ -92,30 +95,59 @@ var explorerTables = []table{
 // block.
 func activityPosition(shard int32, index int) int64 { return int64(shard)<<32 | int64(index) }
 
-// addTxActivity records a transaction for its signer and its receiver.
-func (r *rowSet) addTxActivity(height int64, shard int32, index int, hash, signer, receiver string) {
+// addActivity records a bundle's transactions for their signer and their
+// receiver, and its action receipts for their receiver.
+func (r *rowSet) addActivity(b *bundle.Bundle) {
 	if !r.events {
 		return
 	}
-	pos := activityPosition(shard, index)
-	r.ex.activity = append(r.ex.activity,
-		[]any{signer, height, ActivityTxSigner, hash, pos, height, receiver, nil, nil},
-		[]any{receiver, height, ActivityTxReceiver, hash, pos, height, signer, nil, nil})
+	height := int64(b.Height())
+	for _, c := range b.Chunks {
+		shard := int32(c.View.Header.ShardID)
+		for i, tx := range c.View.Transactions {
+			pos := activityPosition(shard, i)
+			r.ex.activity = append(r.ex.activity,
+				[]any{tx.SignerID, height, ActivityTxSigner, tx.Hash, pos, height, tx.ReceiverID, nil, nil},
+				[]any{tx.ReceiverID, height, ActivityTxReceiver, tx.Hash, pos, height, tx.SignerID, nil, nil})
+		}
+		for i, rc := range c.View.Receipts {
+			if rc.Receipt.Action != nil {
+				r.ex.activity = append(r.ex.activity, []any{rc.ReceiverID, height, ActivityReceipt, rc.ReceiptID,
+					activityPosition(shard, i), height, rc.PredecessorID, nil, nil})
+			}
+		}
+	}
 }
 
-// addReceiptActivity records an action receipt for its receiver.
-func (r *rowSet) addReceiptActivity(height int64, shard int32, index int, receiptID, predecessor, receiver string) {
-	if !r.events {
-		return
+// eventOutcome is a receipt outcome of the status of transaction txHash
+// (included at txHeight), executed at height, whose logs may hold events.
+type eventOutcome struct {
+	txHeight, height int64
+	txHash           string
+	o                *bundle.OutcomeFields
+}
+
+// noteOutcome keeps an outcome whose logs may hold token events for
+// addEvents.
+func (r *rowSet) noteOutcome(txHeight, height int64, txHash string, o *bundle.OutcomeFields) {
+	if r.events && len(o.Outcome.Logs) > 0 && bytes.Contains(o.Outcome.Logs, []byte(events.Prefix)) {
+		r.ex.outcomes = append(r.ex.outcomes, eventOutcome{txHeight, height, txHash, o})
 	}
-	r.ex.activity = append(r.ex.activity,
-		[]any{receiver, height, ActivityReceipt, receiptID, activityPosition(shard, index), height, predecessor, nil, nil})
+}
+
+// addEvents parses the token events of the outcomes noted since the last
+// call, in order.
+func (r *rowSet) addEvents() {
+	for _, e := range r.ex.outcomes {
+		r.addOutcomeEvents(e.txHeight, e.height, e.txHash, e.o)
+	}
+	r.ex.outcomes = r.ex.outcomes[:0]
 }
 
 // addOutcomeEvents parses the token events of one receipt outcome of the
 // status of transaction txHash (included at txHeight), executed at height.
 func (r *rowSet) addOutcomeEvents(txHeight, height int64, txHash string, o *bundle.OutcomeFields) {
-	if !r.events || len(o.Outcome.Logs) == 0 || !bytes.Contains(o.Outcome.Logs, []byte(events.Prefix)) || !succeeded(o.Outcome.Status) {
+	if !succeeded(o.Outcome.Status) {
 		return
 	}
 	key := outcomeKey{txHeight, o.ID}
@@ -178,12 +210,14 @@ func succeeded(status json.RawMessage) bool {
 	return s.SuccessValue != nil || s.SuccessReceiptID != nil
 }
 
-// finishExplorer adds the balance activity of the batch's account history
-// rows and the block time of every event executed in the batch.
+// finishExplorer adds the token events of the batch's outcomes, the balance
+// activity of its account history rows and the block time of every event
+// executed in the batch.
 func (r *rowSet) finishExplorer() {
 	if !r.events {
 		return
 	}
+	r.addEvents()
 	for _, a := range r.accounts {
 		height := a[1].(int64)
 		var amount any

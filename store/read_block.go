@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -61,24 +62,28 @@ func (s *Store) BlockStamp(ctx context.Context, id near.BlockID) (near.BlockStam
 	return stamp, nil
 }
 
-// IsSkippedHeight reports whether the chain produced no block at height
-// (known once a later block linked over it).
-func (s *Store) IsSkippedHeight(ctx context.Context, height uint64) (bool, error) {
-	var skipped bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM skipped_heights WHERE height = $1)`, int64(height)).Scan(&skipped)
-	if err != nil {
-		return false, fmt.Errorf("read skipped height %d: %w", height, err)
-	}
-	return skipped, nil
-}
-
 // ChunkView returns the stored `chunk` result.
 func (s *Store) ChunkView(ctx context.Context, chunkHash string) (json.RawMessage, error) {
-	var view string
-	if err := s.pool.QueryRow(ctx, `SELECT view::text FROM chunks WHERE chunk_hash = $1`, chunkHash).Scan(&view); err != nil {
-		return nil, notFound(err, "chunk "+chunkHash)
+	view, _, err := s.chunkView(ctx, chunkHash)
+	return view, err
+}
+
+// chunkView returns a stored chunk as served and the height that included
+// it.
+func (s *Store) chunkView(ctx context.Context, chunkHash string) (json.RawMessage, int64, error) {
+	var (
+		doc    []byte
+		height int64
+	)
+	err := s.pool.QueryRow(ctx, `SELECT doc, block_height FROM chunks WHERE chunk_hash = $1`, chunkHash).Scan(&doc, &height)
+	if err != nil {
+		return nil, 0, notFound(err, "chunk "+chunkHash)
 	}
-	return json.RawMessage(view), nil
+	view, err := s.codec.Pick(doc, []int{0})
+	if err != nil {
+		return nil, 0, fmt.Errorf("chunk %s: %w", chunkHash, err)
+	}
+	return view[0], height, nil
 }
 
 // ChunkHashAt returns the hash of the chunk block blockHeight carries for
@@ -109,18 +114,21 @@ func (s *Store) BlockEffects(ctx context.Context, height uint64) ([]near.StateCh
 	if err := s.blockExists(ctx, height); err != nil {
 		return nil, err
 	}
-	rows, _ := s.pool.Query(ctx, `SELECT effect_type, account_id FROM block_effects
-		WHERE block_height = $1 ORDER BY index_in_block`, int64(height))
-	effects, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (near.StateChangeKindView, error) {
-		var e near.StateChangeKindView
-		err := row.Scan(&e.Type, &e.AccountID)
-		return e, err
-	})
-	if err != nil {
+	var doc []byte
+	err := s.pool.QueryRow(ctx, `SELECT effects FROM block_changes WHERE block_height = $1`, int64(height)).Scan(&doc)
+	effects := []near.StateChangeKindView{}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) || (err == nil && doc == nil):
+		return effects, nil // a block without changes
+	case err != nil:
 		return nil, fmt.Errorf("read block effects at %d: %w", height, err)
 	}
-	if effects == nil {
-		effects = []near.StateChangeKindView{}
+	list, err := s.codec.Pick(doc, []int{0})
+	if err != nil {
+		return nil, fmt.Errorf("block effects at %d: %w", height, err)
+	}
+	if err := json.Unmarshal(list[0], &effects); err != nil {
+		return nil, fmt.Errorf("decode block effects at %d: %w", height, err)
 	}
 	return effects, nil
 }
@@ -194,30 +202,42 @@ SELECT EXISTS (SELECT 1 FROM blocks WHERE height = $1),
 FROM (SELECT array_agg(index_in_block ORDER BY index_in_block) AS indexes,
              array_agg(account_id ORDER BY index_in_block) AS accounts
       FROM state_changes
-      WHERE block_height = $1 AND change_type = ANY($2) AND account_id = ANY($3)) m`
+      WHERE block_height = $1 AND change_type::text = ANY($2) AND account_id = ANY($3)) m`
 
-// receiptSQL and receiptToTxSQL join on the height as well as the hash (a
-// receipt's chunk is new in the receipt's block; an outcome's transaction
-// status is at its tx_block_height): the same rows, and a join within one
-// shard of a database distributed by height (README, "A distributed
-// PostgreSQL").
+// receiptSQL and receiptToTxSQL join on the height as well as the shard or
+// hash (a receipt's chunk is new in the receipt's block; an outcome's
+// transaction status is at its tx_block_height): a join within one shard of
+// a database distributed by height (README, "A distributed PostgreSQL").
 const receiptSQL = `
-SELECT c.view->'receipts'->r.index_in_chunk
-FROM receipts r JOIN chunks c ON c.chunk_hash = r.chunk_hash AND c.block_height = r.block_height
+SELECT c.doc, r.index_in_chunk
+FROM receipts r JOIN chunks c ON c.block_height = r.block_height AND c.shard_id = r.shard_id
 WHERE r.receipt_id = $1
 ORDER BY r.block_height LIMIT 1`
 
 // Receipt returns the receipt with that id as the upstream served it in the
 // first indexed chunk that carries it; ErrNotFound when none does.
 func (s *Store) Receipt(ctx context.Context, receiptID string) (json.RawMessage, error) {
-	var view []byte
-	if err := s.pool.QueryRow(ctx, receiptSQL, receiptID).Scan(&view); err != nil {
+	var (
+		doc   []byte
+		index int32
+	)
+	if err := s.pool.QueryRow(ctx, receiptSQL, receiptID).Scan(&doc, &index); err != nil {
 		return nil, notFound(err, "receipt "+receiptID)
 	}
-	if len(view) == 0 {
+	view, err := s.codec.Pick(doc, []int{0})
+	if err != nil {
+		return nil, fmt.Errorf("chunk of receipt %s: %w", receiptID, err)
+	}
+	var chunk struct {
+		Receipts []json.RawMessage `json:"receipts"`
+	}
+	if err := json.Unmarshal(view[0], &chunk); err != nil {
+		return nil, fmt.Errorf("decode chunk of receipt %s: %w", receiptID, err)
+	}
+	if int(index) >= len(chunk.Receipts) {
 		return nil, fmt.Errorf("receipt %s: its chunk's view has no such receipt: %w", receiptID, ErrNotFound)
 	}
-	return json.RawMessage(view), nil
+	return chunk.Receipts[index], nil
 }
 
 const receiptToTxSQL = `
@@ -253,59 +273,4 @@ func (s *Store) TxStatus(ctx context.Context, txHash, signerID string) (json.Raw
 		return nil, fmt.Errorf("status of transaction %s: %w", txHash, err)
 	}
 	return status[0], nil
-}
-
-// GenesisConfig returns the stored genesis_config result.
-func (s *Store) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
-	var view string
-	err := s.pool.QueryRow(ctx, `SELECT view::text FROM chain_config WHERE name = 'genesis_config'`).Scan(&view)
-	if err != nil {
-		return nil, notFound(err, "genesis config")
-	}
-	return json.RawMessage(view), nil
-}
-
-// PutGenesisConfig stores the genesis_config result (replacing any).
-func (s *Store) PutGenesisConfig(ctx context.Context, cfg json.RawMessage) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO chain_config (name, view) VALUES ('genesis_config', $1)
-		ON CONFLICT (name) DO UPDATE SET view = EXCLUDED.view`, string(cfg))
-	if err != nil {
-		return fmt.Errorf("store genesis config: %w", err)
-	}
-	return nil
-}
-
-// ProtocolConfigAt returns the EXPERIMENTAL_protocol_config result of the
-// epoch of the block at height.
-func (s *Store) ProtocolConfigAt(ctx context.Context, height uint64) (json.RawMessage, error) {
-	var view string
-	err := s.pool.QueryRow(ctx, `SELECT p.view::text FROM blocks b
-		JOIN epoch_protocol_versions e ON e.epoch_id = b.epoch_id
-		JOIN protocol_configs p ON p.protocol_version = e.protocol_version
-		WHERE b.height = $1`, int64(height)).Scan(&view)
-	if err != nil {
-		return nil, notFound(err, fmt.Sprintf("protocol config at %d", height))
-	}
-	return json.RawMessage(view), nil
-}
-
-// HistoryStart returns the height from which state history is complete.
-func (s *Store) HistoryStart(ctx context.Context) (uint64, error) {
-	var h int64
-	err := s.pool.QueryRow(ctx, `SELECT height FROM history_start`).Scan(&h)
-	if err != nil {
-		return 0, notFound(err, "history start")
-	}
-	return uint64(h), nil
-}
-
-// SetHistoryStart records where state history starts (source is "genesis"
-// or "snapshot"), unless it is already recorded.
-func (s *Store) SetHistoryStart(ctx context.Context, height uint64, source string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO history_start (height, source) VALUES ($1, $2)
-		ON CONFLICT (singleton) DO NOTHING`, int64(height), source)
-	if err != nil {
-		return fmt.Errorf("record history start %d: %w", height, err)
-	}
-	return nil
 }

@@ -35,14 +35,6 @@ WHERE EXISTS (SELECT 1 FROM chunks ch
 ORDER BY d.nonce DESC NULLS LAST, d.block_height DESC, d.index_in_chunk DESC
 LIMIT 1`
 
-// GlobalContractCodeAt returns the global contract code id names as it was
-// on shard after the block at height, and its hash, counting only
-// distributions to that shard; ErrNotFound when the code had not reached
-// the shard.
-func (s *Store) GlobalContractCodeAt(ctx context.Context, id near.GlobalContractID, shard uint64, height uint64) ([]byte, string, error) {
-	return s.GlobalContractCodeIn(ctx, id, []ShardWindow{{Target: shard, Exec: shard, To: height}})
-}
-
 // GlobalContractCodeIn returns the newest global contract code id names
 // that reached a shard through one of windows, and its hash; ErrNotFound
 // when none did.

@@ -10,6 +10,39 @@ import (
 	"github.com/nearline/nearline/near"
 )
 
+// The state family: a block's changes and effects as served, packed
+// (block_changes), a typed row per change (state_changes) and the state
+// history, one row per changed key per block holding the value after it.
+
+var stateTables = []table{
+	{name: "state_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.stateChanges },
+		columns: []string{"block_height", "index_in_block", "account_id", "change_type", "cause_type",
+			"cause_receipt_hash"}},
+	{name: "block_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.changeDocs },
+		columns: []string{"block_height", "changes", "effects"}},
+	{name: "account_history", rows: func(r *rowSet) [][]any { return r.accounts },
+		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			amount = EXCLUDED.amount, locked = EXCLUDED.locked, code_hash = EXCLUDED.code_hash,
+			storage_usage = EXCLUDED.storage_usage, storage_paid_at = EXCLUDED.storage_paid_at, extra = EXCLUDED.extra,
+			global_contract_hash = EXCLUDED.global_contract_hash, global_contract_account_id = EXCLUDED.global_contract_account_id`,
+		columns: []string{"account_id", "block_height", "deleted", "amount", "locked", "code_hash", "storage_usage", "storage_paid_at", "extra",
+			"global_contract_hash", "global_contract_account_id"}},
+	{name: "access_key_history", rows: func(r *rowSet) [][]any { return r.accessKeys },
+		conflict: `ON CONFLICT (account_id, public_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			nonce = EXCLUDED.nonce, permission = EXCLUDED.permission, extra = EXCLUDED.extra`,
+		columns: []string{"account_id", "public_key", "block_height", "deleted", "nonce", "permission", "extra"}},
+	{name: "contract_data_history", rows: func(r *rowSet) [][]any { return r.data },
+		conflict: `ON CONFLICT (account_id, data_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			value = EXCLUDED.value`,
+		columns: []string{"account_id", "data_key", "block_height", "deleted", "value"}},
+	{name: "contract_code_history", rows: func(r *rowSet) [][]any { return r.codeHistory },
+		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+			code_hash = EXCLUDED.code_hash`,
+		columns: []string{"account_id", "block_height", "deleted", "code_hash"}},
+	{name: "contract_codes", rows: func(r *rowSet) [][]any { return r.codes },
+		conflict: "ON CONFLICT (code_hash) DO NOTHING", columns: []string{"code_hash", "code"}},
+}
+
 // historyKey names one state entry: an account, an access key, a data key or
 // an account's code.
 type historyKey struct {
@@ -45,31 +78,49 @@ func changeKind(changeType string) (kind string, deleted bool, err error) {
 	return "", false, fmt.Errorf("%w %q", errUnknownChangeType, changeType)
 }
 
-// addChanges writes the state_changes rows of a block and, per changed key,
-// one history row holding the value after the block. It returns each change
-// as served, for the block's document.
-func (r *rowSet) addChanges(height int64, changes []bundle.StateChange) ([]json.RawMessage, error) {
+// addChanges writes a block's changes document (its changes as served and
+// its block effects), its state_changes rows and, per changed key, one
+// history row holding the value after the block.
+func (r *rowSet) addChanges(height int64, changes []bundle.StateChange, effects []near.StateChangeKindView) error {
+	texts, err := r.addChangeRows(height, changes)
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 && len(effects) == 0 {
+		return nil
+	}
+	if effects == nil {
+		effects = []near.StateChangeKindView{}
+	}
+	list, err := json.Marshal(effects)
+	if err != nil {
+		return fmt.Errorf("encode block effects at %d: %w", height, err)
+	}
+	r.changeDocs = append(r.changeDocs, []any{height, r.codec.Pack(texts), r.codec.Pack([]json.RawMessage{list})})
+	return nil
+}
+
+// addChangeRows writes the state_changes and history rows of a block's
+// changes and returns each change as served.
+func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]json.RawMessage, error) {
 	last := map[historyKey]int{}
 	var order []historyKey
 	texts := make([]json.RawMessage, len(changes))
 	for i := range changes {
 		c := &changes[i]
 		v := c.View
-		text, err := jsonText(c.JSON, v)
+		text, err := rawJSON(c.JSON, v)
 		if err != nil {
 			return nil, fmt.Errorf("encode state change %d at %d: %w", i, height, err)
 		}
-		texts[i] = json.RawMessage(text)
+		texts[i] = text
 		kind, _, err := changeKind(v.Type)
 		if errors.Is(err, errUnknownChangeType) {
 			r.unknown["state_change:"+v.Type]++
 		} else if err != nil {
 			return nil, fmt.Errorf("state change %d at %d: %w", i, height, err)
 		}
-		var causeTx, causeReceipt *string
-		if v.Cause.TxHash != "" {
-			causeTx = &v.Cause.TxHash
-		}
+		var causeReceipt *string
 		if v.Cause.ReceiptHash != "" {
 			causeReceipt = &v.Cause.ReceiptHash
 		}
@@ -80,8 +131,10 @@ func (r *rowSet) addChanges(height int64, changes []bundle.StateChange) ([]json.
 				dataKey = []byte{}
 			}
 		}
+		r.labels.add(labelChangeType, v.Type)
+		r.labels.add(labelChangeCause, v.Cause.Type)
 		r.stateChanges = append(r.stateChanges, []any{height, int32(i), v.Change.AccountID, v.Type, v.Cause.Type,
-			causeTx, causeReceipt, v.Change.PublicKey, dataKey})
+			causeReceipt})
 		if kind == "" {
 			continue // stored above; no history Nearline knows how to keep
 		}

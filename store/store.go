@@ -84,6 +84,8 @@ type Store struct {
 	events bool
 	// partitions are the height ranges whose partitions exist.
 	partitions partitions
+	// labels are the enum labels known to exist.
+	labels labels
 }
 
 // Open connects to the database at url. It does not migrate; call Migrate

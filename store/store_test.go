@@ -41,7 +41,7 @@ func count(t *testing.T, s *store.Store, table string) int {
 }
 
 var allTables = []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions", "receipts", "actions",
-	"execution_outcomes", "transaction_statuses", "state_changes", "block_effects", "account_history",
+	"execution_outcomes", "transaction_statuses", "state_changes", "block_changes", "account_history",
 	"access_key_history", "contract_data_history", "contract_code_history", "contract_codes", "protocol_configs",
 	"epoch_protocol_versions"}
 
@@ -109,7 +109,7 @@ func TestCommitAndReadBlocks(t *testing.T) {
 			require.NoError(t, err)
 			require.JSONEq(t, string(st.JSON), string(got))
 		}
-		skipped, err := s.IsSkippedHeight(ctx, h)
+		skipped, err := storetest.IsSkippedHeight(ctx, s, h)
 		require.NoError(t, err)
 		require.False(t, skipped)
 		cfg, err := s.ProtocolConfigAt(ctx, h)
@@ -117,13 +117,13 @@ func TestCommitAndReadBlocks(t *testing.T) {
 		require.JSONEq(t, `{"protocol_version":73,"chain_id":"fake"}`, string(cfg))
 	}
 	for _, h := range []uint64{13, 14, 22} {
-		skipped, err := s.IsSkippedHeight(ctx, h)
+		skipped, err := storetest.IsSkippedHeight(ctx, s, h)
 		require.NoError(t, err)
 		require.True(t, skipped, "height %d", h)
 		_, err = s.BlockView(ctx, near.HeightID(h))
 		require.ErrorIs(t, err, store.ErrNotFound)
 	}
-	skipped, err := s.IsSkippedHeight(ctx, 31)
+	skipped, err := storetest.IsSkippedHeight(ctx, s, 31)
 	require.NoError(t, err)
 	require.False(t, skipped, "a height not yet fetched is not skipped")
 	_, err = s.BlockEffects(ctx, 13)

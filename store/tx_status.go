@@ -57,6 +57,7 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 		if err := rows.addTxStatus(height, int(index), &st); err != nil {
 			return err
 		}
+		rows.addEvents()
 		malformed = rows.ex.malformed
 		if _, err := tx.Exec(ctx, `DELETE FROM execution_outcomes WHERE tx_hash = $1 AND tx_block_height = $2`,
 			ref.TxHash, height); err != nil {

@@ -55,18 +55,7 @@ VALUES ('T1', 'B8', 8, 'alice.near', 1, 1, '{}', 'T1', 8, '{}');
 func TestLayout1ArchiveUpgradesInPlace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := storetest.NewEmptyDatabaseURL(t)
-	pool, err := pgxpool.New(ctx, url)
-	require.NoError(t, err)
-	defer pool.Close()
-	require.NoError(t, store.MigrateTo(ctx, pool, nil, 5))
-	_, err = pool.Exec(ctx, layout1)
-	require.NoError(t, err)
-	require.NoError(t, store.Migrate(ctx, url))
-
-	s, err := store.Open(ctx, url, store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s, pool := upgradedArchive(t, 5, layout1)
 	got, err := s.StateChangesJSON(ctx, 8, []string{"account_update"}, []string{"bob.near", "alice.near"})
 	require.NoError(t, err)
 	require.Equal(t, []string{`{"type":"account_update", "future":[1, 2]}`, `{"x":"alice"}`}, texts(got))
@@ -112,6 +101,25 @@ func TestLayout1ArchiveUpgradesInPlace(t *testing.T) {
 	var gas int64
 	require.NoError(t, pool.QueryRow(ctx, `SELECT gas_burnt FROM execution_outcomes WHERE id = 'T1'`).Scan(&gas))
 	require.Equal(t, int64(2), gas, "the outcome row is replaced")
+}
+
+// upgradedArchive returns a store and a pool on an archive migrated to
+// version, filled by sql, then migrated to the latest version.
+func upgradedArchive(t *testing.T, version int64, sql string) (*store.Store, *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	url := storetest.NewEmptyDatabaseURL(t)
+	pool, err := pgxpool.New(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, store.MigrateTo(ctx, pool, nil, version))
+	_, err = pool.Exec(ctx, sql)
+	require.NoError(t, err)
+	require.NoError(t, store.Migrate(ctx, url))
+	s, err := store.Open(ctx, url, store.Config{})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	return s, pool
 }
 
 func texts(raws []json.RawMessage) []string {

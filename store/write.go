@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -24,77 +25,11 @@ type table struct {
 	conflict string
 }
 
-var tables = []table{
-	{name: "blocks", heightColumn: "height", rows: func(r *rowSet) [][]any { return r.blocks },
-		columns: []string{"height", "hash", "prev_hash", "prev_height", "epoch_id", "author", "timestamp_nanos",
-			"block_time", "gas_price", "total_supply", "protocol_version", "chunks_included", "view"}},
-	{name: "skipped_heights", heightColumn: "next_height", rows: func(r *rowSet) [][]any { return r.skipped },
-		columns: []string{"height", "next_height"}},
-	{name: "block_chunks", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.blockChunks },
-		columns: []string{"block_height", "shard_id", "chunk_hash", "height_included"}},
-	{name: "chunks", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.chunks },
-		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
-			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "view"}},
-	{name: "chunks", rows: func(r *rowSet) [][]any { return r.olderChunks }, conflict: "ON CONFLICT (chunk_hash, block_height) DO NOTHING",
-		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
-			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "view"}},
-	{name: "transactions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.transactions },
-		columns: []string{"chunk_hash", "index_in_chunk", "hash", "block_height", "shard_id", "signer_id",
-			"public_key", "nonce", "receiver_id", "priority_fee", "action_count"}},
-	{name: "receipts", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.receipts },
-		columns: []string{"chunk_hash", "index_in_chunk", "receipt_id", "block_height", "shard_id",
-			"predecessor_id", "receiver_id", "kind", "signer_id"}},
-	{name: "actions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.actions },
-		columns: []string{"chunk_hash", "shard_id", "parent_kind", "parent_index", "action_index", "block_height", "tx_hash",
-			"receipt_id", "kind", "method_name", "gas", "deposit", "public_key", "beneficiary_id", "args", "code_hash", "detail",
-			"delegate_parent_index", "delegated_by", "delegate_sender_id"}},
-	{name: "execution_outcomes", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
-		rows: func(r *rowSet) [][]any { return r.outcomes },
-		columns: []string{"id", "block_height", "executor_id", "gas_burnt", "tokens_burnt", "status",
-			"tx_hash", "tx_block_height"}},
-	{name: "transaction_statuses", heightColumn: "block_height", conflict: "ON CONFLICT DO NOTHING",
-		rows:    func(r *rowSet) [][]any { return r.txStatuses },
-		columns: []string{"tx_hash", "signer_id", "block_height", "final_execution_status", "index_in_block"}},
-	{name: "block_tx_statuses", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.statusDocs },
-		columns: []string{"block_height", "statuses"}},
-	{name: "global_contract_distributions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.globalDistributions },
-		columns: []string{"receipt_id", "block_height", "shard_id", "index_in_chunk", "target_shard", "identifier_kind",
-			"identifier", "code_hash", "deployer_id", "nonce"}},
-	{name: "state_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.stateChanges },
-		columns: []string{"block_height", "index_in_block", "account_id", "change_type", "cause_type",
-			"cause_tx_hash", "cause_receipt_hash", "public_key", "data_key"}},
-	{name: "block_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.changeDocs },
-		columns: []string{"block_height", "changes"}},
-	{name: "block_effects", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.blockEffects },
-		columns: []string{"block_height", "index_in_block", "account_id", "effect_type"}},
-	{name: "account_history", rows: func(r *rowSet) [][]any { return r.accounts },
-		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
-			amount = EXCLUDED.amount, locked = EXCLUDED.locked, code_hash = EXCLUDED.code_hash,
-			storage_usage = EXCLUDED.storage_usage, storage_paid_at = EXCLUDED.storage_paid_at, extra = EXCLUDED.extra,
-			global_contract_hash = EXCLUDED.global_contract_hash, global_contract_account_id = EXCLUDED.global_contract_account_id`,
-		columns: []string{"account_id", "block_height", "deleted", "amount", "locked", "code_hash", "storage_usage", "storage_paid_at", "extra",
-			"global_contract_hash", "global_contract_account_id"}},
-	{name: "access_key_history", rows: func(r *rowSet) [][]any { return r.accessKeys },
-		conflict: `ON CONFLICT (account_id, public_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
-			nonce = EXCLUDED.nonce, permission = EXCLUDED.permission, extra = EXCLUDED.extra`,
-		columns: []string{"account_id", "public_key", "block_height", "deleted", "nonce", "permission", "extra"}},
-	{name: "contract_data_history", rows: func(r *rowSet) [][]any { return r.data },
-		conflict: `ON CONFLICT (account_id, data_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
-			value = EXCLUDED.value`,
-		columns: []string{"account_id", "data_key", "block_height", "deleted", "value"}},
-	{name: "contract_code_history", rows: func(r *rowSet) [][]any { return r.codeHistory },
-		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
-			code_hash = EXCLUDED.code_hash`,
-		columns: []string{"account_id", "block_height", "deleted", "code_hash"}},
-	{name: "contract_codes", rows: func(r *rowSet) [][]any { return r.codes },
-		conflict: "ON CONFLICT (code_hash) DO NOTHING", columns: []string{"code_hash", "code"}},
-	{name: "protocol_configs", rows: func(r *rowSet) [][]any { return r.protocols },
-		conflict: `ON CONFLICT (protocol_version) DO UPDATE SET
-			first_height = LEAST(protocol_configs.first_height, EXCLUDED.first_height)`,
-		columns: []string{"protocol_version", "first_height", "view"}},
-	{name: "epoch_protocol_versions", rows: func(r *rowSet) [][]any { return r.epochs },
-		conflict: "ON CONFLICT (epoch_id) DO NOTHING", columns: []string{"epoch_id", "protocol_version"}},
-}
+// tables are the tables Commit writes, family by family (each family's
+// rows and COPY columns are defined together: rows.go, rows_chunk.go,
+// rows_status.go, rows_state.go), then, when events are on,
+// explorerTables.
+var tables = slices.Concat(blockTables, chunkTables, statusTables, stateTables)
 
 // commitLockID is the advisory lock a commit holds until it ends.
 const commitLockID = 7_146_233_004
@@ -134,6 +69,7 @@ func (s *Store) Prepare(bundles []bundle.Bundle) (*Batch, error) {
 		if err := rows.addBundle(&bundles[i]); err != nil {
 			return nil, fmt.Errorf("prepare: %w", err)
 		}
+		rows.addActivity(&bundles[i])
 	}
 	rows.finishExplorer()
 	return &Batch{Bundles: bundles, rows: rows}, nil
@@ -168,6 +104,9 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 	}
 	lo, hi := int64(bundles[0].Height()), int64(bundles[len(bundles)-1].Height())
 	if err := s.EnsurePartitions(ctx, lowestHeight(bundles), uint64(hi)); err != nil {
+		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
+	}
+	if err := s.ensureLabels(ctx, rows.labels); err != nil {
 		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
 	last := bundles[len(bundles)-1].Block.Header

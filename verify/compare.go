@@ -8,7 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/nearline/nearline/near"
 )
 
 // Answer is a JSON-RPC response: a result or an error, each kept as served.
@@ -31,7 +32,7 @@ func ParseAnswer(body []byte) (Answer, error) {
 		return Answer{}, fmt.Errorf("%w: %w", errNotResponse, err)
 	}
 	if isAbsent(env.Result) && isAbsent(env.Error) {
-		return Answer{}, fmt.Errorf("%w: neither result nor error in %s", errNotResponse, shorten(string(body), 200))
+		return Answer{}, fmt.Errorf("%w: neither result nor error in %s", errNotResponse, near.ClipTo(string(body), 200))
 	}
 	if isAbsent(env.Error) {
 		return Answer{Result: env.Result}, nil
@@ -203,23 +204,11 @@ func compact(raw json.RawMessage) string {
 	return buf.String()
 }
 
-// shorten cuts s to at most n bytes (on a rune boundary), marking the cut.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
 // String is the difference on one line: path, archive's value, node's.
 func (d *Difference) String() string {
 	path := d.Path
 	if path == "" {
 		path = "answer"
 	}
-	return fmt.Sprintf("at %s: archive %s, node %s", path, shorten(d.Archive, 120), shorten(d.Node, 120))
+	return fmt.Sprintf("at %s: archive %s, node %s", path, near.ClipTo(d.Archive, 120), near.ClipTo(d.Node, 120))
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/nearline/nearline/near"
 )
 
 // KindCount is how the answers to one kind of request compared.
@@ -62,7 +64,7 @@ func (r *Report) Write(w io.Writer) error {
 		for _, m := range r.Differences {
 			params := ""
 			if string(m.Request.Params) != "null" {
-				params = " " + shorten(string(m.Request.Params), 300)
+				params = " " + near.ClipTo(string(m.Request.Params), 300)
 			}
 			fmt.Fprintf(&b, "  %s%s\n    %s\n", m.Request.Kind, params, m.Difference.String())
 		}

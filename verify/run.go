@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nearline/nearline/near"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -118,7 +119,7 @@ func compareOne(ctx context.Context, archive, node Target, r Request) (verdict, 
 	if err != nil {
 		// The archive's handler always answers an envelope; if it did not,
 		// that is a difference to show, not a reason to stop.
-		return verdict{nodeError: nodeAnswer.Error != nil, diff: &Difference{Archive: shorten(string(fromArchive), 200), Node: compact(fromNode)}}, nil
+		return verdict{nodeError: nodeAnswer.Error != nil, diff: &Difference{Archive: near.ClipTo(string(fromArchive), 200), Node: compact(fromNode)}}, nil
 	}
 	return verdict{nodeError: nodeAnswer.Error != nil, diff: Diff(archiveAnswer, nodeAnswer)}, nil
 }

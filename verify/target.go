@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
 )
 
@@ -58,11 +59,10 @@ func NewArchive(backend rpcserve.Backend, cfg rpcserve.Config, logger *slog.Logg
 		done: make(chan error, 1),
 	}
 	cfg.Forward = "http://" + ln.Addr().String()
-	if err := cfg.Validate(); err != nil {
+	if a.handler, err = rpcserve.NewHandler(backend, cfg, logger); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("configure archive handler: %w", err)
 	}
-	a.handler = rpcserve.NewHandler(backend, cfg, logger)
 	go func() { a.done <- a.server.Serve(ln) }()
 	return a, nil
 }
@@ -77,7 +77,7 @@ func (a *Archive) Answer(ctx context.Context, body []byte) ([]byte, error) {
 	rec := &recorder{header: http.Header{}, code: http.StatusOK}
 	a.handler.ServeHTTP(rec, req)
 	if rec.code != http.StatusOK {
-		return nil, fmt.Errorf("archive answered HTTP %d: %s", rec.code, shorten(rec.body.String(), 200))
+		return nil, fmt.Errorf("archive answered HTTP %d: %s", rec.code, near.ClipTo(rec.body.String(), 200))
 	}
 	return rec.body.Bytes(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,10 +32,12 @@ type serveFlags struct {
 	corsOrigins     *string
 	viewStateLimit  *int
 	maxBody         *int
+	maxBodyMemory   *int
 	maxBatch        *int
 	maxResponse     *int
 	requestTimeout  *time.Duration
 	maxConcurrent   *int
+	maxConnections  *int
 	shutdownTimeout *time.Duration
 	drainTime       *time.Duration
 	maxConns        *int
@@ -59,10 +62,12 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	f.corsOrigins = stringFlag(fs, env, "cors-origins", "NEARLINE_CORS_ORIGINS", "*", "comma-separated origins browsers may call from (* for any)")
 	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, "view_state limit in bytes of contract state, as a regular node (-1 = no limit)")
 	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, "largest request body accepted")
+	f.maxBodyMemory = intFlag(fs, env, "max-body-memory", "NEARLINE_MAX_BODY_MEMORY", rpcserve.DefaultMaxBodyMemory, "most bytes of request bodies (and batch answers) held at once; a body above 64 KiB is read only once its length fits, else HTTP 503 after the queue wait (at least --max-body-bytes)")
 	f.maxBatch = intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, "most requests in one batch")
 	f.maxResponse = intFlag(fs, env, "max-response-bytes", "NEARLINE_MAX_RESPONSE_BYTES", rpcserve.DefaultMaxResponseBytes, "most bytes of answers one batch gets; once its answers exceed it, the rest of the batch is refused with an error (a single request is not capped)")
 	f.requestTimeout = durationFlag(fs, env, timeoutName, timeoutEnv, rpcserve.DefaultRequestTimeout, "time limit of one HTTP request")
 	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, "most HTTP requests handled at once")
+	f.maxConnections = intFlag(fs, env, "max-connections", "NEARLINE_MAX_CONNECTIONS", rpcserve.DefaultMaxConnections, "most client connections open at once; more wait in the listen queue")
 	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, "time in-flight requests get to finish on shutdown")
 	f.drainTime = durationFlag(fs, env, "drain-time", "NEARLINE_DRAIN_TIME", rpcserve.DefaultDrainTime, "on shutdown, how long new requests get a 503 with an error envelope before the port closes, so that queued connections get an answer rather than a reset (negative: close at once)")
 	f.maxConns = intFlag(fs, env, connsName, connsEnv, servePoolSize, connsUsage)
@@ -81,18 +86,26 @@ type serveSettings struct {
 // settings checks the flags and builds the server's configs; upstream comes
 // from the flags themselves for `serve`, from the index flags for `run`.
 func (f *serveFlags) settings(env *environment, upstream string) (serveSettings, error) {
-	if *f.maxBody <= 0 || *f.maxBatch <= 0 || *f.maxResponse <= 0 || *f.maxConcurrent <= 0 || *f.requestTimeout <= 0 || *f.maxConns <= 0 {
+	if *f.maxBody <= 0 || *f.maxBodyMemory <= 0 || *f.maxBatch <= 0 || *f.maxResponse <= 0 || *f.maxConcurrent <= 0 ||
+		*f.maxConnections <= 0 || *f.requestTimeout <= 0 || *f.maxConns <= 0 {
 		return serveSettings{}, fmt.Errorf("serve limits must be positive")
+	}
+	apiKeys := splitList(*f.apiKeys)
+	if strings.TrimSpace(*f.apiKeys) != "" && len(apiKeys) == 0 {
+		// Blank entries are dropped; a list of nothing but blanks would
+		// start the server open, which is not what setting it asked for.
+		return serveSettings{}, fmt.Errorf("--api-keys (NEARLINE_API_KEYS) %q holds no key: give at least one non-blank key, or leave it unset for an open server", *f.apiKeys)
 	}
 	s := serveSettings{
 		listen: *f.listen,
 		handler: rpcserve.Config{
 			MaxBodyBytes:     int64(*f.maxBody),
+			MaxBodyMemory:    int64(*f.maxBodyMemory),
 			MaxBatch:         *f.maxBatch,
 			MaxResponseBytes: int64(*f.maxResponse),
 			RequestTimeout:   *f.requestTimeout,
 			MaxConcurrent:    *f.maxConcurrent,
-			APIKeys:          splitList(*f.apiKeys),
+			APIKeys:          apiKeys,
 			Forward:          upstream,
 			CORSOrigins:      splitList(*f.corsOrigins),
 		},
@@ -101,6 +114,7 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 			RequestTimeout:  *f.requestTimeout,
 			ShutdownTimeout: *f.shutdownTimeout,
 			DrainTime:       *f.drainTime,
+			MaxConnections:  *f.maxConnections,
 			Logger:          env.logger,
 		},
 	}
@@ -108,6 +122,9 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 		return serveSettings{}, err
 	}
 	if err := s.archive.Validate(); err != nil {
+		return serveSettings{}, err
+	}
+	if err := s.server.Validate(); err != nil {
 		return serveSettings{}, err
 	}
 	return s, nil
@@ -175,6 +192,15 @@ func serveArchive(ctx context.Context, env *environment, st archive.Store, s ser
 		return fmt.Errorf("listen on %s: %w", s.listen, err)
 	}
 	s.archive.RPCAddr = ln.Addr().String()
-	backend := archive.New(st, vm, s.archive, env.logger)
-	return rpcserve.Serve(ctx, ln, rpcserve.NewHandler(backend, s.handler, env.logger), s.server)
+	backend, err := archive.New(st, vm, s.archive, env.logger)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	handler, err := rpcserve.NewHandler(backend, s.handler, env.logger)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	return rpcserve.Serve(ctx, ln, handler, s.server)
 }

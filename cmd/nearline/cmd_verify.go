@@ -120,7 +120,11 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 		return fmt.Errorf("start contract runtime: %w", err)
 	}
 	defer vm.Close(context.WithoutCancel(ctx))
-	local, err := verify.NewArchive(archive.New(st, vm, archiveCfg, env.logger), rpcserve.Config{RequestTimeout: *timeout}, env.logger)
+	backend, err := archive.New(st, vm, archiveCfg, env.logger)
+	if err != nil {
+		return err
+	}
+	local, err := verify.NewArchive(backend, rpcserve.Config{RequestTimeout: *timeout}, env.logger)
 	if err != nil {
 		return err
 	}

@@ -1,20 +1,32 @@
+//go:build e2e
+
 package reliability
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nearline/nearline/internal/e2ekit"
 )
+
+// maxHostileErrorBytes bounds an error answer to hostile input: however
+// large the input, an error repeats a few hundred bytes of it at most.
+const maxHostileErrorBytes = 4 << 10
 
 // TestReliabilityHostileInput sends malformed and hostile requests to the
 // real `nearline serve`: each gets NEAR's error e2ekit.Envelope with the right
@@ -55,7 +67,11 @@ func TestReliabilityHostileInput(t *testing.T) {
 		wantResults bool // sameAsSim and the answer must be a result
 	}{
 		{name: "invalid JSON", body: `{"jsonrpc":"2.0","id":1,"method":"block",`, errName: rve, causeName: parse},
-		{name: "not UTF-8", body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"bl\xff\xfeck\",\"params\":{}}", errName: rve, causeName: "METHOD_NOT_FOUND"},
+		{name: "not UTF-8 (serde_json refuses it too)", body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"bl\xff\xfeck\",\"params\":{}}", errName: rve, causeName: parse},
+		{name: "an id that is not UTF-8", body: "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\xfe\",\"method\":\"status\"}", errName: rve, causeName: parse},
+		{name: "a case-folded method beside an unknown one", body: `{"jsonrpc":"2.0","id":1,"method":"nosuch","METHOD":"gas_price","params":[null]}`, errName: rve, causeName: "METHOD_NOT_FOUND"},
+		{name: "a repeated method", body: `{"jsonrpc":"2.0","id":1,"method":"gas_price","method":"block","params":[null]}`, errName: rve, causeName: parse},
+		{name: "a 5 MB account id", body: rpc("query", map[string]any{"request_type": "view_account", "account_id": strings.Repeat("a", 5<<20), "block_id": at}), errName: rve, causeName: parse},
 		{name: "a JSON string", body: `"block"`, errName: rve, causeName: parse},
 		{name: "wrong jsonrpc version", body: `{"jsonrpc":"1.0","id":1,"method":"block","params":{"finality":"final"}}`, errName: rve, causeName: parse},
 		{name: "jsonrpc of the wrong type", body: `{"jsonrpc":2,"id":1,"method":"block","params":{"finality":"final"}}`, errName: rve, causeName: parse},
@@ -120,6 +136,12 @@ func TestReliabilityHostileInput(t *testing.T) {
 			if m := leaksGoError(string(env.Error)); m != "" {
 				t.Errorf("the error leaks %q: %.500s", m, env.Error)
 			}
+			if !utf8.Valid(raw) {
+				t.Errorf("the answer is not UTF-8: %q", raw)
+			}
+			if env.Error != nil && len(raw) > maxHostileErrorBytes {
+				t.Errorf("a %d-byte error answer: %.300s", len(raw), raw)
+			}
 			if tc.sameAsSim {
 				_, simRaw := postRaw(t, chain.addr, tc.body)
 				var simEnv e2ekit.Envelope
@@ -175,4 +197,156 @@ func postRaw(t *testing.T, addr, body string) (int, []byte) {
 		t.Fatalf("read answer: %v", err)
 	}
 	return resp.StatusCode, raw
+}
+
+// hostileServe starts `nearline serve` with extra flags over a migrated,
+// empty archive: what it answers here is refused before any read.
+func hostileServe(t *testing.T, extra ...string) (*e2ekit.Process, string) {
+	t.Helper()
+	dbURL := e2ekit.FreshDatabase(t)
+	if out, err := binary.Run(t, time.Minute, "migrate", "--database-url", dbURL); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, e2ekit.Tail(out, 30))
+	}
+	p := binary.Start(t, append([]string{"serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort}, extra...)...)
+	return p, p.ListenAddr(t, "serving JSON-RPC")
+}
+
+// cpuTime is the user and system CPU time a process has used.
+func cpuTime(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("read serve's CPU time: %v", err)
+	}
+	// Fields after the command name (which may hold spaces), from state:
+	// utime and stime are the 12th and 13th, in clock ticks (100 a second).
+	_, rest, _ := strings.Cut(string(raw), ") ")
+	fields := strings.Fields(rest)
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// hugeBase58Body is a block request whose block_id is n characters of
+// base58, as the hostile client of issue 25 sent.
+func hugeBase58Body(n int) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":1,"method":"block","params":{"block_id":"` + strings.Repeat("z", n) + `"}}`)
+}
+
+// TestReliabilityHugeBase58IsAnsweredAtOnce: a megabyte of base58 as a
+// block_id (about 23 CPU-seconds of decoding, which went on after the
+// client left) is answered within a second with NEAR's PARSE_ERROR, and
+// serve burns no CPU afterwards.
+func TestReliabilityHugeBase58IsAnsweredAtOnce(t *testing.T) {
+	p, addr := hostileServe(t)
+	e2ekit.NewClient(addr).WaitReady(t, 30*time.Second)
+	body := string(hugeBase58Body(1_000_000))
+	before := cpuTime(t, p.Pid())
+	began := time.Now()
+	status, raw := postRaw(t, addr, body)
+	took := time.Since(began)
+	if took > time.Second {
+		t.Errorf("answered in %s, want at most 1s", took)
+	}
+	if status != http.StatusOK || !strings.Contains(string(raw), `"PARSE_ERROR"`) || len(raw) > maxHostileErrorBytes {
+		t.Fatalf("HTTP %d, %d bytes: %.300s", status, len(raw), raw)
+	}
+	answered := cpuTime(t, p.Pid())
+	time.Sleep(time.Second)
+	after := cpuTime(t, p.Pid())
+	t.Logf("answered in %s; serve's CPU: %s for the request, %s in the second after", took, answered-before, after-answered)
+	if after-answered > 200*time.Millisecond {
+		t.Errorf("serve burnt %s of CPU in the second after answering", after-answered)
+	}
+}
+
+// TestReliabilityBodyFloodStaysSmall: 60 connections each send a 10 MB
+// body at once to serve with --max-concurrent 4. Bodies are read only
+// within --max-body-memory, so serve's peak resident memory (VmHWM) stays
+// within 400 MB (it reached 1.93 GB with 150 such connections when bodies
+// were read before anything bounded them), and every client gets an
+// answer: NEAR's envelope, 200 or 503.
+func TestReliabilityBodyFloodStaysSmall(t *testing.T) {
+	const (
+		conns     = 60
+		bodyBytes = 10_000_000
+		peakBound = 400 << 20
+	)
+	p, addr := hostileServe(t, "--max-concurrent", "4")
+	e2ekit.NewClient(addr).WaitReady(t, 30*time.Second)
+	body := hugeBase58Body(bodyBytes - 80)
+	head := fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", addr, len(body))
+
+	statuses := make(chan string, conns)
+	var answered sync.WaitGroup // every connection stays open until all are answered
+	answered.Add(conns)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, conn := floodOne(addr, head, body)
+			statuses <- status
+			answered.Done()
+			<-release
+			if conn != nil {
+				conn.Close()
+			}
+		}()
+	}
+	answered.Wait()
+	hwm, rss := processMemory(t, p.Pid())
+	close(release)
+	wg.Wait()
+	close(statuses)
+	counts := map[string]int{}
+	for s := range statuses {
+		counts[s]++
+	}
+	t.Logf("%d connections × %d bytes, --max-concurrent 4: answers %v; serve peak RSS (VmHWM) %.1f MiB, RSS %.1f MiB",
+		conns, len(body), counts, float64(hwm)/(1<<20), float64(rss)/(1<<20))
+	if hwm > peakBound {
+		t.Errorf("serve's peak RSS %.1f MiB exceeds %d MiB", float64(hwm)/(1<<20), peakBound>>20)
+	}
+	if counts["200 PARSE_ERROR"] == 0 || counts["200 PARSE_ERROR"]+counts["503 INTERNAL_ERROR"] != conns {
+		t.Errorf("want every connection answered 200 (PARSE_ERROR) or 503 (busy), got %v", counts)
+	}
+	if _, exited := p.Exited(); exited {
+		t.Fatalf("serve exited under the flood:\n%s", e2ekit.Tail(p.Output(), 30))
+	}
+}
+
+// floodOne sends one request of body on a connection of its own and
+// returns "<status> <cause>" of the answer (or what went wrong), and the
+// connection, left open.
+func floodOne(addr, head string, body []byte) (string, net.Conn) {
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return "dial: " + err.Error(), nil
+	}
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Minute))
+	if _, err := io.WriteString(conn, head); err != nil {
+		return "write: " + err.Error(), conn
+	}
+	if _, err := conn.Write(body); err != nil {
+		return "write body: " + err.Error(), conn
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return "read: " + err.Error(), conn
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Error struct {
+			Cause struct {
+				Name string `json:"name"`
+			} `json:"cause"`
+		} `json:"error"`
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil || json.Unmarshal(raw, &env) != nil {
+		return fmt.Sprintf("%d not an envelope: %.100s", resp.StatusCode, raw), conn
+	}
+	return fmt.Sprintf("%d %s", resp.StatusCode, env.Error.Cause.Name), conn
 }

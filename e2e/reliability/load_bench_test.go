@@ -176,7 +176,7 @@ func blockHeights(b *testing.B, dbURL string) []uint64 {
 }
 
 // processMemory reads VmHWM and VmRSS (bytes) of a process.
-func processMemory(b *testing.B, pid int) (hwm, rss int64) {
+func processMemory(b testing.TB, pid int) (hwm, rss int64) {
 	b.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

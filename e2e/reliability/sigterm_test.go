@@ -75,7 +75,7 @@ var heightColumns = map[string]string{
 	"blocks": "height", "skipped_heights": "next_height", "block_chunks": "block_height",
 	"chunks": "block_height", "transactions": "block_height", "receipts": "block_height",
 	"actions": "block_height", "execution_outcomes": "tx_block_height", "transaction_statuses": "block_height",
-	"state_changes": "block_height", "block_effects": "block_height", "account_history": "block_height",
+	"state_changes": "block_height", "block_changes": "block_height", "account_history": "block_height",
 	"access_key_history": "block_height", "contract_data_history": "block_height",
 	"contract_code_history": "block_height", "protocol_configs": "first_height",
 }

@@ -166,3 +166,48 @@ func trimSpace(b []byte) []byte {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// errNotArray is the error of a document that is not a JSON array.
+var errNotArray = errors.New("want a JSON array")
+
+// Items returns the elements of the JSON array raw in their order, each
+// byte for byte (a slice of raw); an empty array gives an empty slice.
+func Items(raw []byte) ([]json.RawMessage, error) {
+	items := []json.RawMessage{}
+	err := EachItem(raw, func(item json.RawMessage) error {
+		items = append(items, item)
+		return nil
+	})
+	return items, err
+}
+
+// EachItem calls fn with each element of the JSON array raw in turn, byte
+// for byte (a slice of raw); an error from fn ends the walk and is returned.
+func EachItem(raw []byte, fn func(item json.RawMessage) error) error {
+	p := &parser{doc: raw}
+	p.space()
+	if p.pos >= len(p.doc) || p.doc[p.pos] != '[' {
+		return errNotArray
+	}
+	p.pos++
+	p.space()
+	if p.pos < len(p.doc) && p.doc[p.pos] == ']' {
+		p.pos++
+		return p.end()
+	}
+	for {
+		p.space()
+		start := p.pos
+		if err := p.skip(0); err != nil {
+			return err
+		}
+		if err := fn(p.doc[start:p.pos]); err != nil {
+			return err
+		}
+		if done, err := p.next(']'); err != nil {
+			return err
+		} else if done {
+			return p.end()
+		}
+	}
+}

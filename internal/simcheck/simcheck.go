@@ -20,6 +20,7 @@ import (
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/store/storetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -88,7 +89,7 @@ func Check(t testing.TB, node *sim.Node, s *store.Store, lo, hi uint64) {
 		if near.IsUnknownBlock(err) {
 			skipped++
 			require.ErrorIs(t, gotErr, store.ErrNotFound, "height %d", h)
-			isSkipped, err := s.IsSkippedHeight(ctx, h)
+			isSkipped, err := storetest.IsSkippedHeight(ctx, s, h)
 			require.NoError(t, err)
 			require.True(t, isSkipped, "height %d recorded as skipped", h)
 			continue

@@ -301,3 +301,14 @@ func setPartitionSize(ctx context.Context, url string) error {
 	}
 	return nil
 }
+
+// IsSkippedHeight reports whether s recorded height as one where the chain
+// produced no block (known once a later block linked over it).
+func IsSkippedHeight(ctx context.Context, s *store.Store, height uint64) (bool, error) {
+	var skipped bool
+	err := s.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM skipped_heights WHERE height = $1)`, int64(height)).Scan(&skipped)
+	if err != nil {
+		return false, fmt.Errorf("read skipped height %d: %w", height, err)
+	}
+	return skipped, nil
+}

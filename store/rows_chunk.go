@@ -1,0 +1,244 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/near"
+)
+
+// The chunk family: chunks (the view as served, packed), transactions,
+// receipts, actions and the global contract distributions receipts carry.
+
+var chunkTables = []table{
+	{name: "chunks", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.chunks },
+		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
+			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "doc"}},
+	{name: "chunks", rows: func(r *rowSet) [][]any { return r.olderChunks }, conflict: "ON CONFLICT (chunk_hash, block_height) DO NOTHING",
+		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
+			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "doc"}},
+	{name: "transactions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.transactions },
+		columns: []string{"index_in_chunk", "hash", "block_height", "shard_id", "signer_id",
+			"public_key", "nonce", "receiver_id", "priority_fee", "action_count"}},
+	{name: "receipts", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.receipts },
+		columns: []string{"index_in_chunk", "receipt_id", "block_height", "shard_id",
+			"predecessor_id", "receiver_id", "kind", "signer_id"}},
+	{name: "actions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.actions },
+		columns: []string{"shard_id", "parent_kind", "parent_index", "action_index", "block_height",
+			"kind", "method_name", "gas", "deposit", "public_key", "beneficiary_id", "code_hash", "detail",
+			"delegate_parent_index", "delegated_by", "delegate_sender_id"}},
+	{name: "global_contract_distributions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.globalDistributions },
+		columns: []string{"receipt_id", "block_height", "shard_id", "index_in_chunk", "target_shard", "identifier_kind",
+			"identifier", "code_hash", "deployer_id", "nonce"}},
+}
+
+func (r *rowSet) addOlderChunk(c *bundle.Chunk) error {
+	v := c.View
+	hdr := v.Header
+	if r.seenOlder[hdr.ChunkHash] {
+		return nil
+	}
+	r.seenOlder[hdr.ChunkHash] = true
+	chunkJSON, err := rawJSON(c.JSON, v)
+	if err != nil {
+		return fmt.Errorf("encode chunk %s: %w", hdr.ChunkHash, err)
+	}
+	r.olderChunks = append(r.olderChunks, r.chunkRow(int64(hdr.HeightIncluded), &v, chunkJSON))
+	return nil
+}
+
+func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
+	v := c.View
+	hdr := v.Header
+	chunkJSON, err := rawJSON(c.JSON, v)
+	if err != nil {
+		return fmt.Errorf("encode chunk %s: %w", hdr.ChunkHash, err)
+	}
+	shard := int32(hdr.ShardID)
+	r.chunks = append(r.chunks, r.chunkRow(height, &v, chunkJSON))
+	for i, tx := range v.Transactions {
+		r.transactions = append(r.transactions, []any{int32(i), tx.Hash, height, shard, tx.SignerID,
+			tx.PublicKey, numeric64(tx.Nonce), tx.ReceiverID, numeric64(tx.PriorityFee), int32(len(tx.Actions))})
+		p := actionParent{chunkHash: hdr.ChunkHash, shard: shard, kind: "transaction", index: i, height: height, signer: tx.SignerID}
+		if err := r.addActions(p, tx.Actions); err != nil {
+			return err
+		}
+	}
+	for i, rc := range v.Receipts {
+		kind, signer := rc.Receipt.Kind(), (*string)(nil)
+		dist, isDist, err := rc.Receipt.GlobalDistribution()
+		if err != nil {
+			return fmt.Errorf("receipt %s in chunk %s: %w", rc.ReceiptID, hdr.ChunkHash, err)
+		}
+		switch {
+		case isDist:
+			r.addGlobalDistribution(height, shard, i, rc, dist)
+		case rc.Receipt.Other != nil:
+			r.unknown["receipt:"+kind]++ // stored as it came, in the chunk's view
+		}
+		if act := rc.Receipt.Action; act != nil {
+			s := act.SignerID
+			signer = &s
+			p := actionParent{chunkHash: hdr.ChunkHash, shard: shard, kind: "receipt", index: i, height: height, signer: act.SignerID}
+			if err := r.addActions(p, act.Actions); err != nil {
+				return err
+			}
+		}
+		r.labels.add(labelReceiptKind, kind)
+		r.receipts = append(r.receipts, []any{int32(i), rc.ReceiptID, height, shard,
+			rc.PredecessorID, rc.ReceiverID, kind, signer})
+	}
+	return nil
+}
+
+// chunkRow is a chunks row: the typed header columns and the chunk as
+// served, in a packed document of one value.
+func (r *rowSet) chunkRow(height int64, v *near.ChunkView, chunkJSON json.RawMessage) []any {
+	hdr := v.Header
+	return []any{hdr.ChunkHash, height, int32(hdr.ShardID), v.Author, int64(hdr.HeightCreated),
+		int64(hdr.GasUsed), int64(hdr.GasLimit), numeric(hdr.BalanceBurnt), int32(len(v.Transactions)),
+		int32(len(v.Receipts)), r.codec.Pack([]json.RawMessage{chunkJSON})}
+}
+
+// addGlobalDistribution records a GlobalContractDistribution receipt and
+// keeps the code it carries.
+func (r *rowSet) addGlobalDistribution(height int64, shard int32, index int, rc near.ReceiptView, d near.GlobalContractDistribution) {
+	hash := near.HashOf(d.Code).String()
+	r.addCode(hash, d.Code)
+	var nonce *int64
+	if d.Nonce != nil {
+		n := int64(*d.Nonce)
+		nonce = &n
+	}
+	r.globalDistributions = append(r.globalDistributions, []any{rc.ReceiptID, height, shard, int32(index),
+		int32(d.TargetShard), d.ID.Kind(), d.ID.Value(), hash, rc.PredecessorID, nonce})
+}
+
+// actionParent is the transaction or action receipt whose actions are
+// being stored.
+type actionParent struct {
+	chunkHash string // for errors
+	shard     int32
+	kind      string // "transaction" or "receipt"
+	index     int    // its index_in_chunk
+	height    int64
+	signer    string // who pays: the relayer of a Delegate
+}
+
+// delegation is what an action's row says about a meta-transaction: the
+// relayer who paid, the user who acted, and for a nested action the
+// action_index of its Delegate (nil otherwise).
+type delegation struct {
+	by, sender  string
+	parentIndex *int32
+}
+
+// addActions stores a parent's actions, then the actions nested in its
+// Delegate actions, numbered after its own, each naming its Delegate.
+func (r *rowSet) addActions(p actionParent, actions []near.ActionView) error {
+	next := len(actions)
+	for j, a := range actions {
+		var d *delegation
+		if a.Delegate != nil {
+			d = &delegation{by: p.signer, sender: a.Delegate.DelegateAction.SenderID}
+		}
+		row, err := r.actionRow(p, j, a, d)
+		if err != nil {
+			return err
+		}
+		r.actions = append(r.actions, row)
+	}
+	for j, a := range actions {
+		if a.Delegate == nil {
+			continue
+		}
+		parent := int32(j)
+		d := &delegation{by: p.signer, sender: a.Delegate.DelegateAction.SenderID, parentIndex: &parent}
+		for _, nested := range a.Delegate.DelegateAction.Actions {
+			row, err := r.actionRow(p, next, nested, d)
+			if err != nil {
+				return err
+			}
+			r.actions = append(r.actions, row)
+			next++
+		}
+	}
+	return nil
+}
+
+func (r *rowSet) actionRow(p actionParent, index int, a near.ActionView, d *delegation) ([]any, error) {
+	chunkHash, shard, parentKind, parent, height := p.chunkHash, p.shard, p.kind, p.index, p.height
+	if a.Other != nil {
+		r.unknown["action:"+a.Kind()]++ // stored as it came, in detail
+	}
+	var (
+		method, publicKey, beneficiary, codeHash *string
+		gas                                      *int64
+		deposit                                  *pgtype.Numeric
+		// typed: every member of the action is in a typed column, in
+		// contract_codes (code) or only in the chunk's document (a
+		// call's arguments, a Delegate's nonce, max_block_height and
+		// signature), so detail stays NULL.
+		typed = true
+	)
+	deploy := func(d *near.DeployContractAction) {
+		h := near.HashOf(d.Code).String()
+		r.addCode(h, d.Code)
+		codeHash = &h
+	}
+	switch {
+	case a.CreateAccount:
+	case a.FunctionCall != nil:
+		method = &a.FunctionCall.MethodName
+		g := int64(a.FunctionCall.Gas)
+		gas = &g
+		d := numeric(a.FunctionCall.Deposit)
+		deposit = &d
+	case a.Transfer != nil:
+		d := numeric(a.Transfer.Deposit)
+		deposit = &d
+	case a.Stake != nil:
+		d := numeric(a.Stake.Stake)
+		deposit = &d
+		publicKey = &a.Stake.PublicKey
+	case a.AddKey != nil:
+		publicKey = &a.AddKey.PublicKey
+		typed = false // the key's permission
+	case a.DeleteKey != nil:
+		publicKey = &a.DeleteKey.PublicKey
+	case a.DeleteAccount != nil:
+		beneficiary = &a.DeleteAccount.BeneficiaryID
+	case a.DeployContract != nil:
+		deploy(a.DeployContract)
+	case a.DeployGlobalContract != nil:
+		deploy(a.DeployGlobalContract)
+	case a.DeployGlobalContractByAccountID != nil:
+		deploy(a.DeployGlobalContractByAccountID)
+	case a.UseGlobalContract != nil:
+		codeHash = &a.UseGlobalContract.CodeHash
+	case a.Delegate != nil:
+		publicKey = &a.Delegate.DelegateAction.PublicKey // nested actions have rows of their own
+	default:
+		typed = false
+	}
+	var detail *string
+	if !typed {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("encode action %d of %s %d in chunk %s: %w", index, parentKind, parent, chunkHash, err)
+		}
+		text := string(b)
+		detail = &text
+	}
+	var by, sender *string
+	var parentIndex *int32
+	if d != nil {
+		by, sender, parentIndex = &d.by, &d.sender, d.parentIndex
+	}
+	r.labels.add(labelActionKind, a.Kind())
+	return []any{shard, parentKind, int32(parent), int32(index), height, a.Kind(),
+		method, gas, deposit, publicKey, beneficiary, codeHash, detail, parentIndex, by, sender}, nil
+}
