@@ -53,6 +53,14 @@
 //     are retried with backoff for up to DatabaseRetry, each retry counted in
 //     nearline_database_retries_total; a failed commit was rolled back, so
 //     the batch is committed again whole.
+//   - Source calls failing because the upstream is unavailable
+//     (near.ErrUnavailable: the client's attempts all failed) run through
+//     Config.Upstream, an outage.Tracker: while following (no To) they are
+//     tried again with capped backoff for as long as the outage lasts; with
+//     To, for UpstreamPatience, then Run fails. One line is logged as an
+//     outage starts and one as it ends. A final head below the archive's
+//     cursor (an upstream restarted from an older state) is waited for,
+//     said once.
 //   - With To set, Run returns once To is committed; if the chain skipped To,
 //     once the next block (which proves it skipped) is committed. A run whose
 //     To is already committed returns at once.

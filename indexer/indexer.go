@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/store"
 )
 
@@ -83,7 +84,8 @@ const (
 	DefaultDatabaseRetry    = 10 * time.Minute
 	// DefaultMemoryBudget keeps a backfill of mainnet's heaviest blocks
 	// within 512 MiB of RSS (docs/performance-ingest.md).
-	DefaultMemoryBudget = 192 << 20
+	DefaultMemoryBudget     = 192 << 20
+	DefaultUpstreamPatience = 5 * time.Minute
 )
 
 // Config tunes the follow loop. The zero value follows the head from the
@@ -129,6 +131,15 @@ type Config struct {
 	// their weight: batches are cut short to stay within it, whatever the
 	// blocks weigh. Default DefaultMemoryBudget.
 	MemoryBudget int64
+	// UpstreamPatience bounds, with To set, how long a Source call failing
+	// because the upstream is unavailable (outage.Unavailable) is retried
+	// before Run gives up. Without To, an outage is waited out however
+	// long it lasts. Default DefaultUpstreamPatience.
+	UpstreamPatience time.Duration
+	// Upstream runs the Source calls through outages and knows whether the
+	// upstream is reachable (a health check may share it). Default: one of
+	// the Indexer's own, logging to its logger.
+	Upstream *outage.Tracker
 	// Metrics, when set, receives the loop's metrics.
 	Metrics *Metrics
 }
@@ -141,6 +152,7 @@ func (c Config) withDefaults() Config {
 	c.RevisitInterval = cmp.Or(c.RevisitInterval, DefaultRevisitInterval)
 	c.DatabaseRetry = cmp.Or(c.DatabaseRetry, DefaultDatabaseRetry)
 	c.MemoryBudget = cmp.Or(c.MemoryBudget, DefaultMemoryBudget)
+	c.UpstreamPatience = cmp.Or(c.UpstreamPatience, DefaultUpstreamPatience)
 	return c
 }
 
@@ -160,6 +172,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("memory budget %d bytes: want at least 1 MiB", c.MemoryBudget)
 	case c.DatabaseRetry < 0:
 		return fmt.Errorf("database retry %s: want positive", c.DatabaseRetry)
+	case c.UpstreamPatience < 0:
+		return fmt.Errorf("upstream patience %s: want positive", c.UpstreamPatience)
 	case c.From != nil && c.To != nil && *c.To < *c.From:
 		return fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
 	}
@@ -186,5 +200,9 @@ func New(cfg Config, src Source, sink Sink, logger *slog.Logger) (*Indexer, erro
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger, unknownSeen: map[string]bool{}, budget: newBudget(cfg.MemoryBudget, cfg.Workers)}, nil
+	if cfg.Upstream == nil {
+		cfg.Upstream = outage.New(outage.Config{Logger: logger})
+	}
+	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger, unknownSeen: map[string]bool{},
+		budget: newBudget(cfg.MemoryBudget, cfg.Workers)}, nil
 }

@@ -44,7 +44,11 @@ func (ix *Indexer) Run(ctx context.Context) error {
 }
 
 func (ix *Indexer) run(ctx context.Context) error {
-	genesis, err := ix.src.GenesisConfig(ctx)
+	var genesis json.RawMessage
+	err := ix.callUpstream(ctx, "genesis_config", func(ctx context.Context) (err error) {
+		genesis, err = ix.src.GenesisConfig(ctx)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("fetch genesis config: %w", err)
 	}
@@ -74,7 +78,7 @@ func (ix *Indexer) run(ctx context.Context) error {
 	batches := make(chan batch, 1)
 	g.Go(func() error {
 		defer close(batches)
-		return ix.produce(gctx, start, batches, prog)
+		return ix.produce(gctx, start, prev != nil, batches, prog)
 	})
 	linked := make(chan linkedBatch, 1)
 	g.Go(func() error {
@@ -200,8 +204,9 @@ func (ix *Indexer) lastHeight(ctx context.Context, next uint64) (to *uint64, met
 }
 
 // produce fetches batches of consecutive heights up to the final head and
-// hands them over in order.
-func (ix *Indexer) produce(ctx context.Context, start uint64, out chan<- batch, prog *progress) error {
+// hands them over in order; linked says that the height below start is in
+// the archive.
+func (ix *Indexer) produce(ctx context.Context, start uint64, linked bool, out chan<- batch, prog *progress) error {
 	next := start
 	var head uint64
 	var headAt time.Time
@@ -220,7 +225,7 @@ func (ix *Indexer) produce(ctx context.Context, start uint64, out chan<- batch, 
 			return nil
 		}
 		if next > head || ix.headStale(next, head, headAt) {
-			h, err := ix.waitHead(ctx, next)
+			h, err := ix.waitHead(ctx, next, linked || next > start)
 			if err != nil {
 				return err
 			}
@@ -274,22 +279,37 @@ func (ix *Indexer) headStale(next, head uint64, headAt time.Time) bool {
 }
 
 // waitHead returns the final head once it reaches at least height, polling
-// every PollInterval.
-func (ix *Indexer) waitHead(ctx context.Context, height uint64) (uint64, error) {
+// every PollInterval. When the height below is in the archive (indexed) and
+// the head is below it too (an upstream restarted from an older state, or
+// one that is behind), it says so once, and again when the head is back.
+func (ix *Indexer) waitHead(ctx context.Context, height uint64, indexed bool) (uint64, error) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	below := false
 	for {
 		select {
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-timer.C:
 		}
-		head, err := ix.src.FinalHead(ctx)
+		var head uint64
+		err := ix.callUpstream(ctx, "final head", func(ctx context.Context) (err error) {
+			head, err = ix.src.FinalHead(ctx)
+			return err
+		})
 		if err != nil {
 			return 0, fmt.Errorf("fetch final head: %w", err)
 		}
 		if head >= height {
+			if below {
+				ix.logger.Info("upstream head is back at the archive's cursor; resuming", "head", head, "cursor", height-1)
+			}
 			return head, nil
+		}
+		if indexed && head+1 < height && !below {
+			below = true
+			ix.logger.Warn(fmt.Sprintf("upstream head %d is below the archive's cursor %d; waiting", head, height-1),
+				"head", head, "cursor", height-1)
 		}
 		timer.Reset(ix.cfg.PollInterval)
 	}
@@ -321,7 +341,11 @@ func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) (batch, error)
 			r := &results[len(results)-1]
 			running.Add(1)
 			g.Go(func() error {
-				b, err := ix.src.Bundle(gctx, height)
+				var b *bundle.Bundle
+				err := ix.callUpstream(gctx, "fetch block", func(ctx context.Context) (err error) {
+					b, err = ix.src.Bundle(ctx, height)
+					return err
+				})
 				switch {
 				case errors.Is(err, bundle.ErrNoBlock):
 					err = nil // a height without a block

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 )
 
@@ -26,7 +27,12 @@ func (ix *Indexer) revisitTxStatuses(ctx context.Context, height uint64) error {
 	updated := make([]bool, len(refs))
 	for i, ref := range refs {
 		g.Go(func() error {
-			st, final, err := src.TxStatus(gctx, ref)
+			var st bundle.TxStatus
+			var final bool
+			err := ix.callUpstream(gctx, "revisit tx status", func(ctx context.Context) (err error) {
+				st, final, err = src.TxStatus(ctx, ref)
+				return err
+			})
 			var ne *near.Error
 			if errors.As(err, &ne) {
 				// Gone from the upstream (garbage-collected): keep what we have.

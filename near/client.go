@@ -25,6 +25,12 @@ import (
 // answer it.
 var ErrNeedsArchival = errors.New("needs an archival node")
 
+// ErrUnavailable is returned (wrapped) when every attempt of a call failed
+// in a way a later attempt may not: the upstream timed out, refused the
+// connection, answered 5xx, 429, INTERNAL_ERROR or NOT_SYNCED_YET, or a
+// malformed body. A caller that must outlive an outage retries on it.
+var ErrUnavailable = errors.New("upstream unavailable")
+
 // Error kinds the client reports to ClientConfig.OnError.
 const (
 	FailTimeout    = "timeout"
@@ -261,7 +267,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 		return nil, fmt.Errorf("call %s %s: block garbage-collected on every upstream (%s): %w",
 			method, params, strings.Join(parts, ", "), ErrNeedsArchival)
 	}
-	return nil, fmt.Errorf("call %s: %d attempts failed, last: %w", method, c.cfg.MaxAttempts, last)
+	return nil, fmt.Errorf("call %s: %w: %d attempts failed, last: %w", method, ErrUnavailable, c.cfg.MaxAttempts, last)
 }
 
 // backoff is the wait before a retry: uniform in [0, min(MaxBackoff,

@@ -115,6 +115,7 @@ func TestClientGivesUpAfterMaxAttempts(t *testing.T) {
 	err = c.Call(context.Background(), "block", nil, nil)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "http 503")
+	require.ErrorIs(t, err, ErrUnavailable, "a caller that outlives outages retries on it")
 	require.Equal(t, int64(4), count.Load())
 }
 
@@ -129,6 +130,7 @@ func TestClientReturnsNEARErrorsWithoutRetry(t *testing.T) {
 	require.Equal(t, "UNKNOWN_BLOCK", ne.CauseName())
 	require.True(t, IsUnknownBlock(err))
 	require.False(t, errors.Is(err, ErrNeedsArchival), "status has no earliest height, so the block is just unknown")
+	require.False(t, errors.Is(err, ErrUnavailable), "an answer is no outage")
 	require.Equal(t, int64(2), count.Load(), "one call plus one status probe")
 }
 

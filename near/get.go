@@ -98,7 +98,7 @@ func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error
 			g.pace.hold(ae.retryAfter) // and the other requests to it wait too
 		}
 	}
-	return fmt.Errorf("get %s: %d attempts failed, last: %w", path, g.cfg.MaxAttempts, last)
+	return fmt.Errorf("get %s: %w: %d attempts failed, last: %w", path, ErrUnavailable, g.cfg.MaxAttempts, last)
 }
 
 // attempt sends one GET; a 429, 5xx, 408 or transport failure is an

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -29,7 +31,7 @@ func parseBytes(v string) (int64, error) {
 	}
 	n, err := strconv.ParseFloat(s, 64)
 	if err != nil || n <= 0 || n*float64(scale) > 1<<62 {
-		return 0, fmt.Errorf("%q: want a size such as 192MiB or 1GiB", v)
+		return 0, errors.New("want a size such as 192MiB or 1GiB")
 	}
 	return int64(n * float64(scale)), nil
 }
@@ -43,4 +45,32 @@ func formatBytes(n int64) string {
 		}
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// bytesValue is a size of 1 byte or more (parseBytes).
+type bytesValue struct{ p *int64 }
+
+func (v *bytesValue) kind() string { return "size" }
+
+func (v *bytesValue) String() string {
+	if v == nil || v.p == nil {
+		return "0"
+	}
+	return formatBytes(*v.p)
+}
+
+func (v *bytesValue) Set(s string) error {
+	n, err := parseBytes(s)
+	if err != nil {
+		return err
+	}
+	*v.p = n
+	return nil
+}
+
+// bytesFlag is a size such as 192MiB.
+func bytesFlag(fs *flag.FlagSet, env *environment, name, envVar string, def int64, help string) *int64 {
+	p := &def
+	register(fs, env, &bytesValue{p: p}, name, envVar, help)
+	return p
 }

@@ -213,7 +213,7 @@ func TestHelpParsing(t *testing.T) {
 	for _, f := range sim.flags {
 		byName[f.name] = f
 	}
-	require.Equal(t, flagDoc{name: "listen", kind: "string", usage: "address to serve JSON-RPC on", env: "NEARLINE_LISTEN", def: "127.0.0.1:3030"}, byName["listen"])
+	require.Equal(t, flagDoc{name: "listen", kind: "string", usage: "address to serve JSON-RPC on", env: "NEARLINE_SIM_LISTEN", def: "127.0.0.1:3030"}, byName["listen"])
 	require.Equal(t, flagDoc{name: "archival", usage: byName["archival"].usage, env: "NEARLINE_ARCHIVAL", def: "true"}, byName["archival"])
 	require.Equal(t, "0", byName["seed"].def)
 	require.Equal(t, "uint", byName["seed"].kind)

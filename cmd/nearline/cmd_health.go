@@ -21,13 +21,13 @@ func runHealth(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "health", "[--listen ADDR] [--api-keys KEYS]")
 	listen := stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address the server answers JSON-RPC on (an unspecified host, such as 0.0.0.0, is asked on loopback)")
 	apiKeys := stringFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "", "the server's API keys: the first is used")
-	if err := parseFlags(fs, args); err != nil {
+	var url string
+	err := parseCommand(fs, args, func() (err error) {
+		url, err = healthURL(*listen, splitList(*apiKeys))
 		return err
-	}
-	url, err := healthURL(*listen, splitList(*apiKeys))
+	})
 	if err != nil {
-		fmt.Fprintln(fs.Output(), "nearline health:", err)
-		return errUsage
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()

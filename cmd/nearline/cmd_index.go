@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -17,187 +14,48 @@ import (
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/metrics"
+	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// indexPoolSize is the indexer's default PostgreSQL pool size: a commit
-// holds one connection; the rest serve genesis loads, snapshots and the
-// tx-status revisits between commits.
-const indexPoolSize = 8
-
-// memoryLimitPerBudget is, in halves, the Go runtime's soft memory limit
-// per byte of --memory-budget when GOMEMLIMIT sets none: 2.5 times the
-// budget, room for the blocks it bounds, the documents read ahead for
-// transaction statuses, the server and the runtime.
-const memoryLimitPerBudget = 5
-
-// indexFlags are the flags of `nearline index`; `nearline run` registers
-// them too (registerIndexFlags) and calls indexWith.
-type indexFlags struct {
-	db               *databaseFlags
-	upstream         *string
-	source           *string
-	rpcUpstream      *string
-	from, to         *string
-	workers          *int
-	blockConcurrency *int
-	upstreamInFlight *int
-	batchSize        *int
-	requestTimeout   *time.Duration
-	pollInterval     *time.Duration
-	progressInterval *time.Duration
-	metricsListen    *string
-	genesis          *string
-	snapshotAccounts *string
-	maxConns         *int
-	events           *bool
-	cursor           *string
-	memoryBudget     *string
-	upstreamRate     *float64
-}
-
-func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
-	return &indexFlags{
-		db:               registerDatabaseFlags(fs, env),
-		upstream:         stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated URLs, tried in order with failover (required): NEAR JSON-RPC nodes for --source rpc, neardata base URLs for neardata, a NEAR Lake directory or base URL for lake"),
-		source:           stringFlag(fs, env, "source", "NEARLINE_SOURCE", sourceRPC, "where blocks come from: rpc (JSON-RPC, many calls per block), neardata or lake (one block document per height)"),
-		rpcUpstream:      stringFlag(fs, env, "rpc-upstream", "NEARLINE_RPC_UPSTREAM", "", "with --source neardata or lake: comma-separated NEAR JSON-RPC URLs for the genesis and protocol configs (once per epoch), lake's final head and --snapshot-accounts (default: none; then --genesis is required)"),
-		from:             stringFlag(fs, env, "from", "NEARLINE_FROM", "", "first height to index (default: after the cursor, or the genesis height on an empty archive)"),
-		to:               stringFlag(fs, env, "to", "NEARLINE_TO", "", "last height to index, then exit (default: follow the head until interrupted)"),
-		workers:          intFlag(fs, env, "workers", "NEARLINE_WORKERS", indexer.DefaultWorkers, "blocks fetched at once"),
-		blockConcurrency: intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", rpcsource.DefaultConcurrency, "upstream calls made at once for one block (chunks, changes, tx statuses)"),
-		upstreamInFlight: intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", rpcsource.DefaultMaxInFlight, "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)"),
-		batchSize:        intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", indexer.DefaultBatchSize, "heights committed per transaction"),
-		requestTimeout:   durationFlag(fs, env, "request-timeout", "NEARLINE_REQUEST_TIMEOUT", near.DefaultTimeout, "time limit of one upstream request"),
-		pollInterval:     durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", indexer.DefaultPollInterval, "how often the final head is polled when caught up (within a batch of it); further behind, every 30 s"),
-		progressInterval: durationFlag(fs, env, "progress-interval", "NEARLINE_PROGRESS_INTERVAL", indexer.DefaultProgressInterval, "how often progress is logged"),
-		metricsListen:    stringFlag(fs, env, "metrics-listen", "NEARLINE_METRICS_LISTEN", "", "address to serve Prometheus metrics on at /metrics (default: off)"),
-		genesis:          stringFlag(fs, env, "genesis", "NEARLINE_GENESIS", "", "nearcore genesis.json whose records are the state at the genesis height"),
-		snapshotAccounts: stringFlag(fs, env, "snapshot-accounts", "NEARLINE_SNAPSHOT_ACCOUNTS", "", "comma-separated accounts whose state at --from is fetched as the start of their history"),
-		maxConns:         intFlag(fs, env, "db-max-conns", "NEARLINE_DB_MAX_CONNS", indexPoolSize, "PostgreSQL pool size"),
-		events:           boolFlag(fs, env, "events", "NEARLINE_EVENTS", true, "write the explorer tables (ft_events, nft_events, mt_events, account_activity) with every block; false skips them"),
-		memoryBudget:     stringFlag(fs, env, "memory-budget", "NEARLINE_MEMORY_BUDGET", formatBytes(indexer.DefaultMemoryBudget), "bytes of blocks the pipeline holds at once (fetched, decoded, prepared, being written), e.g. 192MiB or 1GiB: batches are cut short to stay within it, whatever the blocks weigh"),
-		upstreamRate:     float64Flag(fs, env, "upstream-rate", "NEARLINE_UPSTREAM_RATE", 0, "with --source neardata or lake: requests a second to the document upstream at most, retries included (0: no bound; a free neardata endpoint allows 3: 180 a minute per IP)"),
-		cursor:           stringFlag(fs, env, "cursor", "NEARLINE_CURSOR", store.DefaultCursor, "the indexer_cursor row (range) this indexer advances: several indexers with their own --cursor and --from/--to fill disjoint ranges of one archive"),
-	}
-}
-
-func parseHeight(name, v string) (*uint64, error) {
-	if strings.TrimSpace(v) == "" {
-		return nil, nil
-	}
-	h, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("--%s %q: want a block height", name, v)
-	}
-	return &h, nil
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// Values of --source.
-const (
-	sourceRPC      = "rpc"
-	sourceNeardata = "neardata"
-	sourceLake     = "lake"
-)
-
-// check reports a --cursor name or a --source combination that cannot
-// work.
-func (f *indexFlags) check() error {
-	if err := f.db.check(); err != nil {
-		return err
-	}
-	if err := store.ValidCursorName(*f.cursor); err != nil {
-		return fmt.Errorf("--cursor: %w", err)
-	}
-	switch *f.source {
-	case sourceRPC:
-		if *f.rpcUpstream != "" {
-			return errors.New("--rpc-upstream is for --source neardata or lake; with --source rpc, --upstream is the RPC node")
-		}
-	case sourceNeardata, sourceLake:
-		if *f.rpcUpstream == "" && *f.genesis == "" {
-			return fmt.Errorf("--source %s needs --rpc-upstream (configs) or --genesis (the genesis config, no protocol configs)", *f.source)
-		}
-		if *f.source == sourceLake && *f.rpcUpstream == "" && (strings.HasPrefix(*f.upstream, "http://") || strings.HasPrefix(*f.upstream, "https://")) {
-			return errors.New("--source lake over HTTP needs --rpc-upstream for the final head")
-		}
-	default:
-		return fmt.Errorf("--source %q: want rpc, neardata or lake", *f.source)
-	}
-	return nil
-}
-
-// forwardTo is the RPC node the server forwards what the archive cannot
-// answer to: the first RPC upstream, none for a document source without
-// --rpc-upstream.
-func (f *indexFlags) forwardTo() string {
-	if *f.source == sourceRPC {
-		return splitList(*f.upstream)[0]
-	}
-	if rpcs := splitList(*f.rpcUpstream); len(rpcs) > 0 {
-		return rpcs[0]
-	}
-	return ""
-}
-
 // runIndex follows finalized blocks of the upstream into PostgreSQL.
 func runIndex(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "index", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H] [--to H] [flags]")
+	fs := newFlagSet(env, "index", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest] [--to H] [flags]")
 	flags := registerIndexFlags(fs, env)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseCommand(fs, args, flags.check); err != nil {
 		return err
 	}
-	if *flags.upstream == "" {
-		fmt.Fprintln(fs.Output(), "nearline index: --upstream (or NEARLINE_UPSTREAM) is required")
-		fs.Usage()
-		return errUsage
-	}
-	if err := flags.check(); err != nil {
-		fmt.Fprintln(fs.Output(), "nearline index:", err)
-		return errUsage
-	}
-	databaseURL, release, err := flags.db.open(ctx, env, true)
+	s, closeStore, err := flags.openStore(ctx, 0)
 	if err != nil {
 		return err
 	}
-	defer release()
-	if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
-		return err
-	}
-	s, err := store.Open(ctx, databaseURL, store.Config{MaxConns: int32(*flags.maxConns), Logger: env.logger,
-		SkipEvents: !*flags.events, Cursor: *flags.cursor})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return indexWith(ctx, env, flags, s, metrics.NewRegistry())
+	defer closeStore()
+	return indexWith(ctx, env, flags, s, metrics.NewRegistry(), flags.tracker())
+}
+
+// openStore migrates and opens the archive for the indexer, with extra
+// connections for a server sharing the pool (run).
+func (f *indexFlags) openStore(ctx context.Context, extraConns int) (*store.Store, func(), error) {
+	return f.db.openStore(ctx, f.env, archiveUse{migrate: true, cfg: store.Config{
+		MaxConns: int32(*f.maxConns + extraConns), SkipEvents: !*f.events, Cursor: *f.cursor,
+	}})
+}
+
+// tracker is the outage.Tracker of the upstream's calls, logging to the
+// command's logger.
+func (f *indexFlags) tracker() *outage.Tracker {
+	return outage.New(outage.Config{Name: *f.upstream, Logger: f.env.logger})
 }
 
 // indexWith runs the indexer on an open, migrated store, its metrics
-// registered on reg (served at --metrics-listen).
-func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, reg *prometheus.Registry) error {
+// registered on reg (served at --metrics-listen), its upstream calls
+// through upstream. Before anything is written it checks that the
+// upstream is of the chain of --genesis and of the archive.
+func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, reg *prometheus.Registry, upstream *outage.Tracker) error {
 	m, err := indexer.NewMetrics(reg)
-	if err != nil {
-		return err
-	}
-	from, err := parseHeight("from", *flags.from)
-	if err != nil {
-		return err
-	}
-	to, err := parseHeight("to", *flags.to)
 	if err != nil {
 		return err
 	}
@@ -215,6 +73,24 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	if err != nil {
 		return err
 	}
+	src, err := newSource(env, flags, client, m)
+	if err != nil {
+		return err
+	}
+	patience := *flags.upstreamPatience
+	if *flags.to == nil {
+		patience = 0 // following: wait for the upstream as long as it takes
+	}
+	up := upstreamCalls{tracker: upstream, patience: patience}
+	if err := checkChain(ctx, env, flags, s, src, client, up); err != nil {
+		return err
+	}
+	from := *flags.from
+	if flags.fromLatest {
+		if from, err = latestFrom(ctx, env, s, src, up); err != nil {
+			return err
+		}
+	}
 	if *flags.genesis != "" {
 		if err := loadGenesis(ctx, env, *flags.genesis, s); err != nil {
 			return err
@@ -231,35 +107,22 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 			return fmt.Errorf("--genesis holds the state at height %d; indexing from --from %d would leave blocks %d-%d out of the state history (for one range of a split backfill, give it a --cursor)", start, *from, start, *from-1)
 		}
 	}
-	if accounts := splitList(*flags.snapshotAccounts); len(accounts) > 0 {
-		if from == nil {
-			return errors.New("--snapshot-accounts needs --from: the height the snapshot is taken at")
-		}
-		if client == nil {
-			return errors.New("--snapshot-accounts with a document source needs --rpc-upstream")
-		}
+	if accounts := splitList(*flags.snapshotAccounts); len(accounts) > 0 && from != nil {
 		if err := basestate.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
 			return err
 		}
 	}
-	budget, err := parseBytes(*flags.memoryBudget)
-	if err != nil {
-		return fmt.Errorf("--memory-budget: %w", err)
-	}
 	if env.getenv("GOMEMLIMIT") == "" {
 		// The heap's garbage is collected before the process outgrows what
 		// the budget allows it, rather than at twice the live heap.
-		debug.SetMemoryLimit(budget * memoryLimitPerBudget / 2)
-	}
-	src, err := newSource(env, flags, client, m)
-	if err != nil {
-		return err
+		debug.SetMemoryLimit(*flags.memoryBudget * memoryLimitPerBudget / 2)
 	}
 	ix, err := indexer.New(indexer.Config{
-		From: from, To: to,
+		From: from, To: *flags.to,
 		Workers: *flags.workers, BatchSize: *flags.batchSize,
 		PollInterval: *flags.pollInterval, ProgressInterval: *flags.progressInterval,
-		MemoryBudget: budget,
+		UpstreamPatience: *flags.upstreamPatience, Upstream: upstream,
+		MemoryBudget: *flags.memoryBudget,
 		Metrics:      m,
 	}, src, s, env.logger)
 	if err != nil {
@@ -277,11 +140,34 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	return g.Wait()
 }
 
+// latestFrom is --from latest: nil (resume after the cursor) when the
+// cursor holds a range, else the upstream's final head.
+func latestFrom(ctx context.Context, env *environment, s *store.Store, src indexer.Source, up upstreamCalls) (*uint64, error) {
+	r, ok, err := s.Range(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		env.logger.Info("--from latest: the cursor holds heights already; resuming after it", "first", r.First, "cursor", r.Last.Height)
+		return nil, nil
+	}
+	var head uint64
+	err = up.do(ctx, "final head", func(ctx context.Context) (err error) {
+		head, err = src.FinalHead(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--from latest: fetch the final head: %w", err)
+	}
+	env.logger.Info("--from latest: starting at the upstream's final head", "from", head)
+	return &head, nil
+}
+
 func newClient(env *environment, flags *indexFlags, endpoints []string, metrics *indexer.Metrics) (*near.Client, error) {
 	return near.NewClient(near.ClientConfig{
 		Endpoints: endpoints,
-		Timeout:   *flags.requestTimeout,
-		Logger:    env.logger,
+		Timeout:   *flags.upstreamTimeout,
+		Logger:    debugLogger(env.logger),
 		OnError:   metrics.UpstreamError,
 	})
 }
@@ -301,9 +187,9 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 	}
 	httpCfg := near.ClientConfig{
 		Endpoints:   splitList(*flags.upstream),
-		Timeout:     *flags.requestTimeout,
+		Timeout:     *flags.upstreamTimeout,
 		RequestRate: *flags.upstreamRate,
-		Logger:      env.logger,
+		Logger:      debugLogger(env.logger),
 		OnError:     metrics.UpstreamError,
 	}
 	var rpc rpcsource.RPC // a nil *near.Client must stay a nil interface
@@ -322,17 +208,23 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 	}
 	cfg := docsource.DocConfig{Concurrency: *flags.blockConcurrency, Logger: env.logger}
 	if rpc == nil {
-		f, err := os.Open(*flags.genesis)
-		if err != nil {
-			return nil, fmt.Errorf("open genesis: %w", err)
-		}
-		defer f.Close()
-		if cfg.Genesis, err = docsource.GenesisConfigFromFile(f); err != nil {
+		if cfg.Genesis, err = genesisConfigOf(*flags.genesis); err != nil {
 			return nil, err
 		}
 		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", *flags.source)
 	}
 	return docsource.NewDocSource(docs, rpc, cfg)
+}
+
+// genesisConfigOf reads the config of a genesis file (its records
+// skipped).
+func genesisConfigOf(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open genesis: %w", err)
+	}
+	defer f.Close()
+	return docsource.GenesisConfigFromFile(f)
 }
 
 func loadGenesis(ctx context.Context, env *environment, path string, s *store.Store) error {
@@ -349,4 +241,9 @@ func loadGenesis(ctx context.Context, env *environment, path string, s *store.St
 	defer f.Close()
 	_, err = basestate.LoadGenesis(ctx, f, s, env.logger)
 	return err
+}
+
+// upstreamName is the upstream as messages name it.
+func upstreamName(urls string) string {
+	return "the upstream " + strings.Join(splitList(urls), ",")
 }

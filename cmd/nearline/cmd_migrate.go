@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/nearline/nearline/store"
 )
@@ -12,12 +11,8 @@ import (
 func runMigrate(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "migrate", "[--database-url URL | --data-dir DIR]")
 	db := registerDatabaseFlags(fs, env)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseCommand(fs, args, db.check); err != nil {
 		return err
-	}
-	if err := db.check(); err != nil {
-		fmt.Fprintln(fs.Output(), "nearline migrate:", err)
-		return errUsage
 	}
 	databaseURL, release, err := db.open(ctx, env, true)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nearline/nearline/archive"
 	"github.com/nearline/nearline/internal/metrics"
+	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store"
@@ -23,10 +24,13 @@ const servePoolSize = 20
 
 // serveFlags are the flags of `nearline serve`. `nearline run` registers
 // them too (registerServeFlags with forRun) next to the index flags, which
-// already provide --database-url and --upstream, and calls settings.
+// already provide --database-url and the upstream, and calls settings.
 type serveFlags struct {
+	fs  *flag.FlagSet
+	env *environment
+
 	db              *databaseFlags // nil for run
-	upstream        *string        // nil for run
+	forward         *string        // nil for run
 	listen          *string
 	apiKeys         *string
 	corsOrigins     *string
@@ -44,35 +48,55 @@ type serveFlags struct {
 	healthMaxLag    *time.Duration
 }
 
+// viewStateLimitHelp is --view-state-limit's help in every command that
+// has it: one meaning, one variable.
+const viewStateLimitHelp = "view_state limit in bytes of contract state, as a regular node's (-1 = no limit)"
+
 func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveFlags {
-	f := &serveFlags{}
-	timeoutName, timeoutEnv := "request-timeout", "NEARLINE_REQUEST_TIMEOUT"
-	connsName, connsEnv, connsUsage := "db-max-conns", "NEARLINE_DB_MAX_CONNS", "PostgreSQL pool size of the server"
+	f := &serveFlags{fs: fs, env: env}
+	timeoutName := "request-timeout"
+	connsName, connsEnv, connsUsage := "db-max-conns", "NEARLINE_DB_MAX_CONNS", dbMaxConnsHelp
 	if forRun {
 		// The index flags own these names in `nearline run`.
-		timeoutName, timeoutEnv = "rpc-request-timeout", "NEARLINE_RPC_REQUEST_TIMEOUT"
+		timeoutName = "rpc-request-timeout"
 		connsName, connsEnv = "rpc-db-max-conns", "NEARLINE_RPC_DB_MAX_CONNS"
 		connsUsage = "PostgreSQL connections the server adds to the pool it shares with the indexer"
 	} else {
 		f.db = registerDatabaseFlags(fs, env)
-		f.upstream = stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "NEAR RPC URL to forward what the archive cannot answer to (send_tx, blocks before the archive, validators, ...)")
+		f.forward = stringFlag(fs, env, "forward-url", "NEARLINE_FORWARD_URL", "", "NEAR JSON-RPC URL to forward what the archive cannot answer to (send_tx, blocks before the archive, validators, ...)")
+		alias(fs, "upstream", "forward-url")
 	}
 	f.listen = stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address to answer JSON-RPC on")
 	f.apiKeys = stringFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "", "comma-separated API keys; when set, requests must use /<api-key>/...")
 	f.corsOrigins = stringFlag(fs, env, "cors-origins", "NEARLINE_CORS_ORIGINS", "*", "comma-separated origins browsers may call from (* for any)")
-	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, "view_state limit in bytes of contract state, as a regular node (-1 = no limit)")
-	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, "largest request body accepted")
-	f.maxBodyMemory = intFlag(fs, env, "max-body-memory", "NEARLINE_MAX_BODY_MEMORY", rpcserve.DefaultMaxBodyMemory, "most bytes of request bodies (and batch answers) held at once; a body above 64 KiB is read only once its length fits, else HTTP 503 after the queue wait (at least --max-body-bytes)")
-	f.maxBatch = intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, "most requests in one batch")
-	f.maxResponse = intFlag(fs, env, "max-response-bytes", "NEARLINE_MAX_RESPONSE_BYTES", rpcserve.DefaultMaxResponseBytes, "most bytes of answers one batch gets; once its answers exceed it, the rest of the batch is refused with an error (a single request is not capped)")
-	f.requestTimeout = durationFlag(fs, env, timeoutName, timeoutEnv, rpcserve.DefaultRequestTimeout, "time limit of one HTTP request")
-	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, "most HTTP requests handled at once")
-	f.maxConnections = intFlag(fs, env, "max-connections", "NEARLINE_MAX_CONNECTIONS", rpcserve.DefaultMaxConnections, "most client connections open at once; more wait in the listen queue")
-	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, "time in-flight requests get to finish on shutdown")
-	f.drainTime = durationFlag(fs, env, "drain-time", "NEARLINE_DRAIN_TIME", rpcserve.DefaultDrainTime, "on shutdown, how long new requests get a 503 with an error envelope before the port closes, so that queued connections get an answer rather than a reset (negative: close at once)")
-	f.maxConns = intFlag(fs, env, connsName, connsEnv, servePoolSize, connsUsage)
-	f.healthMaxLag = durationFlag(fs, env, "health-max-lag", "NEARLINE_HEALTH_MAX_LAG", 0, "health fails (NO_NEW_BLOCKS) when the latest indexed block is older than this, or when the database is a replica whose replay trails its primary by more than this (0 = off)")
+	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, positive.orMinusOne("no limit"), viewStateLimitHelp)
+	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, positive, "largest request body accepted")
+	f.maxBodyMemory = intFlag(fs, env, "max-body-memory", "NEARLINE_MAX_BODY_MEMORY", rpcserve.DefaultMaxBodyMemory, positive, "most bytes of request bodies (and batch answers) held at once; a body above 64 KiB is read only once its length fits, else HTTP 503 after the queue wait (at least --max-body-bytes)")
+	f.maxBatch = intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, positive, "most requests in one batch")
+	f.maxResponse = intFlag(fs, env, "max-response-bytes", "NEARLINE_MAX_RESPONSE_BYTES", rpcserve.DefaultMaxResponseBytes, positive, "most bytes of answers one batch gets; once its answers exceed it, the rest of the batch is refused with an error (a single request is not capped)")
+	f.requestTimeout = durationFlag(fs, env, timeoutName, "NEARLINE_RPC_REQUEST_TIMEOUT", rpcserve.DefaultRequestTimeout, positiveDuration, "time limit of one HTTP request to the server")
+	retiredEnv(fs, env, timeoutName, retiredRequestTimeout)
+	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, positive, "most HTTP requests handled at once")
+	f.maxConnections = intFlag(fs, env, "max-connections", "NEARLINE_MAX_CONNECTIONS", rpcserve.DefaultMaxConnections, positive, "most client connections open at once; more wait in the listen queue")
+	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, positiveDuration, "time in-flight requests get to finish on shutdown")
+	f.drainTime = durationFlag(fs, env, "drain-time", "NEARLINE_DRAIN_TIME", rpcserve.DefaultDrainTime, nonZero, "on shutdown, how long new requests get a 503 with an error envelope before the port closes, so that queued connections get an answer rather than a reset (negative: close at once)")
+	f.maxConns = intFlag(fs, env, connsName, connsEnv, servePoolSize, positive, connsUsage)
+	f.healthMaxLag = durationFlag(fs, env, "health-max-lag", "NEARLINE_HEALTH_MAX_LAG", 0, zeroOrMore, "health fails (NO_NEW_BLOCKS) when the latest indexed block is older than this, or when the database is a replica whose replay trails its primary by more than this (0 = off)")
 	return f
+}
+
+// check refuses, before anything connects, a listen address that is not
+// host:port and a forward URL that is not http(s).
+func (f *serveFlags) check() error {
+	if f.db != nil {
+		if err := f.db.check(); err != nil {
+			return err
+		}
+		if err := checkURLs(f.fs, f.env, "forward-url"); err != nil {
+			return err
+		}
+	}
+	return checkAddress(f.fs, f.env, "listen")
 }
 
 // serveSettings are the server's parts as the flags configure them.
@@ -81,20 +105,20 @@ type serveSettings struct {
 	handler rpcserve.Config
 	archive archive.Config
 	server  rpcserve.ServeConfig
+	// upstream, in `run`, is the indexer's upstream: /health fails while
+	// it is cut off.
+	upstream *outage.Tracker
 }
 
-// settings checks the flags and builds the server's configs; upstream comes
-// from the flags themselves for `serve`, from the index flags for `run`.
-func (f *serveFlags) settings(env *environment, upstream string) (serveSettings, error) {
-	if *f.maxBody <= 0 || *f.maxBodyMemory <= 0 || *f.maxBatch <= 0 || *f.maxResponse <= 0 || *f.maxConcurrent <= 0 ||
-		*f.maxConnections <= 0 || *f.requestTimeout <= 0 || *f.maxConns <= 0 {
-		return serveSettings{}, fmt.Errorf("serve limits must be positive")
-	}
+// settings builds the server's configs (refusing what their Validate
+// refuses); forward comes from the flags themselves for `serve`, from the
+// index flags for `run`.
+func (f *serveFlags) settings(forward string) (serveSettings, error) {
 	apiKeys := splitList(*f.apiKeys)
 	if strings.TrimSpace(*f.apiKeys) != "" && len(apiKeys) == 0 {
 		// Blank entries are dropped; a list of nothing but blanks would
 		// start the server open, which is not what setting it asked for.
-		return serveSettings{}, fmt.Errorf("--api-keys (NEARLINE_API_KEYS) %q holds no key: give at least one non-blank key, or leave it unset for an open server", *f.apiKeys)
+		return serveSettings{}, fmt.Errorf("%s holds no key: give at least one non-blank key, or leave it unset for an open server", origin(f.fs, f.env, "api-keys"))
 	}
 	s := serveSettings{
 		listen: *f.listen,
@@ -106,7 +130,7 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 			RequestTimeout:   *f.requestTimeout,
 			MaxConcurrent:    *f.maxConcurrent,
 			APIKeys:          apiKeys,
-			Forward:          upstream,
+			Forward:          forward,
 			CORSOrigins:      splitList(*f.corsOrigins),
 		},
 		archive: archive.Config{ViewStateLimit: *f.viewStateLimit, HealthMaxLag: *f.healthMaxLag, Commit: readBuildInfo().commit},
@@ -115,7 +139,7 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 			ShutdownTimeout: *f.shutdownTimeout,
 			DrainTime:       *f.drainTime,
 			MaxConnections:  *f.maxConnections,
-			Logger:          env.logger,
+			Logger:          f.env.logger,
 		},
 	}
 	if err := s.handler.Validate(); err != nil {
@@ -133,38 +157,28 @@ func (f *serveFlags) settings(env *environment, upstream string) (serveSettings,
 // runServe answers NEAR JSON-RPC read methods from the archive until ctx
 // ends, then finishes in-flight requests and returns nil.
 func runServe(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "serve", "[--database-url URL | --data-dir DIR] [--listen ADDR] [flags]")
+	fs := newFlagSet(env, "serve", "[--database-url URL | --data-dir DIR] [--listen ADDR] [--forward-url URL] [flags]")
 	flags := registerServeFlags(fs, env, false)
-	if err := parseFlags(fs, args); err != nil {
+	var settings serveSettings
+	err := parseCommand(fs, args, flags.check, func() (err error) {
+		settings, err = flags.settings(*flags.forward)
 		return err
-	}
-	if err := flags.db.check(); err != nil {
-		fmt.Fprintln(fs.Output(), "nearline serve:", err)
-		return errUsage
-	}
-	settings, err := flags.settings(env, *flags.upstream)
-	if err != nil {
-		fmt.Fprintln(fs.Output(), "nearline serve:", err)
-		return errUsage
-	}
-	databaseURL, release, err := flags.db.open(ctx, env, false)
+	})
 	if err != nil {
 		return err
 	}
-	defer release()
-	st, err := store.Open(ctx, databaseURL, store.Config{
+	if *flags.forward == "" && env.getenv("NEARLINE_UPSTREAM") != "" {
+		env.logger.Warn("NEARLINE_UPSTREAM is the block source of index and run; serve forwards to --forward-url (NEARLINE_FORWARD_URL), which is not set")
+	}
+	st, closeStore, err := flags.db.openStore(ctx, env, archiveUse{cfg: store.Config{
 		MaxConns:         int32(*flags.maxConns),
 		ApplicationName:  "nearline-serve",
 		StatementTimeout: 30 * time.Second,
-		Logger:           env.logger,
-	})
+	}})
 	if err != nil {
-		return fmt.Errorf("open archive: %w", err)
-	}
-	defer st.Close()
-	if err := requireSchema(ctx, st); err != nil {
 		return err
 	}
+	defer closeStore()
 	// GET /metrics on the RPC port, as nearcore's: the server's metrics and
 	// the Go runtime's.
 	return serveArchive(ctx, env, st, settings, metrics.NewRegistry())
@@ -192,10 +206,14 @@ func serveArchive(ctx context.Context, env *environment, st archive.Store, s ser
 		return fmt.Errorf("listen on %s: %w", s.listen, err)
 	}
 	s.archive.RPCAddr = ln.Addr().String()
-	backend, err := archive.New(st, vm, s.archive, env.logger)
+	archived, err := archive.New(st, vm, s.archive, env.logger)
 	if err != nil {
 		_ = ln.Close()
 		return err
+	}
+	var backend rpcserve.Backend = archived
+	if s.upstream != nil {
+		backend = upstreamHealth{Backend: backend, upstream: s.upstream}
 	}
 	handler, err := rpcserve.NewHandler(backend, s.handler, env.logger)
 	if err != nil {

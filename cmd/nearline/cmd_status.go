@@ -14,26 +14,14 @@ import (
 func runStatus(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "status", "[--database-url URL | --data-dir DIR]")
 	db := registerDatabaseFlags(fs, env)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseCommand(fs, args, db.check); err != nil {
 		return err
 	}
-	if err := db.check(); err != nil {
-		fmt.Fprintln(fs.Output(), "nearline status:", err)
-		return errUsage
-	}
-	databaseURL, release, err := db.open(ctx, env, false)
+	s, closeStore, err := db.openStore(ctx, env, archiveUse{cfg: store.Config{MaxConns: 2}})
 	if err != nil {
 		return err
 	}
-	defer release()
-	s, err := store.Open(ctx, databaseURL, store.Config{MaxConns: 2, Logger: env.logger})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if err := requireSchema(ctx, s); err != nil {
-		return err
-	}
+	defer closeStore()
 	st, err := s.Status(ctx)
 	if err != nil {
 		return err

@@ -106,6 +106,50 @@ func defaultDataDir(getenv func(string) string, root bool) (string, error) {
 	return "", errors.New("no --database-url, and no --data-dir for the embedded PostgreSQL: HOME is not set")
 }
 
+// archiveUse says how a command opens the archive.
+type archiveUse struct {
+	// migrate: the command may make the embedded PostgreSQL and migrates
+	// the database (run, index); otherwise the schema must be there.
+	migrate bool
+	// url, when set, rewrites the database URL (verify reads read-only).
+	url func(string) string
+	cfg store.Config
+}
+
+// openStore opens the archive the flags name, migrated first or checked
+// for the schema as use says (a database without it is refused naming
+// `nearline migrate`), and returns it with a close that releases the
+// embedded PostgreSQL too.
+func (f *databaseFlags) openStore(ctx context.Context, env *environment, use archiveUse) (*store.Store, func(), error) {
+	databaseURL, release, err := f.open(ctx, env, use.migrate)
+	if err != nil {
+		return nil, nil, err
+	}
+	if use.migrate {
+		if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
+	if use.url != nil {
+		databaseURL = use.url(databaseURL)
+	}
+	use.cfg.Logger = env.logger
+	s, err := store.Open(ctx, databaseURL, use.cfg)
+	if err != nil {
+		release()
+		return nil, nil, fmt.Errorf("open archive: %w", err)
+	}
+	closeAll := func() { s.Close(); release() }
+	if !use.migrate {
+		if err := requireSchema(ctx, s); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+	}
+	return s, closeAll, nil
+}
+
 // requireSchema refuses a database that `nearline migrate` has not brought
 // up to this binary's schema, saying so.
 func requireSchema(ctx context.Context, s *store.Store) error {

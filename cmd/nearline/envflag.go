@@ -1,9 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
-	"strconv"
+	"math"
 	"strings"
 	"time"
 )
@@ -12,17 +13,20 @@ import (
 // variable, and says so in the flag's help. A malformed environment value
 // is not ignored: the flag keeps its built-in default but carries an
 // *envError, which parseFlags reports (exit status 2) unless the flag is
-// given on the command line, which overrides the environment.
+// given on the command line, which overrides the environment. Values are
+// checked by their flag.Value (flagvalues.go): the same message, naming
+// the range, serves both.
 
-// envError is a malformed environment value, named with its variable.
+// envError is a malformed (or retired) environment value, named with its
+// variable.
 type envError struct {
-	Var   string
-	Value string
-	Want  string
+	Var     string
+	Value   string
+	Problem string // what is wrong: "want an integer of 1 or more", ...
 }
 
 func (e *envError) Error() string {
-	return fmt.Sprintf("%s=%q: want %s", e.Var, e.Value, e.Want)
+	return fmt.Sprintf("%s=%q: %s", e.Var, e.Value, e.Problem)
 }
 
 // envFlagValue stands in for a flag whose environment value was malformed.
@@ -39,28 +43,52 @@ func (v *envFlagValue) Set(s string) error {
 	return nil
 }
 
+func (v *envFlagValue) String() string {
+	if v == nil || v.Value == nil {
+		return ""
+	}
+	return v.Value.String()
+}
+
 // IsBoolFlag keeps `-flag` (without a value) working for bool flags.
 func (v *envFlagValue) IsBoolFlag() bool {
 	b, ok := v.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
 }
 
+func (v *envFlagValue) kind() string { return kindOf(v.Value) }
+
 // fromEnv sets the registered flag name from the environment variable, or
-// marks it with an envError when the value does not parse as want.
-func fromEnv(fs *flag.FlagSet, env *environment, name, envVar, want string) {
+// marks it with an envError when the value is refused.
+func fromEnv(fs *flag.FlagSet, env *environment, name, envVar string) {
 	raw := env.getenv(envVar)
 	if strings.TrimSpace(raw) == "" {
 		return
 	}
 	f := fs.Lookup(name)
 	if err := f.Value.Set(strings.TrimSpace(raw)); err != nil {
-		f.Value = &envFlagValue{Value: f.Value, err: &envError{Var: envVar, Value: raw, Want: want}}
+		f.Value = &envFlagValue{Value: f.Value, err: &envError{Var: envVar, Value: raw, Problem: err.Error()}}
 		return
 	}
 	f.DefValue = f.Value.String()
 }
 
-// envErrors returns the malformed environment values of flags that the
+// retiredEnv refuses a variable that is no longer read, naming the flag's
+// variable now, unless the command line sets the flag.
+func retiredEnv(fs *flag.FlagSet, env *environment, name, oldVar string) {
+	raw := env.getenv(oldVar)
+	if strings.TrimSpace(raw) == "" {
+		return
+	}
+	f := fs.Lookup(name)
+	if _, ok := f.Value.(*envFlagValue); ok {
+		return // its own variable is refused already
+	}
+	f.Value = &envFlagValue{Value: f.Value, err: &envError{Var: oldVar, Value: raw,
+		Problem: fmt.Sprintf("no longer read, as it meant different things to different commands; --%s reads %s", name, envVarOf(f))}}
+}
+
+// envErrors returns the refused environment values of flags that the
 // command line did not override.
 func envErrors(fs *flag.FlagSet) []error {
 	var errs []error
@@ -74,6 +102,45 @@ func envErrors(fs *flag.FlagSet) []error {
 
 func usageWithEnv(help, envVar string) string { return fmt.Sprintf("%s (env %s)", help, envVar) }
 
+// envVarOf is the variable a flag reads, from its help.
+func envVarOf(f *flag.Flag) string {
+	i := strings.LastIndex(f.Usage, "(env ")
+	if i < 0 {
+		return ""
+	}
+	return strings.TrimSuffix(f.Usage[i+len("(env "):], ")")
+}
+
+// origin names where a flag's value came from, as the user typed it: the
+// flag on the command line, or its variable.
+func origin(fs *flag.FlagSet, env *environment, name string) string {
+	f := fs.Lookup(name)
+	if !isFlagSet(fs, name) {
+		if v := envVarOf(f); v != "" && env.getenv(v) != "" {
+			return fmt.Sprintf("%s=%q", v, env.getenv(v))
+		}
+	}
+	return fmt.Sprintf("--%s %q", name, f.Value.String())
+}
+
+// isFlagSet reports whether name was given on the command line.
+func isFlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+// register adds a flag of value v, defaulting from envVar.
+func register(fs *flag.FlagSet, env *environment, v flag.Value, name, envVar, help string) {
+	fs.Var(v, name, usageWithEnv(help, envVar))
+	fs.Lookup(name).DefValue = v.String()
+	fromEnv(fs, env, name, envVar)
+}
+
 func stringFlag(fs *flag.FlagSet, env *environment, name, envVar, def, help string) *string {
 	if v := env.getenv(envVar); v != "" {
 		def = v
@@ -81,92 +148,170 @@ func stringFlag(fs *flag.FlagSet, env *environment, name, envVar, def, help stri
 	return fs.String(name, def, usageWithEnv(help, envVar))
 }
 
-func intFlag(fs *flag.FlagSet, env *environment, name, envVar string, def int, help string) *int {
-	p := fs.Int(name, def, usageWithEnv(help, envVar))
-	fromEnv(fs, env, name, envVar, "an integer")
+func intFlag(fs *flag.FlagSet, env *environment, name, envVar string, def int, r intRange, help string) *int {
+	p := &def
+	register(fs, env, &intValue{p: p, r: r}, name, envVar, help)
 	return p
 }
 
-func uint64Flag(fs *flag.FlagSet, env *environment, name, envVar string, def uint64, help string) *uint64 {
-	p := fs.Uint64(name, def, usageWithEnv(help, envVar))
-	fromEnv(fs, env, name, envVar, "a non-negative integer")
+func uint64Flag(fs *flag.FlagSet, env *environment, name, envVar string, def uint64, r uintRange, help string) *uint64 {
+	p := &def
+	register(fs, env, &uintValue{p: p, r: r}, name, envVar, help)
 	return p
 }
 
-func durationFlag(fs *flag.FlagSet, env *environment, name, envVar string, def time.Duration, help string) *time.Duration {
-	p := fs.Duration(name, def, usageWithEnv(help, envVar))
-	fromEnv(fs, env, name, envVar, "a duration such as 500ms or 10s")
+// rateFlag is a number of 0 or more.
+func rateFlag(fs *flag.FlagSet, env *environment, name, envVar string, def float64, help string) *float64 {
+	p := &def
+	register(fs, env, &floatValue{p: p, min: 0, max: math.Inf(1)}, name, envVar, help)
+	return p
+}
+
+func durationFlag(fs *flag.FlagSet, env *environment, name, envVar string, def time.Duration, r durationRange, help string) *time.Duration {
+	p := &def
+	register(fs, env, &durationValue{p: p, r: r}, name, envVar, help)
 	return p
 }
 
 func boolFlag(fs *flag.FlagSet, env *environment, name, envVar string, def bool, help string) *bool {
-	p := fs.Bool(name, def, usageWithEnv(help, envVar))
-	fromEnv(fs, env, name, envVar, "true or false")
+	p := &def
+	register(fs, env, &boolValue{p: p}, name, envVar, help)
 	return p
 }
 
-func float64Flag(fs *flag.FlagSet, env *environment, name, envVar string, def float64, help string) *float64 {
-	p := fs.Float64(name, def, usageWithEnv(help, envVar))
-	fromEnv(fs, env, name, envVar, "a number")
+// fractionFlag is a number from 0 to 1.
+func fractionFlag(fs *flag.FlagSet, env *environment, name, envVar string, def float64, help string) *float64 {
+	p := &def
+	register(fs, env, &floatValue{p: p, min: 0, max: 1}, name, envVar, help)
 	return p
 }
 
-// heightList is a flag value of comma-separated heights.
-type heightList []uint64
-
-func (l *heightList) String() string {
-	parts := make([]string, len(*l))
-	for i, h := range *l {
-		parts[i] = strconv.FormatUint(h, 10)
-	}
-	return strings.Join(parts, ",")
+// heightFlag is an optional block height; with isLatest set, "latest" too.
+func heightFlag(fs *flag.FlagSet, env *environment, name, envVar string, isLatest *bool, help string) **uint64 {
+	var h *uint64
+	register(fs, env, &optUintValue{h: &h, isLatest: isLatest, noun: "a block height", word: "height"}, name, envVar, help)
+	return &h
 }
 
-func (l *heightList) Set(s string) error {
-	var out heightList
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part == "" {
-			continue
-		}
-		h, err := strconv.ParseUint(part, 10, 64)
-		if err != nil {
-			return fmt.Errorf("height %q: want a non-negative integer", part)
-		}
-		out = append(out, h)
-	}
-	*l = out
-	return nil
+// optUintFlag is an optional non-negative integer.
+func optUintFlag(fs *flag.FlagSet, env *environment, name, envVar, help string) **uint64 {
+	var n *uint64
+	register(fs, env, &optUintValue{h: &n, noun: "a non-negative integer", word: "number"}, name, envVar, help)
+	return &n
 }
 
 func heightsFlag(fs *flag.FlagSet, env *environment, name, envVar, help string) *heightList {
 	p := &heightList{}
-	fs.Var(p, name, usageWithEnv(help, envVar))
-	fromEnv(fs, env, name, envVar, "comma-separated heights")
+	register(fs, env, p, name, envVar, help)
 	return p
-}
-
-// timeValue is a flag value of an RFC 3339 time.
-type timeValue struct{ t *time.Time }
-
-func (v timeValue) String() string {
-	if v.t == nil {
-		return ""
-	}
-	return v.t.UTC().Format(time.RFC3339)
-}
-
-func (v timeValue) Set(s string) error {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return fmt.Errorf("time %q: want RFC 3339, such as 2025-01-01T00:00:00Z", s)
-	}
-	*v.t = t
-	return nil
 }
 
 func timeFlag(fs *flag.FlagSet, env *environment, name, envVar string, def time.Time, help string) *time.Time {
 	p := &def
-	fs.Var(timeValue{p}, name, usageWithEnv(help, envVar))
-	fromEnv(fs, env, name, envVar, "an RFC 3339 time such as 2025-01-01T00:00:00Z")
+	register(fs, env, timeValue{p}, name, envVar, help)
 	return p
+}
+
+// aliasValue is a former name of a flag: it sets the flag, and is hidden
+// from -h.
+type aliasValue struct {
+	target *flag.Flag
+	used   *bool
+}
+
+func (a aliasValue) String() string {
+	if a.target == nil {
+		return ""
+	}
+	return a.target.Value.String()
+}
+
+func (a aliasValue) Set(s string) error {
+	*a.used = true
+	return a.target.Value.Set(s)
+}
+
+// alias registers old as a hidden former name of the flag name; parseFlags
+// says the new name when old is used.
+func alias(fs *flag.FlagSet, old, name string) {
+	fs.Var(aliasValue{target: fs.Lookup(name), used: new(bool)}, old, "former name of --"+name)
+}
+
+// kindOf is the word -h prints after a flag's name for a value.
+func kindOf(v flag.Value) string {
+	if k, ok := v.(interface{ kind() string }); ok {
+		return k.kind()
+	}
+	name, _ := flag.UnquoteUsage(&flag.Flag{Value: v}) // flag's own word: "string" for fs.String
+	return name
+}
+
+// printFlags prints the flags as flag.PrintDefaults does, with each value's
+// kind, and without the hidden former names.
+func printFlags(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(aliasValue); ok {
+			return
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "  -%s", f.Name)
+		name, usage := flag.UnquoteUsage(f)
+		if !strings.Contains(f.Usage, "`") {
+			name = kindOf(f.Value)
+		}
+		if name != "" {
+			b.WriteString(" " + name)
+		}
+		if b.Len() <= 4 {
+			b.WriteString("\t")
+		} else {
+			b.WriteString("\n    \t")
+		}
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		zero := map[string]string{"": "false", "int": "0", "uint": "0", "float": "0", "duration": "0s"}[kindOf(f.Value)]
+		if f.DefValue != zero && f.DefValue != "" {
+			if kindOf(f.Value) == "string" {
+				fmt.Fprintf(&b, " (default %q)", f.DefValue)
+			} else {
+				fmt.Fprintf(&b, " (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(fs.Output(), b.String())
+	})
+}
+
+// parseFlags parses args, mapping a bad command line, or a refused
+// environment value of a flag the command line does not set, to errUsage
+// (exit status 2). A refused value is said in one line with a pointer to
+// -h; -h prints the usage.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = func() { fmt.Fprintf(fs.Output(), "Run '%s -h' for its flags.\n", fs.Name()) }
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+		return err
+	case err != nil:
+		fs.Usage()
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected arguments: %v\n", fs.Name(), fs.Args())
+		fs.Usage()
+		return errUsage
+	}
+	if errs := envErrors(fs); len(errs) > 0 {
+		for _, err := range errs {
+			fmt.Fprintf(fs.Output(), "%s: invalid environment value %v\n", fs.Name(), err)
+		}
+		return errUsage
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if a, ok := f.Value.(aliasValue); ok && *a.used {
+			fmt.Fprintf(fs.Output(), "%s: --%s is now --%s\n", fs.Name(), f.Name, a.target.Name)
+		}
+	})
+	return nil
 }

@@ -73,20 +73,20 @@ func TestExitStatus(t *testing.T) {
 		{"malformed reshard env", map[string]string{"NEARLINE_RESHARD_AT": "soon"}, []string{"sim"}, 2,
 			[]string{"NEARLINE_RESHARD_AT", `"soon"`, "comma-separated heights"}},
 		{"blank api keys", nil, append([]string{"serve", "--api-keys", " , "}, unreachable[:2]...), 2,
-			[]string{"--api-keys (NEARLINE_API_KEYS)", `" , "`, "holds no key"}},
+			[]string{`--api-keys " , " holds no key`}},
 		{"blank api keys env", map[string]string{"NEARLINE_API_KEYS": ","}, append([]string{"serve"}, unreachable[:2]...), 2,
-			[]string{"--api-keys (NEARLINE_API_KEYS)", `","`, "holds no key"}},
+			[]string{`NEARLINE_API_KEYS="," holds no key`}},
 		{"blank api keys in run", map[string]string{"NEARLINE_API_KEYS": " ,, "}, append([]string{"run"}, unreachable...), 2,
 			[]string{"NEARLINE_API_KEYS", "holds no key"}},
 		{"body memory below the body limit", nil, append([]string{"serve", "--max-body-memory", "1000", "--max-body-bytes", "2000"}, unreachable[:2]...), 2,
 			[]string{"max body memory 1000 is below max body bytes 2000"}},
 		{"no connections", map[string]string{"NEARLINE_MAX_CONNECTIONS": "0"}, append([]string{"serve"}, unreachable[:2]...), 2,
-			[]string{"serve limits must be positive"}},
+			[]string{`NEARLINE_MAX_CONNECTIONS="0": want an integer of 1 or more`}},
 		{"verify without a node", nil, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x"}, 2, []string{"--against"}},
 		{"verify with a bad height", nil, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x", "--against", "http://127.0.0.1:1", "--from", "ten"},
-			2, []string{`--from "ten": want a block height`}},
+			2, []string{`invalid value "ten" for flag -from: want a block height`}},
 		{"verify with a bad seed", map[string]string{"NEARLINE_VERIFY_SEED": "x"}, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x", "--against", "http://127.0.0.1:1"},
-			2, []string{`--seed "x"`}},
+			2, []string{`NEARLINE_VERIFY_SEED="x": want a non-negative integer`}},
 		{"verify with a node that is not a URL", nil, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x", "--against", "127.0.0.1:3030"},
 			2, []string{"not an absolute http(s) url"}},
 		{"verify with no database", nil, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x?connect_timeout=2", "--against", "http://127.0.0.1:1"}, 2, nil},
@@ -115,27 +115,27 @@ func TestFlagDefaultsFromEnvironment(t *testing.T) {
 	fs := newFlagSet(env, "test", "")
 	var help bytes.Buffer
 	fs.SetOutput(&help)
-	workers := intFlag(fs, env, "workers", "NEARLINE_WORKERS", 32, "blocks fetched at once")
-	poll := durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", time.Second, "poll")
-	batch := intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, "batch")
+	workers := intFlag(fs, env, "workers", "NEARLINE_WORKERS", 32, positive, "blocks fetched at once")
+	poll := durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", time.Second, positiveDuration, "poll")
+	batch := intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, positive, "batch")
 	require.NoError(t, parseFlags(fs, []string{"--poll-interval", "3s", "--batch-size", "9"}))
 	require.Equal(t, 7, *workers, "the environment sets the default")
 	require.Equal(t, 3*time.Second, *poll, "the command line overrides the environment")
 	require.Equal(t, 9, *batch, "the command line overrides a malformed environment value")
-	fs.PrintDefaults()
+	printFlags(fs)
 	require.Contains(t, help.String(), "(default 7)")
 	require.Contains(t, help.String(), "env NEARLINE_WORKERS")
 
 	fs2 := newFlagSet(env, "test", "")
 	fs2.SetOutput(io.Discard)
-	intFlag(fs2, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, "batch")
+	intFlag(fs2, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, positive, "batch")
 	err := parseFlags(fs2, nil)
 	require.ErrorIs(t, err, errUsage, "a malformed environment value the command line leaves alone is a usage error")
 	var errs []string
 	for _, e := range envErrors(fs2) {
 		errs = append(errs, e.Error())
 	}
-	require.Equal(t, []string{`NEARLINE_BATCH_SIZE="x": want an integer`}, errs)
+	require.Equal(t, []string{`NEARLINE_BATCH_SIZE="x": want an integer of 1 or more`}, errs)
 }
 
 // TestBoolFlagFromMalformedEnvironmentStillTakesNoValue keeps `-flag` (no

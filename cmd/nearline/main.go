@@ -140,31 +140,24 @@ func newFlagSet(env *environment, name, synopsis string) *flag.FlagSet {
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: nearline %s %s\n\nFlags:\n", name, synopsis)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	return fs
 }
 
-// parseFlags parses args, mapping a bad command line, or a malformed
-// environment value of a flag the command line does not set, to errUsage
-// (exit status 2).
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+// parseCommand parses a command's flags, then runs its checks in order:
+// the first that fails is said in one line ("nearline CMD: ...") and is a
+// usage error (exit status 2). The checks run before anything connects
+// anywhere.
+func parseCommand(fs *flag.FlagSet, args []string, checks ...func() error) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "unexpected arguments: %v\n", fs.Args())
-		fs.Usage()
-		return errUsage
-	}
-	if errs := envErrors(fs); len(errs) > 0 {
-		for _, err := range errs {
-			fmt.Fprintf(fs.Output(), "%s: invalid environment value %v\n", fs.Name(), err)
+	for _, check := range checks {
+		if err := check(); err != nil {
+			fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+			return errUsage
 		}
-		return errUsage
 	}
 	return nil
 }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nearline/nearline/chain"
+	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/outage"
+	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/store"
+)
+
+// upstreamCalls runs the start-up calls to the upstream as the indexer
+// runs its own: through outages, for patience (0: as long as it takes).
+type upstreamCalls struct {
+	tracker  *outage.Tracker
+	patience time.Duration
+}
+
+func (u upstreamCalls) do(ctx context.Context, what string, op func(ctx context.Context) error) error {
+	return u.tracker.Do(ctx, what, u.patience, op)
+}
+
+// checkChain refuses, before anything is written, an upstream of another
+// chain than the --genesis file (when it is still to be loaded) or the
+// archive, naming both sides; then records the upstream's chain in an
+// archive that has none (and the genesis block's hash, once an upstream
+// that has that block is asked).
+func checkChain(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, src indexer.Source, client *near.Client, up upstreamCalls) error {
+	var cfg json.RawMessage
+	err := up.do(ctx, "genesis_config", func(ctx context.Context) (err error) {
+		cfg, err = src.GenesisConfig(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("fetch genesis config: %w", err)
+	}
+	upstream, err := chain.FromConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("the upstream's genesis_config: %w", err)
+	}
+	var upName string
+	switch {
+	case client == nil:
+		upName = fmt.Sprintf("--genesis %s (no --rpc-upstream)", *flags.genesis)
+	case *flags.source == sourceRPC:
+		upName = upstreamName(*flags.upstream)
+	default:
+		upName = upstreamName(*flags.rpcUpstream)
+	}
+	if client != nil {
+		if upstream.GenesisHash, err = genesisHash(ctx, env, client, upstream.GenesisHeight, up); err != nil {
+			return err
+		}
+	}
+	if *flags.genesis != "" && client != nil {
+		if err := checkGenesisFile(ctx, *flags.genesis, s, upstream, upName); err != nil {
+			return err
+		}
+	}
+	archived, err := s.ChainIdentity(ctx)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		env.logger.Info("recording the archive's chain", "chain_id", upstream.ChainID, "genesis_height", upstream.GenesisHeight,
+			"genesis_hash", upstream.GenesisHash)
+	case err != nil:
+		return err
+	default:
+		if err := chain.Compare(archived, "the archive", upstream, upName); err != nil {
+			return fmt.Errorf("%w; index it into another database, or start this one over", err)
+		}
+	}
+	return s.RecordChainIdentity(ctx, upstream)
+}
+
+// checkGenesisFile compares a --genesis file that is still to be loaded
+// (no history start recorded) with the upstream.
+func checkGenesisFile(ctx context.Context, path string, s *store.Store, upstream chain.Identity, upName string) error {
+	if _, err := s.HistoryStart(ctx); err == nil {
+		return nil // loaded already, and checked then; the archive's chain stands for it
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	cfg, err := genesisConfigOf(path)
+	if err != nil {
+		return err
+	}
+	file, err := chain.FromConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("--genesis %s: %w", path, err)
+	}
+	return chain.Compare(file, "--genesis "+path, upstream, upName)
+}
+
+// genesisHash is the hash of the upstream's block at the genesis height,
+// or "" when the upstream does not have it (a node that is not archival).
+func genesisHash(ctx context.Context, env *environment, client *near.Client, height uint64, up upstreamCalls) (string, error) {
+	var block struct {
+		Header struct {
+			Hash string `json:"hash"`
+		} `json:"header"`
+	}
+	err := up.do(ctx, "genesis block", func(ctx context.Context) error {
+		return client.Call(ctx, "block", map[string]uint64{"block_id": height}, &block)
+	})
+	var ne *near.Error
+	switch {
+	case errors.As(err, &ne) || errors.Is(err, near.ErrNeedsArchival):
+		env.logger.Info("the upstream has no genesis block; the chain is checked by its genesis config", "genesis_height", height, "err", err)
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("fetch the genesis block: %w", err)
+	}
+	return block.Header.Hash, nil
+}

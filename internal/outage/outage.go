@@ -1,0 +1,135 @@
+package outage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nearline/nearline/internal/retry"
+	"github.com/nearline/nearline/near"
+)
+
+// DefaultBackoff spaces the tries of a call while its upstream is
+// unavailable: from 1 s, doubling up to 30 s, half jitter. Each try is one
+// call of the near client, which has already made its own attempts.
+var DefaultBackoff = retry.Backoff{Base: time.Second, Max: 30 * time.Second, Jitter: retry.Half}
+
+// Unavailable reports whether err is an outage of the upstream, worth
+// waiting out.
+func Unavailable(err error) bool { return errors.Is(err, near.ErrUnavailable) }
+
+// State is the upstream as a Tracker last saw it.
+type State struct {
+	// Down is set from the first failed call of an outage until a call
+	// succeeds.
+	Down bool
+	// Since is when the outage began (Down), or when the last one ended.
+	Since time.Time
+	// Failed counts the calls that failed in the outage.
+	Failed int
+}
+
+// Tracker runs calls to one upstream through outages and knows its state.
+// It is safe for concurrent use.
+type Tracker struct {
+	name    string
+	backoff retry.Backoff
+	logger  *slog.Logger
+
+	mu    sync.Mutex
+	state State
+}
+
+// Config configures a Tracker.
+type Config struct {
+	// Name says which upstream it is in the log lines (its URLs, say).
+	Name string
+	// Backoff spaces a call's tries. Default DefaultBackoff.
+	Backoff retry.Backoff
+	// Logger gets the state changes. Default: discard.
+	Logger *slog.Logger
+}
+
+// New returns a Tracker of an upstream that is up.
+func New(cfg Config) *Tracker {
+	if cfg.Backoff == (retry.Backoff{}) {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Tracker{name: cfg.Name, backoff: cfg.Backoff, logger: cfg.Logger, state: State{Since: time.Now()}}
+}
+
+// State returns the upstream's state.
+func (t *Tracker) State() State {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state
+}
+
+// PatienceError is a call that ended because the upstream stayed
+// unavailable for longer than the patience it was given.
+type PatienceError struct {
+	Patience time.Duration
+	Elapsed  time.Duration
+	Err      error // the last try's error
+}
+
+func (e *PatienceError) Error() string {
+	return fmt.Sprintf("upstream unreachable for %s, longer than the patience of %s: %v",
+		e.Elapsed.Round(time.Second), e.Patience, e.Err)
+}
+
+func (e *PatienceError) Unwrap() error { return e.Err }
+
+// Do runs op until it succeeds, fails with an error that is not an outage
+// (Unavailable), or ctx ends; those errors are returned as they are. While
+// the upstream is unavailable op is tried again: for ever when patience is
+// 0, else until patience has passed since the call began, when Do returns
+// a *PatienceError. what names the call in the log line that starts an
+// outage.
+func (t *Tracker) Do(ctx context.Context, what string, patience time.Duration, op func(ctx context.Context) error) error {
+	policy := retry.Policy{
+		Backoff:   t.backoff,
+		Within:    patience,
+		Retryable: Unavailable,
+		OnRetry:   func(_ int, err error) { t.failed(what, err) },
+	}
+	err := policy.Do(ctx, op)
+	if ex, ok := errors.AsType[*retry.ExhaustedError](err); ok {
+		t.failed(what, ex.Err)
+		return &PatienceError{Patience: patience, Elapsed: ex.Elapsed, Err: ex.Err}
+	}
+	if err == nil {
+		t.succeeded()
+	}
+	return err
+}
+
+// failed records a call that failed for an outage, logging its start.
+func (t *Tracker) failed(what string, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.state.Failed++
+	if t.state.Down {
+		return
+	}
+	t.state.Down, t.state.Since = true, time.Now()
+	t.logger.Warn("upstream unreachable; waiting for it (one line when it is back)", "upstream", t.name, "op", what, "err", err)
+}
+
+// succeeded records a call that succeeded, logging the end of an outage.
+func (t *Tracker) succeeded() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.state.Down {
+		return
+	}
+	down := time.Since(t.state.Since)
+	t.logger.Info("upstream back", "upstream", t.name, "down_for", down.Round(time.Millisecond), "failed_calls", t.state.Failed)
+	t.state = State{Since: time.Now()}
+}

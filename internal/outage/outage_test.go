@@ -1,0 +1,120 @@
+package outage_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/internal/logtest"
+	"github.com/nearline/nearline/internal/outage"
+	"github.com/nearline/nearline/internal/retry"
+	"github.com/nearline/nearline/near"
+)
+
+// flakyNode answers 503 while down is set, else a result.
+func flakyNode(t *testing.T, down *atomic.Bool) *near.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":"x","result":7}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, MaxAttempts: 2,
+		BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	require.NoError(t, err)
+	return c
+}
+
+var fast = retry.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}
+
+// TestOutageIsWaitedOutWithOneLinePerStateChange: many calls through an
+// outage of many tries each log that the upstream is unreachable once and
+// that it is back once, and all succeed once it is.
+func TestOutageIsWaitedOutWithOneLinePerStateChange(t *testing.T) {
+	t.Parallel()
+	var down atomic.Bool
+	down.Store(true)
+	client := flakyNode(t, &down)
+	var logs logtest.Buffer
+	tr := outage.New(outage.Config{Name: "node", Backoff: fast, Logger: logs.Logger()})
+	require.False(t, tr.State().Down)
+
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = tr.Do(context.Background(), "block", 0, func(ctx context.Context) error {
+				return client.Call(ctx, "block", nil, nil)
+			})
+		})
+	}
+	require.Eventually(t, func() bool { return tr.State().Failed >= 40 }, 10*time.Second, time.Millisecond,
+		"calls keep being tried while the upstream is down")
+	st := tr.State()
+	require.True(t, st.Down)
+	require.WithinDuration(t, time.Now(), st.Since, 10*time.Second)
+	down.Store(false)
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	require.False(t, tr.State().Down)
+	out := logs.String()
+	require.Equal(t, 1, strings.Count(out, "upstream unreachable"), out)
+	require.Equal(t, 1, strings.Count(out, "upstream back"), out)
+	require.Contains(t, out, "upstream=node")
+}
+
+// TestPatienceEndsABoundedCall: with a patience, a call through an outage
+// that lasts longer fails with a *PatienceError wrapping the last error.
+func TestPatienceEndsABoundedCall(t *testing.T) {
+	t.Parallel()
+	var down atomic.Bool
+	down.Store(true)
+	client := flakyNode(t, &down)
+	tr := outage.New(outage.Config{Backoff: fast})
+	began := time.Now()
+	err := tr.Do(context.Background(), "block", 200*time.Millisecond, func(ctx context.Context) error {
+		return client.Call(ctx, "block", nil, nil)
+	})
+	var pe *outage.PatienceError
+	require.ErrorAs(t, err, &pe)
+	require.ErrorIs(t, err, near.ErrUnavailable)
+	require.GreaterOrEqual(t, time.Since(began), 200*time.Millisecond)
+	require.Contains(t, err.Error(), "upstream unreachable for")
+	require.Contains(t, err.Error(), "patience of 200ms")
+	require.True(t, tr.State().Down)
+}
+
+// TestOtherErrorsEndTheCallAtOnce: an error that is no outage (a NEAR
+// error, a decode error) is returned from the first try and leaves the
+// state alone; ctx ending ends the wait.
+func TestOtherErrorsEndTheCallAtOnce(t *testing.T) {
+	t.Parallel()
+	tr := outage.New(outage.Config{Backoff: fast})
+	tries := 0
+	bad := errors.New("decode block: unexpected end of JSON input")
+	err := tr.Do(context.Background(), "block", 0, func(context.Context) error { tries++; return bad })
+	require.ErrorIs(t, err, bad)
+	require.Equal(t, 1, tries)
+	require.False(t, tr.State().Down)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err = tr.Do(ctx, "block", 0, func(context.Context) error {
+		return near.ErrUnavailable
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.True(t, tr.State().Down)
+}
