@@ -3,6 +3,7 @@ module github.com/nearline/nearline
 go 1.26.0
 
 require (
+	github.com/goccy/go-json v0.10.5
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/klauspost/compress v1.20.1
 	github.com/pressly/goose/v3 v3.29.0

@@ -147,7 +147,9 @@ func (e *benchEnv) real(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	hwm := watchHWM(proc.cmd.Process.Pid, 20*time.Millisecond)
 	runErr := proc.wait()
+	r.maxRSS = hwm.finish()
 	r.seconds = since(began)
 	r.machine = sampleCPU(0).sub(cpu0)
 	if r.pg, r.pgShared, err = pg.finish(ctx); err != nil {
@@ -159,7 +161,6 @@ func (e *benchEnv) real(ctx context.Context) error {
 	if ru, ok := proc.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.user = time.Duration(ru.Utime.Nano()).Seconds()
 		r.sys = time.Duration(ru.Stime.Nano()).Seconds()
-		r.maxRSS = ru.Maxrss << 10
 	}
 	r.requests, r.heads = up.documents.Load(), up.heads.Load()
 	fmt.Fprintf(os.Stderr, "real: indexed %d blocks in %.1fs (%.1f blocks/s): indexer %.1f ms/block (user %.1fs, sys %.1fs), max RSS %s; PostgreSQL backends %.1f ms/block (server background %.1fs)\n",

@@ -39,7 +39,7 @@ func (r *realReport) print(w io.Writer) {
 	fmt.Fprintf(w, "| CPU, indexer and PostgreSQL | %.1f ms | CPU bound on %.0f cores: %.0f blocks/s |\n", 1000*(indexer+r.pg)/n, cores, n*cores/(indexer+r.pg))
 	fmt.Fprintf(w, "| blocks/s | %.1f | %d blocks in %.1f s (the process, start to exit), machine %.0f%% busy |\n",
 		n/r.seconds, r.blocks, r.seconds, 100*r.machine.busy/max(r.machine.total, 1e-9))
-	fmt.Fprintf(w, "| indexer max RSS | %s | |\n", mib(float64(r.maxRSS)))
+	fmt.Fprintf(w, "| indexer max RSS | %s | VmHWM of the process, polled every 20 ms |\n", mib(float64(r.maxRSS)))
 	fmt.Fprintf(w, "| documents fetched | %.3f per block | %d documents, %d final heads |\n", float64(r.requests)/n, r.requests, r.heads)
 	if len(r.statuses) > 0 {
 		var parts []string

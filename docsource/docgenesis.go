@@ -30,7 +30,7 @@ func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {
 		}
 		key, _ := t.(string)
 		if key == "records" {
-			if err := skipValue(dec); err != nil {
+			if err := skipTokens(dec); err != nil {
 				return nil, fmt.Errorf("skip genesis records: %w", err)
 			}
 			continue
@@ -39,7 +39,7 @@ func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("read genesis config %s: %w", key, err)
 		}
-		members = append(members, member{key, v})
+		members = append(members, member{key: key, value: v})
 	}
 	if len(members) == 0 {
 		return nil, errors.New("read genesis config: empty")
@@ -51,8 +51,8 @@ func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {
 	return out.Bytes(), nil
 }
 
-// skipValue reads one JSON value of any size token by token.
-func skipValue(dec *json.Decoder) error {
+// skipTokens reads one JSON value of any size token by token.
+func skipTokens(dec *json.Decoder) error {
 	depth := 0
 	for {
 		t, err := dec.Token()

@@ -1,7 +1,6 @@
 package docsource
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,35 +43,53 @@ type docTx struct {
 }
 
 // docOutcome is an execution outcome (ExecutionOutcomeWithIdView) and, for
-// a receipt, the receipt.
+// a receipt, the receipt: raw and receipt as served, the members the
+// statuses are assembled from and fields, the typed columns of its
+// execution_outcomes row (nil for a null outcome), decoded once.
 type docOutcome struct {
 	raw        json.RawMessage
 	receipt    json.RawMessage
+	id         string
 	blockHash  string
 	receiptIDs []string
 	status     json.RawMessage
+	fields     *bundle.OutcomeFields
 }
 
 func parseOutcome(raw json.RawMessage) (docOutcome, error) {
 	var o struct {
 		BlockHash string `json:"block_hash"`
+		ID        string `json:"id"`
 		Outcome   struct {
-			ReceiptIDs []string        `json:"receipt_ids"`
-			Status     json.RawMessage `json:"status"`
+			ReceiptIDs  []string        `json:"receipt_ids"`
+			GasBurnt    uint64          `json:"gas_burnt"`
+			TokensBurnt near.U128       `json:"tokens_burnt"`
+			ExecutorID  string          `json:"executor_id"`
+			Status      json.RawMessage `json:"status"`
+			Logs        json.RawMessage `json:"logs"`
 		} `json:"outcome"`
 	}
-	if err := json.Unmarshal(raw, &o); err != nil {
+	if err := unmarshal(raw, &o); err != nil {
 		return docOutcome{}, fmt.Errorf("decode execution outcome: %w", err)
 	}
-	return docOutcome{raw: raw, blockHash: o.BlockHash, receiptIDs: o.Outcome.ReceiptIDs, status: o.Outcome.Status}, nil
+	d := docOutcome{raw: raw, id: o.ID, blockHash: o.BlockHash, receiptIDs: o.Outcome.ReceiptIDs, status: o.Outcome.Status}
+	if string(raw) != "null" {
+		f := &bundle.OutcomeFields{BlockHash: o.BlockHash, ID: o.ID}
+		f.Outcome.GasBurnt, f.Outcome.TokensBurnt, f.Outcome.ExecutorID = o.Outcome.GasBurnt, o.Outcome.TokensBurnt, o.Outcome.ExecutorID
+		f.Outcome.Status, f.Outcome.Logs = o.Outcome.Status, o.Outcome.Logs
+		d.fields = f
+	}
+	return d, nil
 }
 
 // parseDocument takes a document apart. Unknown members are kept where the
 // RPC answers carry them (block view, chunk header, transactions,
-// outcomes, receipts and state changes stay as served).
+// outcomes, receipts and state changes stay as served). Each part is
+// decoded once: the block and chunk views and the state changes into
+// their types, the outcomes into what statuses are assembled from.
 func parseDocument(d *BlockDocument) (*parsedDoc, error) {
 	p := &parsedDoc{raw: d.Block, chunks: map[uint64]bundle.Chunk{}, txs: map[uint64][]docTx{}, outcomes: map[string]docOutcome{}}
-	if err := json.Unmarshal(d.Block, &p.block); err != nil {
+	if err := unmarshal(d.Block, &p.block); err != nil {
 		return nil, fmt.Errorf("decode block: %w", err)
 	}
 	p.height, p.hash = p.block.Header.Height, p.block.Header.Hash
@@ -92,14 +109,11 @@ func parseDocument(d *BlockDocument) (*parsedDoc, error) {
 			if err != nil {
 				return nil, fmt.Errorf("block %d shard %d: %w", p.height, sh.ShardID, err)
 			}
-			o.receipt = ro.Receipt
-			var id struct {
-				ID string `json:"id"`
-			}
-			if err := json.Unmarshal(ro.ExecutionOutcome, &id); err != nil || id.ID == "" {
+			if o.id == "" {
 				return nil, fmt.Errorf("block %d shard %d: receipt outcome without id", p.height, sh.ShardID)
 			}
-			p.outcomes[id.ID] = o
+			o.receipt = ro.Receipt
+			p.outcomes[o.id] = o
 		}
 		for _, raw := range sh.StateChanges {
 			ch, ok, err := parseChange(raw)
@@ -115,112 +129,153 @@ func parseDocument(d *BlockDocument) (*parsedDoc, error) {
 	return p, nil
 }
 
-// member is one member of a JSON object, in document order.
+// member is one member of a JSON object, in document order: its name,
+// the name as it came (quotes included; written back as it came) when it
+// was read from a document, and its value.
 type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// objectMembers lists an object's members in order.
-func objectMembers(raw json.RawMessage) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	var out []member
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, member{key, v})
-	}
-	return out, nil
+	key    string
+	rawKey []byte
+	value  json.RawMessage
 }
 
 func writeObject(members []member) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	n := 2
+	for _, m := range members {
+		n += len(m.key) + len(m.rawKey) + len(m.value) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
 	for i, m := range members {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.value)
+		if m.rawKey != nil {
+			b = append(b, m.rawKey...)
+		} else {
+			k, _ := json.Marshal(m.key)
+			b = append(b, k...)
+		}
+		b = append(b, ':')
+		b = append(b, m.value...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }
 
 func writeArray(items []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
+	n := 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
 	for i, it := range items {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.Write(it)
+		b = append(b, it...)
 	}
-	b.WriteByte(']')
-	return b.Bytes()
+	return append(b, ']')
+}
+
+// memberValue returns the value of the member named key of the object
+// raw (the last, as a decoder keeps), nil when it has none.
+func memberValue(raw json.RawMessage, key string) (json.RawMessage, error) {
+	ms, err := members(raw)
+	if err != nil {
+		return nil, err
+	}
+	var v json.RawMessage
+	for _, m := range ms {
+		if m.key == key {
+			v = m.value
+		}
+	}
+	return v, nil
 }
 
 // parseChunk turns a document's chunk into the `chunk` answer: its
 // transactions without their outcomes, local_receipts (a document's own)
-// left out, every other member kept in place.
+// left out, every other member kept in place as it came. The answer is
+// decoded once into its view; the transactions' hashes and signers come
+// from it.
 func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
-	members, err := objectMembers(raw)
+	ms, err := members(raw)
 	if err != nil {
 		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
 	var txs []docTx
-	out := members[:0:0]
-	for _, m := range members {
+	out := make([]member, 0, len(ms))
+	for _, m := range ms {
 		switch m.key {
 		case "local_receipts":
 			continue
 		case "transactions":
-			var items []struct {
-				Transaction json.RawMessage `json:"transaction"`
-				Outcome     struct {
-					ExecutionOutcome json.RawMessage `json:"execution_outcome"`
-				} `json:"outcome"`
+			if txs, m.value, err = chunkTransactions(m.value); err != nil {
+				return bundle.Chunk{}, nil, err
 			}
-			if err := json.Unmarshal(m.value, &items); err != nil {
-				return bundle.Chunk{}, nil, fmt.Errorf("decode chunk transactions: %w", err)
-			}
-			raws := make([]json.RawMessage, len(items))
-			for i, it := range items {
-				var id struct {
-					Hash     string `json:"hash"`
-					SignerID string `json:"signer_id"`
-				}
-				if err := json.Unmarshal(it.Transaction, &id); err != nil {
-					return bundle.Chunk{}, nil, fmt.Errorf("decode transaction: %w", err)
-				}
-				o, err := parseOutcome(it.Outcome.ExecutionOutcome)
-				if err != nil {
-					return bundle.Chunk{}, nil, fmt.Errorf("transaction %s: %w", id.Hash, err)
-				}
-				raws[i] = it.Transaction
-				txs = append(txs, docTx{hash: id.Hash, signerID: id.SignerID, raw: it.Transaction, outcome: o})
-			}
-			m.value = writeArray(raws)
 		}
 		out = append(out, m)
 	}
 	c := bundle.Chunk{JSON: writeObject(out)}
-	if err := json.Unmarshal(c.JSON, &c.View); err != nil {
+	if err := unmarshal(c.JSON, &c.View); err != nil {
 		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
+	if len(c.View.Transactions) != len(txs) {
+		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %d transactions for %d outcomes", len(c.View.Transactions), len(txs))
+	}
+	for i := range txs {
+		txs[i].hash, txs[i].signerID = c.View.Transactions[i].Hash, c.View.Transactions[i].SignerID
+	}
 	return c, txs, nil
+}
+
+// chunkTransactions splits a chunk's [{transaction, outcome}] into the
+// transactions as served (the chunk answer's member) and each one's
+// outcome.
+func chunkTransactions(raw json.RawMessage) ([]docTx, json.RawMessage, error) {
+	if string(raw) == "null" {
+		return nil, json.RawMessage("[]"), nil
+	}
+	list, err := items(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode chunk transactions: %w", err)
+	}
+	txs := make([]docTx, len(list))
+	raws := make([]json.RawMessage, len(list))
+	for i, it := range list {
+		ms, err := members(it)
+		if err != nil {
+			return nil, nil, fmt.Errorf("decode chunk transaction %d: %w", i, err)
+		}
+		var tx, outcome json.RawMessage
+		for _, m := range ms {
+			switch m.key {
+			case "transaction":
+				tx = m.value
+			case "outcome":
+				outcome = m.value
+			}
+		}
+		if tx == nil {
+			return nil, nil, fmt.Errorf("decode chunk transaction %d: no transaction", i)
+		}
+		var executed json.RawMessage
+		if outcome != nil && string(outcome) != "null" {
+			if executed, err = memberValue(outcome, "execution_outcome"); err != nil {
+				return nil, nil, fmt.Errorf("decode chunk transaction %d outcome: %w", i, err)
+			}
+		}
+		if executed == nil {
+			return nil, nil, fmt.Errorf("decode chunk transaction %d: no execution_outcome", i)
+		}
+		o, err := parseOutcome(executed)
+		if err != nil {
+			return nil, nil, fmt.Errorf("transaction %d: %w", i, err)
+		}
+		raws[i] = tx
+		txs[i] = docTx{raw: tx, outcome: o}
+	}
+	return txs, writeArray(raws), nil
 }
 
 // docChange is a state change with the trie key nearcore stores it under,
@@ -249,7 +304,7 @@ var columnEffects = map[byte]string{
 // does not list.
 func parseChange(raw json.RawMessage) (docChange, bool, error) {
 	sc := bundle.StateChange{JSON: raw}
-	if err := json.Unmarshal(raw, &sc.View); err != nil {
+	if err := unmarshal(raw, &sc.View); err != nil {
 		return docChange{}, false, fmt.Errorf("decode state change: %w", err)
 	}
 	col, ok := changeColumns[sc.View.Type]

@@ -50,6 +50,7 @@ func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (b
 		st.BlockHeights[tx.outcome.blockHash] = p.height
 	}
 	var outcomes, receipts []json.RawMessage
+	body := &bundle.TxStatusBody{TransactionOutcome: tx.outcome.fields}
 	done := true
 	end := upto + 1 // documents p.next..end-1 are searched
 	stack := slices.Clone(tx.outcome.receiptIDs)
@@ -67,6 +68,7 @@ func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (b
 		}
 		o := f.outcome
 		outcomes = append(outcomes, o.raw)
+		body.ReceiptsOutcome = append(body.ReceiptsOutcome, o.fields)
 		if len(o.receipt) > 0 && string(o.receipt) != "null" {
 			receipts = append(receipts, o.receipt)
 		}
@@ -90,17 +92,21 @@ func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (b
 	}
 	// Members in the order near.FinalExecutionOutcomeView has them;
 	// receipts omitted when empty, as it does.
-	members := []member{
-		{"final_execution_status", json.RawMessage(`"` + execution + `"`)},
-		{"status", status},
-		{"transaction", tx.raw},
-		{"transaction_outcome", tx.outcome.raw},
-		{"receipts_outcome", writeArray(outcomes)},
+	parts := []member{
+		{key: "final_execution_status", value: json.RawMessage(`"` + execution + `"`)},
+		{key: "status", value: status},
+		{key: "transaction", value: tx.raw},
+		{key: "transaction_outcome", value: tx.outcome.raw},
+		{key: "receipts_outcome", value: writeArray(outcomes)},
 	}
 	if len(receipts) > 0 {
-		members = append(members, member{"receipts", writeArray(receipts)})
+		parts = append(parts, member{key: "receipts", value: writeArray(receipts)})
 	}
-	st.JSON = writeObject(members)
+	st.JSON = writeObject(parts)
+	// What the store would decode of st.JSON, from the outcomes as they
+	// were decoded with their documents.
+	body.FinalExecutionStatus = execution
+	st.Body = body
 	return st, execution == "FINAL", nil
 }
 
@@ -162,7 +168,7 @@ func finalStatus(txOutcome docOutcome, found map[string]foundOutcome) json.RawMe
 		var next struct {
 			SuccessReceiptID *string `json:"SuccessReceiptId"`
 		}
-		if json.Unmarshal(status, &next) != nil || next.SuccessReceiptID == nil {
+		if unmarshal(status, &next) != nil || next.SuccessReceiptID == nil {
 			return bytes.Clone(status)
 		}
 		f, ok := found[*next.SuccessReceiptID]

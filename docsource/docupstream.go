@@ -70,23 +70,6 @@ type DocumentReceiptOutcome struct {
 	TxHash           *string         `json:"tx_hash"`
 }
 
-// decodeDocument decodes a document, compacted; a body without a block is
-// malformed.
-func decodeDocument(body []byte) (*BlockDocument, error) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, body); err != nil {
-		return nil, fmt.Errorf("decode block document: %w", err)
-	}
-	var doc BlockDocument
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		return nil, fmt.Errorf("decode block document: %w", err)
-	}
-	if len(doc.Block) == 0 || string(doc.Block) == "null" {
-		return nil, errors.New("block document without a block")
-	}
-	return &doc, nil
-}
-
 // NeardataFetcher reads FastNEAR's neardata API: GET /v0/block/{height}
 // (null for a skipped height; a height a little past the head is waited
 // for by the server) and GET /v0/last_block/final (a redirect naming the
@@ -271,16 +254,28 @@ func (f *LakeFetcher) object(ctx context.Context, name string, check func([]byte
 	return body, result
 }
 
-// compactChecked compacts a JSON body that check accepts.
+// compactChecked compacts a JSON body that check accepts (a copy only when
+// it did not come compact).
 func compactChecked(body []byte, check func([]byte) error) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, body); err != nil {
+	body = bytes.TrimSpace(body)
+	end, err := skipValue(body, 0)
+	if err == nil && end != len(body) {
+		err = errNotCompact // whitespace inside, or data after the value
+	}
+	if errors.Is(err, errNotCompact) {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, body); err != nil {
+			return nil, err
+		}
+		body, err = buf.Bytes(), nil
+	}
+	if err != nil {
 		return nil, err
 	}
-	if err := check(buf.Bytes()); err != nil {
+	if err := check(body); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return body, nil
 }
 
 // Document reads block.json, then the shard files of the block's shards,
@@ -319,18 +314,14 @@ func (f *LakeFetcher) Document(ctx context.Context, height uint64) (*BlockDocume
 		g.Go(func() error {
 			name := fmt.Sprintf("%s/shard_%d.json", folder, c.ShardID)
 			_, err := f.object(gctx, name, func(b []byte) error {
-				var sh struct {
-					DocumentShard
-					ShardID *uint64 `json:"shard_id"`
-				}
-				if err := json.Unmarshal(b, &sh); err != nil {
+				sh, hasID, err := decodeShard(b)
+				if err != nil {
 					return err
 				}
-				if sh.ShardID == nil || *sh.ShardID != c.ShardID {
+				if !hasID || sh.ShardID != c.ShardID {
 					return fmt.Errorf("not shard %d", c.ShardID)
 				}
-				doc.Shards[i] = sh.DocumentShard
-				doc.Shards[i].ShardID = c.ShardID
+				doc.Shards[i] = sh
 				return nil
 			})
 			return err

@@ -82,6 +82,9 @@ const (
 	DefaultProgressInterval = 5 * time.Second
 	DefaultRevisitInterval  = 10 * time.Second
 	DefaultDatabaseRetry    = 10 * time.Minute
+	// DefaultMemoryBudget keeps a backfill of mainnet's heaviest blocks
+	// within 512 MiB of RSS (docs/performance-ingest.md).
+	DefaultMemoryBudget     = 192 << 20
 	DefaultUpstreamPatience = 5 * time.Minute
 )
 
@@ -123,6 +126,11 @@ type Config struct {
 	// restarting, ...) is retried with backoff before Run gives up.
 	// Default DefaultDatabaseRetry.
 	DatabaseRetry time.Duration
+	// MemoryBudget bounds, in bytes, the blocks the pipeline holds at once
+	// (being fetched, fetched, prepared and being written), estimated by
+	// their weight: batches are cut short to stay within it, whatever the
+	// blocks weigh. Default DefaultMemoryBudget.
+	MemoryBudget int64
 	// UpstreamPatience bounds, with To set, how long a Source call failing
 	// because the upstream is unavailable (outage.Unavailable) is retried
 	// before Run gives up. Without To, an outage is waited out however
@@ -143,6 +151,7 @@ func (c Config) withDefaults() Config {
 	c.ProgressInterval = cmp.Or(c.ProgressInterval, DefaultProgressInterval)
 	c.RevisitInterval = cmp.Or(c.RevisitInterval, DefaultRevisitInterval)
 	c.DatabaseRetry = cmp.Or(c.DatabaseRetry, DefaultDatabaseRetry)
+	c.MemoryBudget = cmp.Or(c.MemoryBudget, DefaultMemoryBudget)
 	c.UpstreamPatience = cmp.Or(c.UpstreamPatience, DefaultUpstreamPatience)
 	return c
 }
@@ -159,6 +168,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("progress interval %s: want positive", c.ProgressInterval)
 	case c.RevisitInterval < 0:
 		return fmt.Errorf("revisit interval %s: want positive", c.RevisitInterval)
+	case c.MemoryBudget < 1<<20:
+		return fmt.Errorf("memory budget %d bytes: want at least 1 MiB", c.MemoryBudget)
 	case c.DatabaseRetry < 0:
 		return fmt.Errorf("database retry %s: want positive", c.DatabaseRetry)
 	case c.UpstreamPatience < 0:
@@ -177,6 +188,7 @@ type Indexer struct {
 	logger *slog.Logger
 	// unknownSeen holds the kinds of unmodelled variants already logged.
 	unknownSeen map[string]bool
+	budget      *budget
 }
 
 // New returns an indexer reading src and writing sink.
@@ -191,5 +203,6 @@ func New(cfg Config, src Source, sink Sink, logger *slog.Logger) (*Indexer, erro
 	if cfg.Upstream == nil {
 		cfg.Upstream = outage.New(outage.Config{Logger: logger})
 	}
-	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger, unknownSeen: map[string]bool{}}, nil
+	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger, unknownSeen: map[string]bool{},
+		budget: newBudget(cfg.MemoryBudget, cfg.Workers)}, nil
 }

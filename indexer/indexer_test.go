@@ -1,6 +1,7 @@
 package indexer_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -490,4 +492,34 @@ func TestNextBatchIsPreparedWhileOneIsWritten(t *testing.T) {
 	// Every write but the last has a next batch to overlap with.
 	require.GreaterOrEqual(t, sink.overlaps, sink.writes-1)
 	require.Equal(t, reference(t, c, 1, 60), digest(t, sink.Store))
+}
+
+// countingSink counts the batches written.
+type countingSink struct {
+	*store.Store
+	writes atomic.Int64
+}
+
+func (c *countingSink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
+	c.writes.Add(1)
+	return c.Store.Write(ctx, b)
+}
+
+// TestMemoryBudgetCutsBatches: with a budget a few blocks deep, batches
+// are cut short of BatchSize to stay within it; every height is still
+// indexed, in order, and the progress line reports the budget's use and
+// the rate's window.
+func TestMemoryBudgetCutsBatches(t *testing.T) {
+	t.Parallel()
+	c := testChain()
+	s := storetest.NewStore(t)
+	sink := &countingSink{Store: s}
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	ix, err := indexer.New(indexer.Config{To: ptr(80), BatchSize: 80, MemoryBudget: 1 << 20}, newFakeSource(c, 100), sink, logger)
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(context.Background()))
+	require.Equal(t, reference(t, c, 1, 80), digest(t, s))
+	require.Greater(t, sink.writes.Load(), int64(2), "80 heights in more than the one batch BatchSize allows")
+	require.Regexp(t, `msg=indexing .*rows=[1-9].*rate_window=.*memory_budget_used_mib=0 memory_budget_peak_mib=[01] memory_budget_mib=1`, logs.String())
 }

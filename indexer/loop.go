@@ -1,10 +1,12 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -18,11 +20,14 @@ import (
 type fetched struct {
 	height uint64
 	bundle *bundle.Bundle
+	weight int64 // bundleWeight, held in the budget until written
 }
 
-// batch is a run of consecutive heights, fetched together.
+// batch is a run of consecutive heights, fetched together, and the bytes
+// of the budget it holds.
 type batch struct {
 	results []fetched
+	weight  int64
 }
 
 // Run follows the chain until ctx ends (returning nil: the batch in hand is
@@ -60,7 +65,7 @@ func (ix *Indexer) run(ctx context.Context) error {
 	}
 	start, prev := p.start, p.prev
 	ix.src.Prepare(p.floor)
-	attrs := []any{"from", start, "workers", ix.cfg.Workers, "batch_size", ix.cfg.BatchSize}
+	attrs := []any{"from", start, "workers", ix.cfg.Workers, "batch_size", ix.cfg.BatchSize, "memory_budget_mib", ix.cfg.MemoryBudget >> 20}
 	if ix.cfg.To != nil {
 		attrs = append(attrs, "to", *ix.cfg.To)
 	}
@@ -238,21 +243,21 @@ func (ix *Indexer) produce(ctx context.Context, start uint64, linked bool, out c
 				hi = next
 			}
 		}
-		results, err := ix.fetchRange(ctx, next, hi)
+		b, err := ix.fetchRange(ctx, next, hi)
 		if err != nil {
 			return err
 		}
-		for _, r := range results {
+		for _, r := range b.results {
 			if r.bundle != nil {
 				lastBlock, seenBlock = r.height, true
 			}
 		}
 		select {
-		case out <- batch{results: results}:
+		case out <- b:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		next = hi + 1
+		next = b.results[len(b.results)-1].height + 1
 	}
 }
 
@@ -310,37 +315,85 @@ func (ix *Indexer) waitHead(ctx context.Context, height uint64, indexed bool) (u
 	}
 }
 
-// fetchRange fetches heights lo..hi with at most Workers at once.
-func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) ([]fetched, error) {
-	results := make([]fetched, hi-lo+1)
+// fetchRange fetches heights from lo on, up to hi, with at most Workers at
+// once, as far as the memory budget allows: the first height waits for
+// room; a later one waits while fetches of the batch are running (they
+// settle to their blocks' weight), and ends the batch when none is and
+// there is still no room, or once the batch's blocks weigh its share, so
+// that what is in hand moves on and is released.
+func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) (batch, error) {
+	// results is never grown past its capacity: the fetches write through
+	// pointers into it.
+	results := make([]fetched, 0, hi-lo+1)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(ix.cfg.Workers)
-	for i := range results {
-		height := lo + uint64(i)
-		g.Go(func() error {
-			var b *bundle.Bundle
-			err := ix.callUpstream(gctx, "fetch block", func(ctx context.Context) (err error) {
-				b, err = ix.src.Bundle(ctx, height)
+	var running, weighed atomic.Int64
+	err := func() error {
+		for height := lo; height <= hi; height++ {
+			if len(results) > 0 && weighed.Load() >= ix.budget.batchShare() {
+				return nil
+			}
+			reserved, ok, err := ix.reserve(gctx, len(results) == 0, &running)
+			if err != nil || !ok {
+				return err
+			}
+			results = append(results, fetched{height: height})
+			r := &results[len(results)-1]
+			running.Add(1)
+			g.Go(func() error {
+				var b *bundle.Bundle
+				err := ix.callUpstream(gctx, "fetch block", func(ctx context.Context) (err error) {
+					b, err = ix.src.Bundle(ctx, height)
+					return err
+				})
+				switch {
+				case errors.Is(err, bundle.ErrNoBlock):
+					err = nil // a height without a block
+				case err != nil:
+					err = fmt.Errorf("fetch height %d: %w", height, err)
+				case b.Height() != height:
+					err = fmt.Errorf("fetch height %d: upstream returned block %d", height, b.Height())
+				default:
+					r.bundle, r.weight = b, bundleWeight(b)
+					weighed.Add(r.weight)
+				}
+				running.Add(-1) // before settle wakes a reserve that looks at it
+				ix.budget.settle(reserved, r.weight)
 				return err
 			})
-			switch {
-			case errors.Is(err, bundle.ErrNoBlock):
-				results[i] = fetched{height: height}
-			case err != nil:
-				return fmt.Errorf("fetch height %d: %w", height, err)
-			default:
-				if b.Height() != height {
-					return fmt.Errorf("fetch height %d: upstream returned block %d", height, b.Height())
-				}
-				results[i] = fetched{height: height, bundle: b}
-			}
-			return nil
-		})
+		}
+		return nil
+	}()
+	err = cmp.Or(g.Wait(), err)
+	b := batch{results: results}
+	for _, r := range results {
+		b.weight += r.weight
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	if err != nil {
+		ix.budget.release(b.weight)
+		return batch{}, err
 	}
-	return results, nil
+	return b, nil
+}
+
+// reserve takes a fetch's room in the budget: waiting for it when first
+// (the batch's first height) or while fetches of the batch are running;
+// ok is false when neither holds and there is no room.
+func (ix *Indexer) reserve(ctx context.Context, first bool, running *atomic.Int64) (int64, bool, error) {
+	for {
+		n, ok, freed := ix.budget.tryReserve()
+		if ok {
+			return n, true, nil
+		}
+		if !first && running.Load() == 0 {
+			return 0, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		case <-freed:
+		}
+	}
 }
 
 // linkedBatch is a batch's blocks that follow the last one linked before
@@ -350,6 +403,7 @@ func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) ([]fetched, er
 type linkedBatch struct {
 	batch   *store.Batch
 	linkErr error
+	weight  int64 // the budget's bytes the batch holds
 }
 
 // link checks each block's link to the one before it (the last committed
@@ -374,7 +428,7 @@ func (ix *Indexer) link(ctx context.Context, start uint64, prev *store.Cursor, i
 			hdr := r.bundle.Block.Header
 			prev = &store.Cursor{Height: hdr.Height, Hash: hdr.Hash}
 		}
-		l := linkedBatch{linkErr: linkErr}
+		l := linkedBatch{linkErr: linkErr, weight: b.weight}
 		if len(bundles) > 0 {
 			prepared, err := ix.sink.Prepare(bundles)
 			if err != nil {
@@ -409,6 +463,8 @@ func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *pro
 			if err != nil {
 				return err
 			}
+			ix.budget.release(l.weight)
+			l.weight = 0
 			ix.cfg.Metrics.committed(stats, last, time.Since(began))
 			ix.noteUnknown(stats.Unknown, last)
 			prog.committed(last, stats.Blocks, stats.Rows)
@@ -419,6 +475,7 @@ func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *pro
 				}
 			}
 		}
+		ix.budget.release(l.weight)
 		if l.linkErr != nil {
 			return l.linkErr
 		}

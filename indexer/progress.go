@@ -6,25 +6,40 @@ import (
 	"time"
 )
 
+// rateWindow is the span the progress line's rates are measured over.
+const rateWindow = time.Minute
+
+// etaSmoothing is the weight of each line's windowed rate in the rate the
+// ETA is computed from (an exponential moving average), so that the ETA
+// follows a lasting change of speed without jumping with one slow batch.
+const etaSmoothing = 0.2
+
 // progress tracks what the loop has done, for the periodic log line.
 type progress struct {
-	mu         sync.Mutex
-	start      uint64
-	to         *uint64
-	began      time.Time
-	height     uint64 // last committed height
-	any        bool
-	head       uint64
-	blocks     int
-	lastBlocks int
-	rows       int
-	lastRows   int
-	lastAt     time.Time
+	mu     sync.Mutex
+	start  uint64
+	to     *uint64
+	began  time.Time
+	height uint64 // last committed height
+	any    bool
+	head   uint64
+	blocks int
+	rows   int
+	// samples are the totals at each commit within the last rateWindow
+	// (and the one before it, the window's start).
+	samples []progressSample
+	// smoothed is the rate the ETA uses; 0 until the first rate.
+	smoothed float64
+}
+
+type progressSample struct {
+	at           time.Time
+	blocks, rows int
 }
 
 func newProgress(start uint64, to *uint64) *progress {
 	now := time.Now()
-	return &progress{start: start, to: to, began: now, lastAt: now}
+	return &progress{start: start, to: to, began: now, samples: []progressSample{{at: now}}}
 }
 
 func (p *progress) setHead(head uint64) {
@@ -35,10 +50,34 @@ func (p *progress) setHead(head uint64) {
 
 func (p *progress) committed(height uint64, blocks, rows int) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.height, p.any = height, true
 	p.blocks += blocks
 	p.rows += rows
-	p.mu.Unlock()
+	now := time.Now()
+	p.samples = append(p.samples, progressSample{at: now, blocks: p.blocks, rows: p.rows})
+	// Keep one sample at or before the window's start.
+	for len(p.samples) > 2 && now.Sub(p.samples[1].at) >= rateWindow {
+		p.samples = p.samples[1:]
+	}
+}
+
+// rates returns blocks/s and rows/s over the last rateWindow (from the
+// first sample in it, or since the start when the run is younger) up to
+// now, and the span they were measured over.
+func (p *progress) rates(now time.Time) (blocks, rows float64, span time.Duration) {
+	first := p.samples[0]
+	for _, s := range p.samples {
+		if now.Sub(s.at) <= rateWindow {
+			break
+		}
+		first = s
+	}
+	span = now.Sub(first.at)
+	if span <= 0 {
+		return 0, 0, 0
+	}
+	return float64(p.blocks-first.blocks) / span.Seconds(), float64(p.rows-first.rows) / span.Seconds(), span
 }
 
 // report logs a progress line every ProgressInterval until ctx ends.
@@ -55,32 +94,38 @@ func (ix *Indexer) report(ctx context.Context, p *progress) {
 	}
 }
 
-// logProgress logs height, blocks/s since the last line, lag behind the
-// head and, for a bounded range, the ETA.
+// logProgress logs height, lag behind the head, blocks and rows committed,
+// the rates over the last rateWindow (rate_window says over how long),
+// the memory budget's use and, for a bounded range, the ETA from a
+// smoothed rate.
 func (ix *Indexer) logProgress(p *progress) {
 	p.mu.Lock()
 	now := time.Now()
-	elapsed := now.Sub(p.lastAt).Seconds()
-	rate, rowRate := 0.0, 0.0
-	if elapsed > 0 {
-		rate = float64(p.blocks-p.lastBlocks) / elapsed
-		rowRate = float64(p.rows-p.lastRows) / elapsed
+	rate, rowRate, span := p.rates(now)
+	if span > 0 {
+		if p.smoothed == 0 {
+			p.smoothed = rate
+		} else {
+			p.smoothed += etaSmoothing * (rate - p.smoothed)
+		}
 	}
-	p.lastBlocks, p.lastRows, p.lastAt = p.blocks, p.rows, now
-	height, head, anyBlock, blocks := p.height, p.head, p.any, p.blocks
+	height, head, anyBlock, blocks, rows, smoothed := p.height, p.head, p.any, p.blocks, p.rows, p.smoothed
 	p.mu.Unlock()
 	ix.cfg.Metrics.setRates(rate, rowRate)
+	used, peak, limit := ix.budget.usage()
+	budgetAttrs := []any{"memory_budget_used_mib", used >> 20, "memory_budget_peak_mib", peak >> 20, "memory_budget_mib", limit >> 20}
 	if !anyBlock {
-		ix.logger.Info("indexing", "head", head, "blocks", 0)
+		ix.logger.Info("indexing", append([]any{"head", head, "blocks", 0}, budgetAttrs...)...)
 		return
 	}
 	attrs := []any{"height", height, "head", head, "lag", int64(head) - int64(height),
-		"blocks", blocks, "blocks_per_second", round1(rate), "rows_per_second", int64(rowRate)}
-	if p.to != nil && *p.to > height && rate > 0 {
-		eta := time.Duration(float64(*p.to-height) / rate * float64(time.Second))
+		"blocks", blocks, "rows", rows, "blocks_per_second", round1(rate), "rows_per_second", int64(rowRate),
+		"rate_window", span.Round(time.Second)}
+	if p.to != nil && *p.to > height && smoothed > 0 {
+		eta := time.Duration(float64(*p.to-height) / smoothed * float64(time.Second))
 		attrs = append(attrs, "eta", eta.Round(time.Second))
 	}
-	ix.logger.Info("indexing", attrs...)
+	ix.logger.Info("indexing", append(attrs, budgetAttrs...)...)
 }
 
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }

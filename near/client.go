@@ -74,6 +74,11 @@ type ClientConfig struct {
 	HTTPClient *http.Client
 	// Logger receives retry logs. Default: discard.
 	Logger *slog.Logger
+	// RequestRate bounds a Getter's requests to this many a second, over
+	// all its endpoints (retries included); a 429's Retry-After pauses
+	// them all. 0: no bound. (Client calls are bounded by their callers'
+	// concurrency instead.)
+	RequestRate float64
 	// OnError, when set, is told the kind (Fail*) of every failed attempt
 	// that is retried or failed over (not of NEAR errors returned to the
 	// caller, such as UNKNOWN_BLOCK).
@@ -114,6 +119,9 @@ func (c ClientConfig) validate() error {
 	}
 	if c.MaxAttempts < 1 || c.Timeout < 0 || c.BaseBackoff < 0 || c.MaxBackoff < c.BaseBackoff {
 		return errors.New("invalid retry settings")
+	}
+	if c.RequestRate < 0 {
+		return fmt.Errorf("request rate %g: want 0 (no bound) or more", c.RequestRate)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package near
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ type Answer struct {
 type Getter struct {
 	cfg       ClientConfig
 	preferred atomic.Int64 // endpoint that answered last
+	pace      *pacer       // ClientConfig.RequestRate
 }
 
 // NewGetter returns a Getter for cfg.
@@ -47,7 +49,7 @@ func NewGetter(cfg ClientConfig) (*Getter, error) {
 	for i, e := range cfg.Endpoints {
 		cfg.Endpoints[i] = strings.TrimRight(e, "/")
 	}
-	return &Getter{cfg: cfg}, nil
+	return &Getter{cfg: cfg, pace: newPacer(cfg.RequestRate)}, nil
 }
 
 // Get fetches path (below each endpoint's base URL) until accept takes an
@@ -64,6 +66,9 @@ func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error
 			if err := g.cfg.backoff().Sleep(ctx, attempt, retryAfter); err != nil {
 				return fmt.Errorf("get %s: %w (last error: %v)", path, err, last)
 			}
+		}
+		if err := g.pace.wait(ctx); err != nil {
+			return fmt.Errorf("get %s: %w", path, err)
 		}
 		ans, err := g.attempt(ctx, g.cfg.Endpoints[idx]+path)
 		if err == nil {
@@ -90,6 +95,7 @@ func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error
 		retryAfter = 0
 		if n == 1 {
 			retryAfter = ae.retryAfter // with another endpoint, fail over at once
+			g.pace.hold(ae.retryAfter) // and the other requests to it wait too
 		}
 	}
 	return fmt.Errorf("get %s: %w: %d attempts failed, last: %w", path, ErrUnavailable, g.cfg.MaxAttempts, last)
@@ -109,7 +115,12 @@ func (g *Getter) attempt(ctx context.Context, url string) (Answer, error) {
 		return Answer{}, classifyTransport(ctx, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, g.cfg.MaxResponseBytes+1))
+	var buf bytes.Buffer
+	if n := resp.ContentLength; n > 0 && n <= g.cfg.MaxResponseBytes {
+		buf.Grow(int(n) + bytes.MinRead) // one allocation for a document of known size
+	}
+	_, err = buf.ReadFrom(io.LimitReader(resp.Body, g.cfg.MaxResponseBytes+1))
+	body := buf.Bytes()
 	if err != nil {
 		return Answer{}, classifyTransport(ctx, err)
 	}

@@ -175,14 +175,14 @@ func (p AccessKeyPermission) MarshalJSON() ([]byte, error) {
 func (p *AccessKeyPermission) UnmarshalJSON(data []byte) error {
 	*p = AccessKeyPermission{}
 	var name string
-	if json.Unmarshal(data, &name) == nil {
+	if !isObject(data) && json.Unmarshal(data, &name) == nil {
 		if name != "FullAccess" {
 			p.Other = append(json.RawMessage(nil), data...)
 		}
 		return nil
 	}
 	var tagged map[string]json.RawMessage
-	if err := json.Unmarshal(data, &tagged); err != nil {
+	if err := unmarshal(data, &tagged); err != nil {
 		return fmt.Errorf("decode access key permission: %w", err)
 	}
 	fc, ok := tagged["FunctionCall"]
@@ -194,7 +194,7 @@ func (p *AccessKeyPermission) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	p.FunctionCall = new(FunctionCallPermission)
-	if err := json.Unmarshal(fc, p.FunctionCall); err != nil {
+	if err := unmarshal(fc, p.FunctionCall); err != nil {
 		return fmt.Errorf("decode access key permission: %w", err)
 	}
 	return nil
@@ -279,7 +279,7 @@ func (b ByteArray) MarshalJSON() ([]byte, error) {
 func (b *ByteArray) UnmarshalJSON(data []byte) error {
 	var ints []uint8
 	var raw []json.Number
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if err := unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("decode byte array: %w", err)
 	}
 	ints = make([]uint8, len(raw))

@@ -204,7 +204,7 @@ func (a ActionView) MarshalJSON() ([]byte, error) {
 func (a *ActionView) UnmarshalJSON(data []byte) error {
 	*a = ActionView{}
 	var name string
-	if json.Unmarshal(data, &name) == nil {
+	if !isObject(data) && json.Unmarshal(data, &name) == nil {
 		if name == "CreateAccount" {
 			a.CreateAccount = true
 			return nil
@@ -212,8 +212,8 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 		a.Other = append(json.RawMessage(nil), data...)
 		return nil
 	}
-	var tagged map[string]json.RawMessage
-	if err := json.Unmarshal(data, &tagged); err != nil {
+	tagged, err := tags(data)
+	if err != nil {
 		return fmt.Errorf("decode action: %w", err)
 	}
 	if len(tagged) != 1 {
@@ -269,7 +269,7 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 			a.Other = append(json.RawMessage(nil), data...)
 			return nil
 		}
-		if err := json.Unmarshal(body, target); err != nil {
+		if err := unmarshal(body, target); err != nil {
 			return fmt.Errorf("decode %s action: %w", kind, err)
 		}
 	}
@@ -278,12 +278,12 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 
 // decodeDelegate decodes a Delegate action's body when it has exactly the
 // members SignedDelegateAction models, so that encoding it again gives the
-// same JSON; ok is false otherwise.
+// same JSON; ok is false otherwise. The comparison of the encoding with the
+// body is what refuses a member the type does not have (dropped from the
+// encoding), a repeated one, or one named in another case.
 func decodeDelegate(body []byte) (*SignedDelegateAction, bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
 	d := new(SignedDelegateAction)
-	if dec.Decode(d) != nil || dec.More() {
+	if unmarshal(body, d) != nil {
 		return nil, false
 	}
 	for _, a := range d.DelegateAction.Actions {
@@ -292,7 +292,7 @@ func decodeDelegate(body []byte) (*SignedDelegateAction, bool) {
 		}
 	}
 	again, err := json.Marshal(d)
-	if err != nil || !jsonEqual(again, body) {
+	if err != nil || !bytes.Equal(again, body) && !jsonEqual(again, body) {
 		return nil, false
 	}
 	return d, true
@@ -350,8 +350,8 @@ func (r ReceiptEnumView) MarshalJSON() ([]byte, error) {
 // Other.
 func (r *ReceiptEnumView) UnmarshalJSON(data []byte) error {
 	*r = ReceiptEnumView{}
-	var tagged map[string]json.RawMessage
-	if err := json.Unmarshal(data, &tagged); err != nil {
+	tagged, err := tags(data)
+	if err != nil {
 		return fmt.Errorf("decode receipt: %w", err)
 	}
 	_, action := tagged["Action"]
@@ -362,7 +362,7 @@ func (r *ReceiptEnumView) UnmarshalJSON(data []byte) error {
 	}
 	type modelled ReceiptEnumView
 	var m modelled
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := unmarshal(data, &m); err != nil {
 		return fmt.Errorf("decode receipt: %w", err)
 	}
 	*r = ReceiptEnumView(m)

@@ -118,9 +118,11 @@ func (a U128) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes a JSON string of decimal digits.
 func (a *U128) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		return fmt.Errorf("decode u128: %w", err)
+	s, ok := plainString(data)
+	if !ok {
+		if err := json.Unmarshal(data, &s); err != nil {
+			return fmt.Errorf("decode u128: %w", err)
+		}
 	}
 	v, err := ParseU128(s)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -111,12 +112,18 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 			return err
 		}
 	}
+	if env.getenv("GOMEMLIMIT") == "" {
+		// The heap's garbage is collected before the process outgrows what
+		// the budget allows it, rather than at twice the live heap.
+		debug.SetMemoryLimit(*flags.memoryBudget * memoryLimitPerBudget / 2)
+	}
 	ix, err := indexer.New(indexer.Config{
 		From: from, To: *flags.to,
 		Workers: *flags.workers, BatchSize: *flags.batchSize,
 		PollInterval: *flags.pollInterval, ProgressInterval: *flags.progressInterval,
 		UpstreamPatience: *flags.upstreamPatience, Upstream: upstream,
-		Metrics: m,
+		MemoryBudget: *flags.memoryBudget,
+		Metrics:      m,
 	}, src, s, env.logger)
 	if err != nil {
 		return err
@@ -179,10 +186,11 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 		return src, nil
 	}
 	httpCfg := near.ClientConfig{
-		Endpoints: splitList(*flags.upstream),
-		Timeout:   *flags.upstreamTimeout,
-		Logger:    debugLogger(env.logger),
-		OnError:   metrics.UpstreamError,
+		Endpoints:   splitList(*flags.upstream),
+		Timeout:     *flags.upstreamTimeout,
+		RequestRate: *flags.upstreamRate,
+		Logger:      debugLogger(env.logger),
+		OnError:     metrics.UpstreamError,
 	}
 	var rpc rpcsource.RPC // a nil *near.Client must stay a nil interface
 	if client != nil {

@@ -24,6 +24,12 @@ const indexPoolSize = 8
 // upstream's request limit to index and the server's to serve, is now.
 const retiredRequestTimeout = "NEARLINE_REQUEST_TIMEOUT"
 
+// memoryLimitPerBudget is, in halves, the Go runtime's soft memory limit
+// per byte of --memory-budget when GOMEMLIMIT sets none: 2.5 times the
+// budget, room for the blocks it bounds, the documents read ahead for
+// transaction statuses, the server and the runtime.
+const memoryLimitPerBudget = 5
+
 // indexFlags are the flags of `nearline index`; `nearline run` registers
 // them too (registerIndexFlags) and calls indexWith.
 type indexFlags struct {
@@ -50,6 +56,8 @@ type indexFlags struct {
 	maxConns         *int
 	events           *bool
 	cursor           *string
+	memoryBudget     *int64
+	upstreamRate     *float64
 }
 
 func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
@@ -75,6 +83,8 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 	f.maxConns = intFlag(fs, env, "db-max-conns", "NEARLINE_DB_MAX_CONNS", indexPoolSize, positive, dbMaxConnsHelp)
 	f.events = boolFlag(fs, env, "events", "NEARLINE_EVENTS", true, "write the explorer tables (ft_events, nft_events, mt_events, account_activity) with every block; false skips them")
 	f.cursor = stringFlag(fs, env, "cursor", "NEARLINE_CURSOR", store.DefaultCursor, "the indexer_cursor row (range) this indexer advances: several indexers with their own --cursor and --from/--to fill disjoint ranges of one archive")
+	f.memoryBudget = bytesFlag(fs, env, "memory-budget", "NEARLINE_MEMORY_BUDGET", indexer.DefaultMemoryBudget, "bytes of blocks the pipeline holds at once (fetched, decoded, prepared, being written), e.g. 192MiB or 1GiB: batches are cut short to stay within it, whatever the blocks weigh; the Go runtime's memory limit is 2.5 times it unless GOMEMLIMIT is set")
+	f.upstreamRate = rateFlag(fs, env, "upstream-rate", "NEARLINE_UPSTREAM_RATE", 0, "with --source neardata or lake: requests a second to the document upstream at most, retries included (0: no bound; a free neardata endpoint allows 3: 180 a minute per IP)")
 	return f
 }
 

@@ -1,0 +1,125 @@
+package docsource
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/fixture"
+)
+
+// TestScanAgreesWithEncodingJSON: the scan that takes documents apart
+// accepts exactly the compact texts encoding/json accepts, and says so
+// when a text is not compact.
+func TestScanAgreesWithEncodingJSON(t *testing.T) {
+	texts := []string{
+		`{}`, `[]`, `{"a":1}`, `[1,2,3]`, `"x"`, `"\u00e9\n\"\\\/"`, `true`, `false`, `null`,
+		`0`, `-0`, `1.5`, `-1.5e+10`, `1E-3`, `18446744073709551615`, `123456789012345678901234567890`,
+		`{"a":{"b":[{"c":null}]},"d":"e"}`, `"\xff\xfe"`,
+		// invalid
+		``, `{`, `}`, `[1,]`, `{"a":1,}`, `{"a"}`, `{"a":}`, `{a:1}`, `01`, `1.`, `.5`, `-`, `1e`, `+1`,
+		`tru`, `nul`, `"abc`, `"\x"`, `"\u12g4"`, "\"a\x01b\"", `[1 2]`, `{"a":1}x`, `"\`,
+	}
+	for _, text := range texts {
+		end, err := skipValue([]byte(text), 0)
+		if err == nil && end != len(text) {
+			err = scanError(end, "data after the value")
+		}
+		require.Equal(t, json.Valid([]byte(text)), err == nil, "%q: %v", text, err)
+	}
+	for _, text := range []string{`{ "a":1}`, `{"a" :1}`, `{"a": 1}`, `{"a":1 }`, `[1, 2]`, `[ 1]`, `[1 ]`} {
+		_, err := skipValue([]byte(text), 0)
+		require.ErrorIs(t, err, errNotCompact, text)
+	}
+}
+
+// TestDecodeDocumentKeepsWhatCame: through the document path, member names
+// match exactly (a "Block" or "SHARDS" is not "block" or "shards"), a u64
+// above 2^53 stays exact, raw parts and unknown members are kept byte for
+// byte, and a document that did not come compact is compacted once.
+func TestDecodeDocumentKeepsWhatCame(t *testing.T) {
+	const change = `{"cause":{"type":"receipt_processing","receipt_hash":"R"},"type":"data_update","change":{"account_id":"a.near","key_base64":"AA==","value_base64":"AQ=="},"future_member":{"x":[1,2]}}`
+	const outcome = `{"proof":[],"block_hash":"B","id":"R","outcome":{"logs":[],"receipt_ids":[],"gas_burnt":18446744073709551615,"tokens_burnt":"340282366920938463463374607431768211455","executor_id":"a.near","status":{"SuccessValue":""},"metadata":{"version":3,"gas_profile":null}},"extra":"kept"}`
+	doc := `{"Block":{"wrong":1},"block":{"header":{"height":9007199254740993}},"SHARDS":[{"shard_id":7}],"shards":[{"shard_id":9007199254740993,"chunk":null,` +
+		`"receipt_execution_outcomes":[{"execution_outcome":` + outcome + `,"receipt":{"r":1},"tx_hash":"T"}],"state_changes":[` + change + `],"Shard_Id":1}],"unknown":{"kept":"nowhere"}}`
+	for name, body := range map[string]string{"compact": doc, "spaced": strings.ReplaceAll(strings.ReplaceAll(doc, ",", ", "), ":", ": ")} {
+		d, err := decodeDocument([]byte(body))
+		require.NoError(t, err, name)
+		require.JSONEq(t, `{"header":{"height":9007199254740993}}`, string(d.Block), name)
+		require.Len(t, d.Shards, 1, name)
+		sh := d.Shards[0]
+		require.Equal(t, uint64(9007199254740993), sh.ShardID, name)
+		require.Equal(t, "null", string(sh.Chunk), name)
+		require.Equal(t, outcome, string(sh.ReceiptExecutionOutcomes[0].ExecutionOutcome), name)
+		require.Equal(t, `{"r":1}`, string(sh.ReceiptExecutionOutcomes[0].Receipt), name)
+		require.Equal(t, "T", *sh.ReceiptExecutionOutcomes[0].TxHash, name)
+		require.Equal(t, []json.RawMessage{json.RawMessage(change)}, sh.StateChanges, name)
+
+		p, err := parseDocument(d)
+		require.NoError(t, err, name)
+		require.Equal(t, uint64(9007199254740993), p.height, name)
+		o := p.outcomes["R"]
+		require.Equal(t, outcome, string(o.raw), name)
+		require.Equal(t, uint64(18446744073709551615), o.fields.Outcome.GasBurnt, name)
+		require.Equal(t, "340282366920938463463374607431768211455", o.fields.Outcome.TokensBurnt.String(), name)
+		require.Len(t, p.changes, 1, name)
+		require.Equal(t, change, string(p.changes[0].JSON), name)
+	}
+	_, err := decodeDocument([]byte(`{"Block":{"header":{"height":1}},"shards":[]}`))
+	require.ErrorContains(t, err, "without a block")
+}
+
+// TestChunkAnswerKeepsMembersAsTheyCame: the `chunk` answer built from a
+// document's chunk keeps every member but local_receipts in place and as
+// it came (unknown ones, escaped names), each transaction without its
+// outcome.
+func TestChunkAnswerKeepsMembersAsTheyCame(t *testing.T) {
+	tx := `{"signer_id":"s.near","public_key":"ed25519:K","nonce":9007199254740993,"receiver_id":"r.near","actions":[],"priority_fee":0,"signature":"ed25519:S","hash":"H","new_member":true}`
+	eo := `{"proof":[],"block_hash":"B","id":"H","outcome":{"logs":[],"receipt_ids":["R"],"gas_burnt":1,"tokens_burnt":"2","executor_id":"s.near","status":{"SuccessReceiptId":"R"},"metadata":{"version":1,"gas_profile":null}}}`
+	raw := `{"author":"a","header":{"chunk_hash":"C","shard_id":0},"transactions":[{"transaction":` + tx + `,"outcome":{"execution_outcome":` + eo + `,"receipt":null}}],` +
+		`"receipts":[],"local_receipts":[{"x":1}],"new\u005fmember":{"y":[1]}}`
+	c, txs, err := parseChunk(json.RawMessage(raw))
+	require.NoError(t, err)
+	require.Equal(t, `{"author":"a","header":{"chunk_hash":"C","shard_id":0},"transactions":[`+tx+`],"receipts":[],"new\u005fmember":{"y":[1]}}`, string(c.JSON))
+	require.Equal(t, uint64(9007199254740993), c.View.Transactions[0].Nonce)
+	require.Len(t, txs, 1)
+	require.Equal(t, "H", txs[0].hash)
+	require.Equal(t, "s.near", txs[0].signerID)
+	require.Equal(t, eo, string(txs[0].outcome.raw))
+	require.Equal(t, []string{"R"}, txs[0].outcome.receiptIDs)
+}
+
+// TestRealDocumentDecodesAsEncodingJSONDoes: the real mainnet document's
+// views decoded through the new path equal encoding/json's decoding of the
+// same bytes, and every outcome's fields are what the store decodes of
+// them (TxStatus.Body is handed over instead of decoded again).
+func TestRealDocumentDecodesAsEncodingJSONDoes(t *testing.T) {
+	body := fixture.Read(t, "real/neardata/mainnet-151768255.json")
+	d, err := decodeDocument(body)
+	require.NoError(t, err)
+	var want BlockDocument
+	require.NoError(t, json.Unmarshal(body, &want))
+	require.True(t, reflect.DeepEqual(want, *d), "the document's parts as encoding/json splits them")
+	p, err := parseDocument(d)
+	require.NoError(t, err)
+	require.Equal(t, 313, len(p.outcomes))
+	for id, o := range p.outcomes {
+		var f bundle.OutcomeFields
+		require.NoError(t, json.Unmarshal(o.raw, &f))
+		require.Equal(t, f, *o.fields, id)
+	}
+	for shard, c := range p.chunks {
+		var view = c.View
+		require.NoError(t, json.Unmarshal(c.JSON, &view))
+		require.Equal(t, view, c.View, "shard %d", shard)
+	}
+	for i, ch := range p.changes {
+		view := ch.View
+		require.NoError(t, json.Unmarshal(ch.JSON, &view))
+		require.Equal(t, view, ch.View, "change %d", i)
+	}
+}
