@@ -3,7 +3,9 @@
 package e2e
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -69,5 +71,40 @@ func TestRunWithTheEmbeddedDatabase(t *testing.T) {
 	}
 	if want := "indexed range:   " + strconv.FormatUint(shape.GenesisHeight, 10) + "-" + strconv.FormatUint(shape.Head, 10); !strings.Contains(out, want) {
 		t.Errorf("status does not print %q:\n%s", want, out)
+	}
+}
+
+// TestRunSimIsTheOneCommandTrial runs the README's one command, `nearline
+// run --sim` with nothing set up but PostgreSQL's binaries: it makes the
+// embedded PostgreSQL, a simulated chain in-process, and serves its blocks
+// within a minute; flags that name another upstream are refused.
+func TestRunSimIsTheOneCommandTrial(t *testing.T) {
+	for _, v := range []string{"NEARLINE_DATABASE_URL", "NEARLINE_DATA_DIR", "NEARLINE_PG_BIN", "NEARLINE_UPSTREAM", "NEARLINE_GENESIS"} {
+		t.Setenv(v, "")
+	}
+	parent, err := pgcluster.MkdirTemp("nearline-e2e-sim-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	dataDir := filepath.Join(parent, "data")
+
+	out, err := binary.Run(t, time.Minute, "run", "--sim", "--upstream", "http://127.0.0.1:1", "--data-dir", dataDir)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(out, "--sim makes its own upstream") {
+		t.Fatalf("run --sim --upstream: %v, want exit status 2 naming --sim:\n%s", err, out)
+	}
+
+	p := binary.Start(t, "run", "--sim", "--data-dir", dataDir, "--listen", e2ekit.AnyPort)
+	archive := e2ekit.NewClient(p.ListenAddr(t, "serving JSON-RPC"))
+	archive.WaitReady(t, time.Minute)
+	if got := e2ekit.WaitHead(t, archive, 3, time.Minute); got < 3 {
+		t.Fatalf("run --sim's head = %d, want 3 or more", got)
+	}
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("signal run: %v", err)
+	}
+	if err, ok := p.WaitExit(time.Minute); !ok || err != nil {
+		t.Fatalf("nearline run --sim after SIGTERM: exited %v (in time: %v), want 0", err, ok)
 	}
 }

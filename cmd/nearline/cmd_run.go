@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"golang.org/x/sync/errgroup"
@@ -21,8 +22,28 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "run", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest] [--listen ADDR] [flags]")
 	index := registerIndexFlags(fs, env)
 	serve := registerServeFlags(fs, env, true)
+	withSim := boolFlag(fs, env, "sim", "NEARLINE_RUN_SIM", false, "index and serve a simulated chain made in this process (sim's defaults, a block a second) instead of an --upstream: the one-command trial")
 	var settings serveSettings
-	err := parseCommand(fs, args, index.check, serve.check, func() (err error) {
+	var simUp *simUpstream
+	defer func() {
+		if simUp != nil {
+			simUp.Close()
+		}
+	}()
+	startSim := func() (err error) {
+		if !*withSim {
+			return nil
+		}
+		if *index.upstream != "" || *index.genesis != "" || *index.source != sourceRPC {
+			return errors.New("--sim makes its own upstream and genesis: leave out --upstream, --genesis and --source")
+		}
+		if simUp, err = startSimUpstream(ctx, env); err != nil {
+			return err
+		}
+		*index.upstream, *index.genesis = simUp.url(), simUp.genesisPath()
+		return nil
+	}
+	err := parseCommand(fs, args, startSim, index.check, serve.check, func() (err error) {
 		// The server forwards what the archive cannot answer to the first
 		// RPC upstream.
 		settings, err = serve.settings(index.forwardTo())
@@ -40,6 +61,9 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 	settings.upstream = index.tracker()
 
 	g, gctx := errgroup.WithContext(ctx)
+	if simUp != nil {
+		g.Go(func() error { return simUp.serve(gctx) })
+	}
 	g.Go(func() error {
 		if err := indexWith(gctx, env, index, s, reg, settings.upstream); err != nil {
 			return fmt.Errorf("index: %w", err)

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nearline/nearline/sim"
+)
+
+// simUpstream is `run --sim`: a simulated chain served in-process on a
+// loopback port as the indexer's upstream, so that one command, with
+// nothing set up but PostgreSQL's binaries, indexes and serves a chain.
+type simUpstream struct {
+	node *sim.Node
+	ln   net.Listener
+	dir  string
+}
+
+// startSimUpstream makes the simulator (sim's defaults: one block a
+// second), listens for it on a loopback port and writes its genesis.json
+// into a temporary directory. Serve it with serve; Close removes it.
+func startSimUpstream(ctx context.Context, env *environment) (*simUpstream, error) {
+	node, err := sim.New(ctx, sim.DefaultConfig(), env.logger)
+	if err != nil {
+		return nil, fmt.Errorf("start simulator: %w", err)
+	}
+	s := &simUpstream{node: node}
+	if s.dir, err = os.MkdirTemp("", "nearline-sim-"); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("simulator genesis: %w", err)
+	}
+	if err := node.WriteGenesis(s.genesisPath()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("simulator genesis: %w", err)
+	}
+	if s.ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("simulator listener: %w", err)
+	}
+	env.logger.Info("simulator listening", "addr", s.ln.Addr().String(), "chain_id", sim.DefaultChainID)
+	return s, nil
+}
+
+func (s *simUpstream) url() string         { return "http://" + s.ln.Addr().String() }
+func (s *simUpstream) genesisPath() string { return filepath.Join(s.dir, "genesis.json") }
+
+// serve answers JSON-RPC and produces blocks until ctx ends.
+func (s *simUpstream) serve(ctx context.Context) error {
+	srv := &http.Server{Handler: s.node.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+	produced := make(chan error, 1)
+	go func() { produced <- s.node.Run(ctx) }()
+	if err := srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("simulator: %w", err)
+	}
+	if err := <-produced; err != nil && ctx.Err() == nil {
+		return fmt.Errorf("simulator: produce blocks: %w", err)
+	}
+	return nil
+}
+
+// Close stops listening and removes the genesis file.
+func (s *simUpstream) Close() {
+	if s.ln != nil {
+		_ = s.ln.Close()
+	}
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+	}
+	_ = s.node.Close(context.Background())
+}
