@@ -150,7 +150,12 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 		require.NoError(t, err)
 		s := storetest.NewStore(t)
 		to := uint64(maxHeight)
-		ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 20}, docSource(t, docs, rpc), s, nil)
+		// Faults and stalls slow the documents a status is read from: a
+		// stall wait far above them, so that no status is stored before
+		// its documents arrive (at 200 ms it was, on a loaded machine).
+		src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{TxStallWait: 10 * time.Second, TxPollInterval: 20 * time.Millisecond})
+		require.NoError(t, err)
+		ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 20}, src, s, nil)
 		require.NoError(t, err)
 		require.NoError(t, ix.Run(ctx), c.name)
 		simcheck.Check(t, node, s, 0, maxHeight)
