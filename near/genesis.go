@@ -11,29 +11,36 @@ import (
 // ratios (gas_price_adjustment_rate, protocol_reward_rate, ...).
 type Rational [2]uint64
 
+// ChainParams are the fields genesis_config and EXPERIMENTAL_protocol_config
+// both begin with, in nearcore's order. Embedded first in GenesisConfig and
+// ProtocolConfigView, its fields encode as theirs, ahead of the rest.
+type ChainParams struct {
+	ProtocolVersion                    uint32   `json:"protocol_version"`
+	GenesisTime                        string   `json:"genesis_time"`
+	ChainID                            string   `json:"chain_id"`
+	GenesisHeight                      uint64   `json:"genesis_height"`
+	NumBlockProducerSeats              uint64   `json:"num_block_producer_seats"`
+	NumBlockProducerSeatsPerShard      []uint64 `json:"num_block_producer_seats_per_shard"`
+	AvgHiddenValidatorSeatsPerShard    []uint64 `json:"avg_hidden_validator_seats_per_shard"`
+	DynamicResharding                  bool     `json:"dynamic_resharding"`
+	ProtocolUpgradeStakeThreshold      Rational `json:"protocol_upgrade_stake_threshold"`
+	EpochLength                        uint64   `json:"epoch_length"`
+	GasLimit                           uint64   `json:"gas_limit"`
+	MinGasPrice                        U128     `json:"min_gas_price"`
+	MaxGasPrice                        U128     `json:"max_gas_price"`
+	BlockProducerKickoutThreshold      uint8    `json:"block_producer_kickout_threshold"`
+	ChunkProducerKickoutThreshold      uint8    `json:"chunk_producer_kickout_threshold"`
+	ChunkValidatorOnlyKickoutThreshold uint8    `json:"chunk_validator_only_kickout_threshold"`
+	OnlineMinThreshold                 Rational `json:"online_min_threshold"`
+	OnlineMaxThreshold                 Rational `json:"online_max_threshold"`
+	GasPriceAdjustmentRate             Rational `json:"gas_price_adjustment_rate"`
+}
+
 // GenesisConfig is the result of `genesis_config` /
 // `EXPERIMENTAL_genesis_config` and the config part of a nearcore
 // genesis.json (nearcore 2.x field set and order).
 type GenesisConfig struct {
-	ProtocolVersion                         uint32        `json:"protocol_version"`
-	GenesisTime                             string        `json:"genesis_time"`
-	ChainID                                 string        `json:"chain_id"`
-	GenesisHeight                           uint64        `json:"genesis_height"`
-	NumBlockProducerSeats                   uint64        `json:"num_block_producer_seats"`
-	NumBlockProducerSeatsPerShard           []uint64      `json:"num_block_producer_seats_per_shard"`
-	AvgHiddenValidatorSeatsPerShard         []uint64      `json:"avg_hidden_validator_seats_per_shard"`
-	DynamicResharding                       bool          `json:"dynamic_resharding"`
-	ProtocolUpgradeStakeThreshold           Rational      `json:"protocol_upgrade_stake_threshold"`
-	EpochLength                             uint64        `json:"epoch_length"`
-	GasLimit                                uint64        `json:"gas_limit"`
-	MinGasPrice                             U128          `json:"min_gas_price"`
-	MaxGasPrice                             U128          `json:"max_gas_price"`
-	BlockProducerKickoutThreshold           uint8         `json:"block_producer_kickout_threshold"`
-	ChunkProducerKickoutThreshold           uint8         `json:"chunk_producer_kickout_threshold"`
-	ChunkValidatorOnlyKickoutThreshold      uint8         `json:"chunk_validator_only_kickout_threshold"`
-	OnlineMinThreshold                      Rational      `json:"online_min_threshold"`
-	OnlineMaxThreshold                      Rational      `json:"online_max_threshold"`
-	GasPriceAdjustmentRate                  Rational      `json:"gas_price_adjustment_rate"`
+	ChainParams
 	Validators                              []AccountInfo `json:"validators"`
 	TransactionValidityPeriod               uint64        `json:"transaction_validity_period"`
 	ProtocolRewardRate                      Rational      `json:"protocol_reward_rate"`
