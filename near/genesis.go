@@ -3,7 +3,6 @@ package near
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 )
 
@@ -232,18 +231,20 @@ type StateRecord struct {
 	Other     json.RawMessage
 }
 
+// recordMembers are the record kinds StateRecord models.
+var recordMembers = []member[StateRecord]{
+	memberOf("Account", func(r *StateRecord) **AccountRecord { return &r.Account }),
+	memberOf("AccessKey", func(r *StateRecord) **AccessKeyRecord { return &r.AccessKey }),
+	memberOf("Contract", func(r *StateRecord) **ContractRecord { return &r.Contract }),
+	memberOf("Data", func(r *StateRecord) **DataRecord { return &r.Data }),
+}
+
 // MarshalJSON encodes the record as {"<Kind>": {...}}.
 func (r StateRecord) MarshalJSON() ([]byte, error) {
-	switch {
-	case r.Account != nil:
-		return json.Marshal(map[string]*AccountRecord{"Account": r.Account})
-	case r.AccessKey != nil:
-		return json.Marshal(map[string]*AccessKeyRecord{"AccessKey": r.AccessKey})
-	case r.Contract != nil:
-		return json.Marshal(map[string]*ContractRecord{"Contract": r.Contract})
-	case r.Data != nil:
-		return json.Marshal(map[string]*DataRecord{"Data": r.Data})
-	case r.Other != nil:
+	if data, ok, err := marshalTagged(&r, recordMembers); ok {
+		return data, err
+	}
+	if r.Other != nil {
 		return r.Other, nil
 	}
 	return nil, errors.New("encode state record: no record set")
@@ -252,35 +253,12 @@ func (r StateRecord) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes {"<Kind>": {...}}.
 func (r *StateRecord) UnmarshalJSON(data []byte) error {
 	*r = StateRecord{}
-	var tagged map[string]json.RawMessage
-	if err := json.Unmarshal(data, &tagged); err != nil {
-		return fmt.Errorf("decode state record: %w", err)
+	ok, err := unmarshalTagged(r, data, "state record", recordMembers)
+	if err != nil {
+		return err
 	}
-	if len(tagged) != 1 {
-		return fmt.Errorf("decode state record: want one tag, got %d", len(tagged))
-	}
-	for kind, body := range tagged {
-		var target any
-		switch kind {
-		case "Account":
-			r.Account = new(AccountRecord)
-			target = r.Account
-		case "AccessKey":
-			r.AccessKey = new(AccessKeyRecord)
-			target = r.AccessKey
-		case "Contract":
-			r.Contract = new(ContractRecord)
-			target = r.Contract
-		case "Data":
-			r.Data = new(DataRecord)
-			target = r.Data
-		default:
-			r.Other = append(json.RawMessage(nil), data...)
-			return nil
-		}
-		if err := json.Unmarshal(body, target); err != nil {
-			return fmt.Errorf("decode %s record: %w", kind, err)
-		}
+	if !ok {
+		r.Other = append(json.RawMessage(nil), data...)
 	}
 	return nil
 }

@@ -1,0 +1,84 @@
+package near
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// member is one modelled member of a serde externally tagged enum ({"<tag>":
+// body}) that Go holds as a struct E with a pointer field per member.
+type member[E any] struct {
+	tag string
+	// body returns the member's field in e; nil when it is unset.
+	body func(e *E) any
+	// decode sets the member's field in e from body; false, with the field
+	// left unset, when body is not of the modelled shape.
+	decode func(e *E, body []byte) (bool, error)
+}
+
+// memberOf is the member tag held in the field that field returns.
+func memberOf[E, T any](tag string, field func(*E) **T) member[E] {
+	return member[E]{
+		tag: tag,
+		body: func(e *E) any {
+			if p := *field(e); p != nil {
+				return p
+			}
+			return nil
+		},
+		decode: func(e *E, body []byte) (bool, error) {
+			p := new(T)
+			*field(e) = p
+			return true, json.Unmarshal(body, p)
+		},
+	}
+}
+
+// setMember returns the first of members set in e and its body; ok is
+// false when none is.
+func setMember[E any](e *E, members []member[E]) (m member[E], body any, ok bool) {
+	for _, m := range members {
+		if body := m.body(e); body != nil {
+			return m, body, true
+		}
+	}
+	return member[E]{}, nil, false
+}
+
+// marshalTagged encodes the first of members set in e as {"<tag>": body};
+// ok is false when none is.
+func marshalTagged[E any](e *E, members []member[E]) (data []byte, ok bool, err error) {
+	m, body, ok := setMember(e, members)
+	if !ok {
+		return nil, false, nil
+	}
+	data, err = json.Marshal(map[string]any{m.tag: body})
+	return data, true, err
+}
+
+// unmarshalTagged decodes data, {"<tag>": body}, into the member of e with
+// that tag; what names the enum in errors ("action"). ok is false when no
+// member takes it (another tag, or a body of a shape not modelled): the
+// caller keeps data as it came.
+func unmarshalTagged[E any](e *E, data []byte, what string, members []member[E]) (ok bool, err error) {
+	var tagged map[string]json.RawMessage
+	if err := json.Unmarshal(data, &tagged); err != nil {
+		return false, fmt.Errorf("decode %s: %w", what, err)
+	}
+	if len(tagged) != 1 {
+		return false, fmt.Errorf("decode %s: want one tag, got %d", what, len(tagged))
+	}
+	for tag, body := range tagged {
+		for _, m := range members {
+			if m.tag != tag {
+				continue
+			}
+			ok, err := m.decode(e, body)
+			if err != nil {
+				return false, fmt.Errorf("decode %s %s: %w", tag, what, err)
+			}
+			return ok, nil
+		}
+	}
+	return false, nil
+}
