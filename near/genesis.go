@@ -2,7 +2,6 @@ package near
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 )
 
@@ -241,24 +240,11 @@ var recordMembers = []member[StateRecord]{
 
 // MarshalJSON encodes the record as {"<Kind>": {...}}.
 func (r StateRecord) MarshalJSON() ([]byte, error) {
-	if data, ok, err := marshalTagged(&r, recordMembers); ok {
-		return data, err
-	}
-	if r.Other != nil {
-		return r.Other, nil
-	}
-	return nil, errors.New("encode state record: no record set")
+	return marshalTagged(&r, recordMembers, r.Other, "state record")
 }
 
 // UnmarshalJSON decodes {"<Kind>": {...}}.
 func (r *StateRecord) UnmarshalJSON(data []byte) error {
 	*r = StateRecord{}
-	ok, err := unmarshalTagged(r, data, "state record", recordMembers)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		r.Other = append(json.RawMessage(nil), data...)
-	}
-	return nil
+	return unmarshalTagged(r, data, "state record", recordMembers, &r.Other)
 }

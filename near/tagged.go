@@ -45,28 +45,30 @@ func setMember[E any](e *E, members []member[E]) (m member[E], body any, ok bool
 	return member[E]{}, nil, false
 }
 
-// marshalTagged encodes the first of members set in e as {"<tag>": body};
-// ok is false when none is.
-func marshalTagged[E any](e *E, members []member[E]) (data []byte, ok bool, err error) {
-	m, body, ok := setMember(e, members)
-	if !ok {
-		return nil, false, nil
+// marshalTagged encodes the first of members set in e as {"<tag>": body},
+// else other, the value kept as it came; what names the enum in errors
+// ("action").
+func marshalTagged[E any](e *E, members []member[E], other json.RawMessage, what string) ([]byte, error) {
+	if m, body, ok := setMember(e, members); ok {
+		return json.Marshal(map[string]any{m.tag: body})
 	}
-	data, err = json.Marshal(map[string]any{m.tag: body})
-	return data, true, err
+	if other != nil {
+		return other, nil
+	}
+	return nil, fmt.Errorf("encode %s: no %s set", what, what)
 }
 
 // unmarshalTagged decodes data, {"<tag>": body}, into the member of e with
-// that tag; what names the enum in errors ("action"). ok is false when no
-// member takes it (another tag, or a body of a shape not modelled): the
-// caller keeps data as it came.
-func unmarshalTagged[E any](e *E, data []byte, what string, members []member[E]) (ok bool, err error) {
+// that tag, or, when no member takes it (another tag, or a body of a shape
+// not modelled), into other as it came; what names the enum in errors
+// ("action").
+func unmarshalTagged[E any](e *E, data []byte, what string, members []member[E], other *json.RawMessage) error {
 	var tagged map[string]json.RawMessage
 	if err := json.Unmarshal(data, &tagged); err != nil {
-		return false, fmt.Errorf("decode %s: %w", what, err)
+		return fmt.Errorf("decode %s: %w", what, err)
 	}
 	if len(tagged) != 1 {
-		return false, fmt.Errorf("decode %s: want one tag, got %d", what, len(tagged))
+		return fmt.Errorf("decode %s: want one tag, got %d", what, len(tagged))
 	}
 	for tag, body := range tagged {
 		for _, m := range members {
@@ -75,10 +77,13 @@ func unmarshalTagged[E any](e *E, data []byte, what string, members []member[E])
 			}
 			ok, err := m.decode(e, body)
 			if err != nil {
-				return false, fmt.Errorf("decode %s %s: %w", tag, what, err)
+				return fmt.Errorf("decode %s %s: %w", tag, what, err)
 			}
-			return ok, nil
+			if ok {
+				return nil
+			}
 		}
 	}
-	return false, nil
+	*other = append(json.RawMessage(nil), data...)
+	return nil
 }

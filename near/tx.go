@@ -3,7 +3,6 @@ package near
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -175,13 +174,7 @@ func (a ActionView) MarshalJSON() ([]byte, error) {
 	if a.CreateAccount {
 		return []byte(`"CreateAccount"`), nil
 	}
-	if data, ok, err := marshalTagged(&a, actionMembers); ok {
-		return data, err
-	}
-	if a.Other != nil {
-		return a.Other, nil
-	}
-	return nil, errors.New("encode action: no action set")
+	return marshalTagged(&a, actionMembers, a.Other, "action")
 }
 
 // UnmarshalJSON decodes nearcore's tagged action enum.
@@ -196,14 +189,7 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 		a.Other = append(json.RawMessage(nil), data...)
 		return nil
 	}
-	ok, err := unmarshalTagged(a, data, "action", actionMembers)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		a.Other = append(json.RawMessage(nil), data...)
-	}
-	return nil
+	return unmarshalTagged(a, data, "action", actionMembers, &a.Other)
 }
 
 // decodeDelegate decodes a Delegate action's body when it has exactly the
