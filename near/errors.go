@@ -90,43 +90,40 @@ func ClipTo(s string, limit int) string {
 	return s[:cut] + "…"
 }
 
+// newError is the envelope of kind with the cause's name and info (any
+// value encoding/json takes), the legacy code and message, and data.
+func newError(kind, cause string, info any, code int, message string, data any) *Error {
+	return &Error{
+		Name:    kind,
+		Cause:   &ErrorCause{Name: cause, Info: mustJSON(info)},
+		Code:    code,
+		Message: message,
+		Data:    mustJSON(data),
+	}
+}
+
 // ParseError is a REQUEST_VALIDATION_ERROR / PARSE_ERROR: the request or its
 // params could not be decoded. A message longer than MaxParseErrorText is
 // cut.
 func ParseError(message string) *Error {
 	message = ClipTo(message, MaxParseErrorText)
-	return &Error{
-		Name:    KindRequestValidation,
-		Cause:   &ErrorCause{Name: "PARSE_ERROR", Info: mustJSON(map[string]string{"error_message": message})},
-		Code:    CodeParseError,
-		Message: "Parse error",
-		Data:    mustJSON(message),
-	}
+	return newError(KindRequestValidation, "PARSE_ERROR", map[string]string{"error_message": message},
+		CodeParseError, "Parse error", message)
 }
 
 // MethodNotFound is a REQUEST_VALIDATION_ERROR / METHOD_NOT_FOUND; a method
 // name longer than MaxEcho is clipped.
 func MethodNotFound(method string) *Error {
 	method = Clip(method)
-	return &Error{
-		Name:    KindRequestValidation,
-		Cause:   &ErrorCause{Name: "METHOD_NOT_FOUND", Info: mustJSON(map[string]string{"method_name": method})},
-		Code:    CodeMethodNotFound,
-		Message: "Method not found",
-		Data:    mustJSON(method),
-	}
+	return newError(KindRequestValidation, "METHOD_NOT_FOUND", map[string]string{"method_name": method},
+		CodeMethodNotFound, "Method not found", method)
 }
 
 // InternalError is an INTERNAL_ERROR whose message is safe to show a client.
 // Never pass it a Go error's text: log that, and say what failed in words.
 func InternalError(message string) *Error {
-	return &Error{
-		Name:    KindInternal,
-		Cause:   &ErrorCause{Name: "INTERNAL_ERROR", Info: mustJSON(map[string]string{"error_message": message})},
-		Code:    CodeServerError,
-		Message: "Server error",
-		Data:    mustJSON(message),
-	}
+	return newError(KindInternal, "INTERNAL_ERROR", map[string]string{"error_message": message},
+		CodeServerError, "Server error", message)
 }
 
 // HandlerError is a HANDLER_ERROR with the given cause name, info object and
@@ -135,13 +132,7 @@ func HandlerError(cause string, info any, data string) *Error {
 	if info == nil {
 		info = struct{}{}
 	}
-	return &Error{
-		Name:    KindHandler,
-		Cause:   &ErrorCause{Name: cause, Info: mustJSON(info)},
-		Code:    CodeServerError,
-		Message: "Server error",
-		Data:    mustJSON(data),
-	}
+	return newError(KindHandler, cause, info, CodeServerError, "Server error", data)
 }
 
 // UnknownBlock is the error for a block nobody has: a height the chain

@@ -41,6 +41,13 @@ type stampInfo struct {
 	BlockHash   string `json:"block_hash"`
 }
 
+// infoAt is the error info {"<key>": value, "block_height", "block_hash"},
+// in that order.
+func infoAt(key string, value any, at BlockStamp) json.RawMessage {
+	head, stamp := mustJSON(map[string]any{key: value}), mustJSON(stampInfo(at))
+	return append(append(head[:len(head)-1], ','), stamp[1:]...)
+}
+
 // GarbageCollectedBlock is the error for data a regular node no longer has.
 func GarbageCollectedBlock(at BlockStamp) *Error {
 	return HandlerError("GARBAGE_COLLECTED_BLOCK", stampInfo(at),
@@ -49,39 +56,27 @@ func GarbageCollectedBlock(at BlockStamp) *Error {
 
 // UnknownAccount is the error for an account that does not exist at the block.
 func UnknownAccount(accountID string, at BlockStamp) *Error {
-	return HandlerError("UNKNOWN_ACCOUNT", struct {
-		RequestedAccountID string `json:"requested_account_id"`
-		stampInfo
-	}{accountID, stampInfo(at)},
+	return HandlerError("UNKNOWN_ACCOUNT", infoAt("requested_account_id", accountID, at),
 		fmt.Sprintf("account %s does not exist while viewing", accountID))
 }
 
 // NoContractCode is the error for view_code/call_function on an account with
 // no contract.
 func NoContractCode(accountID string, at BlockStamp) *Error {
-	return HandlerError("NO_CONTRACT_CODE", struct {
-		ContractAccountID string `json:"contract_account_id"`
-		stampInfo
-	}{accountID, stampInfo(at)},
+	return HandlerError("NO_CONTRACT_CODE", infoAt("contract_account_id", accountID, at),
 		fmt.Sprintf("Contract code for contract ID %s has never been observed on the node", accountID))
 }
 
 // TooLargeContractState is the error for view_state over the size limit.
 func TooLargeContractState(accountID string, at BlockStamp) *Error {
-	return HandlerError("TOO_LARGE_CONTRACT_STATE", struct {
-		ContractAccountID string `json:"contract_account_id"`
-		stampInfo
-	}{accountID, stampInfo(at)},
+	return HandlerError("TOO_LARGE_CONTRACT_STATE", infoAt("contract_account_id", accountID, at),
 		fmt.Sprintf("State of contract %s is too large to be viewed", accountID))
 }
 
 // UnknownAccessKey is the error for view_access_key on a key the account
 // does not have.
 func UnknownAccessKey(publicKey string, at BlockStamp) *Error {
-	return HandlerError("UNKNOWN_ACCESS_KEY", struct {
-		PublicKey string `json:"public_key"`
-		stampInfo
-	}{publicKey, stampInfo(at)},
+	return HandlerError("UNKNOWN_ACCESS_KEY", infoAt("public_key", publicKey, at),
 		fmt.Sprintf("Access key for public key %s has never been observed on the node", publicKey))
 }
 
@@ -89,10 +84,7 @@ func UnknownAccessKey(publicKey string, at BlockStamp) *Error {
 // vmError is the FunctionCallError view ({"ExecutionError": "..."}, ...) and
 // debugText its Rust-Debug-like text for the legacy data string.
 func ContractExecutionError(vmError json.RawMessage, debugText string, at BlockStamp) *Error {
-	return HandlerError("CONTRACT_EXECUTION_ERROR", struct {
-		VMError json.RawMessage `json:"vm_error"`
-		stampInfo
-	}{vmError, stampInfo(at)},
+	return HandlerError("CONTRACT_EXECUTION_ERROR", infoAt("vm_error", vmError, at),
 		"Function call returned an error: "+debugText)
 }
 
@@ -106,16 +98,11 @@ func NoSyncedBlocks() *Error {
 // ({"name", "info"}), not a string.
 func UnknownReceipt(receiptID string) *Error {
 	info := map[string]string{"receipt_id": receiptID}
-	return &Error{
-		Name:    KindHandler,
-		Cause:   &ErrorCause{Name: "UNKNOWN_RECEIPT", Info: mustJSON(info)},
-		Code:    CodeServerError,
-		Message: "Server error",
-		Data: mustJSON(struct {
-			Name string            `json:"name"`
-			Info map[string]string `json:"info"`
-		}{"UNKNOWN_RECEIPT", info}),
-	}
+	data := struct {
+		Name string            `json:"name"`
+		Info map[string]string `json:"info"`
+	}{"UNKNOWN_RECEIPT", info}
+	return newError(KindHandler, "UNKNOWN_RECEIPT", info, CodeServerError, "Server error", data)
 }
 
 // UnknownTransaction is tx status's error for a transaction nobody has.

@@ -2,8 +2,6 @@ package near
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 )
 
@@ -11,29 +9,36 @@ import (
 // ratios (gas_price_adjustment_rate, protocol_reward_rate, ...).
 type Rational [2]uint64
 
+// ChainParams are the fields genesis_config and EXPERIMENTAL_protocol_config
+// both begin with, in nearcore's order. Embedded first in GenesisConfig and
+// ProtocolConfigView, its fields encode as theirs, ahead of the rest.
+type ChainParams struct {
+	ProtocolVersion                    uint32   `json:"protocol_version"`
+	GenesisTime                        string   `json:"genesis_time"`
+	ChainID                            string   `json:"chain_id"`
+	GenesisHeight                      uint64   `json:"genesis_height"`
+	NumBlockProducerSeats              uint64   `json:"num_block_producer_seats"`
+	NumBlockProducerSeatsPerShard      []uint64 `json:"num_block_producer_seats_per_shard"`
+	AvgHiddenValidatorSeatsPerShard    []uint64 `json:"avg_hidden_validator_seats_per_shard"`
+	DynamicResharding                  bool     `json:"dynamic_resharding"`
+	ProtocolUpgradeStakeThreshold      Rational `json:"protocol_upgrade_stake_threshold"`
+	EpochLength                        uint64   `json:"epoch_length"`
+	GasLimit                           uint64   `json:"gas_limit"`
+	MinGasPrice                        U128     `json:"min_gas_price"`
+	MaxGasPrice                        U128     `json:"max_gas_price"`
+	BlockProducerKickoutThreshold      uint8    `json:"block_producer_kickout_threshold"`
+	ChunkProducerKickoutThreshold      uint8    `json:"chunk_producer_kickout_threshold"`
+	ChunkValidatorOnlyKickoutThreshold uint8    `json:"chunk_validator_only_kickout_threshold"`
+	OnlineMinThreshold                 Rational `json:"online_min_threshold"`
+	OnlineMaxThreshold                 Rational `json:"online_max_threshold"`
+	GasPriceAdjustmentRate             Rational `json:"gas_price_adjustment_rate"`
+}
+
 // GenesisConfig is the result of `genesis_config` /
 // `EXPERIMENTAL_genesis_config` and the config part of a nearcore
 // genesis.json (nearcore 2.x field set and order).
 type GenesisConfig struct {
-	ProtocolVersion                         uint32        `json:"protocol_version"`
-	GenesisTime                             string        `json:"genesis_time"`
-	ChainID                                 string        `json:"chain_id"`
-	GenesisHeight                           uint64        `json:"genesis_height"`
-	NumBlockProducerSeats                   uint64        `json:"num_block_producer_seats"`
-	NumBlockProducerSeatsPerShard           []uint64      `json:"num_block_producer_seats_per_shard"`
-	AvgHiddenValidatorSeatsPerShard         []uint64      `json:"avg_hidden_validator_seats_per_shard"`
-	DynamicResharding                       bool          `json:"dynamic_resharding"`
-	ProtocolUpgradeStakeThreshold           Rational      `json:"protocol_upgrade_stake_threshold"`
-	EpochLength                             uint64        `json:"epoch_length"`
-	GasLimit                                uint64        `json:"gas_limit"`
-	MinGasPrice                             U128          `json:"min_gas_price"`
-	MaxGasPrice                             U128          `json:"max_gas_price"`
-	BlockProducerKickoutThreshold           uint8         `json:"block_producer_kickout_threshold"`
-	ChunkProducerKickoutThreshold           uint8         `json:"chunk_producer_kickout_threshold"`
-	ChunkValidatorOnlyKickoutThreshold      uint8         `json:"chunk_validator_only_kickout_threshold"`
-	OnlineMinThreshold                      Rational      `json:"online_min_threshold"`
-	OnlineMaxThreshold                      Rational      `json:"online_max_threshold"`
-	GasPriceAdjustmentRate                  Rational      `json:"gas_price_adjustment_rate"`
+	ChainParams
 	Validators                              []AccountInfo `json:"validators"`
 	TransactionValidityPeriod               uint64        `json:"transaction_validity_period"`
 	ProtocolRewardRate                      Rational      `json:"protocol_reward_rate"`
@@ -225,55 +230,21 @@ type StateRecord struct {
 	Other     json.RawMessage
 }
 
+// recordMembers are the record kinds StateRecord models.
+var recordMembers = []member[StateRecord]{
+	memberOf("Account", func(r *StateRecord) **AccountRecord { return &r.Account }),
+	memberOf("AccessKey", func(r *StateRecord) **AccessKeyRecord { return &r.AccessKey }),
+	memberOf("Contract", func(r *StateRecord) **ContractRecord { return &r.Contract }),
+	memberOf("Data", func(r *StateRecord) **DataRecord { return &r.Data }),
+}
+
 // MarshalJSON encodes the record as {"<Kind>": {...}}.
 func (r StateRecord) MarshalJSON() ([]byte, error) {
-	switch {
-	case r.Account != nil:
-		return json.Marshal(map[string]*AccountRecord{"Account": r.Account})
-	case r.AccessKey != nil:
-		return json.Marshal(map[string]*AccessKeyRecord{"AccessKey": r.AccessKey})
-	case r.Contract != nil:
-		return json.Marshal(map[string]*ContractRecord{"Contract": r.Contract})
-	case r.Data != nil:
-		return json.Marshal(map[string]*DataRecord{"Data": r.Data})
-	case r.Other != nil:
-		return r.Other, nil
-	}
-	return nil, errors.New("encode state record: no record set")
+	return marshalTagged(&r, recordMembers, r.Other, "state record")
 }
 
 // UnmarshalJSON decodes {"<Kind>": {...}}.
 func (r *StateRecord) UnmarshalJSON(data []byte) error {
 	*r = StateRecord{}
-	var tagged map[string]json.RawMessage
-	if err := json.Unmarshal(data, &tagged); err != nil {
-		return fmt.Errorf("decode state record: %w", err)
-	}
-	if len(tagged) != 1 {
-		return fmt.Errorf("decode state record: want one tag, got %d", len(tagged))
-	}
-	for kind, body := range tagged {
-		var target any
-		switch kind {
-		case "Account":
-			r.Account = new(AccountRecord)
-			target = r.Account
-		case "AccessKey":
-			r.AccessKey = new(AccessKeyRecord)
-			target = r.AccessKey
-		case "Contract":
-			r.Contract = new(ContractRecord)
-			target = r.Contract
-		case "Data":
-			r.Data = new(DataRecord)
-			target = r.Data
-		default:
-			r.Other = append(json.RawMessage(nil), data...)
-			return nil
-		}
-		if err := json.Unmarshal(body, target); err != nil {
-			return fmt.Errorf("decode %s record: %w", kind, err)
-		}
-	}
-	return nil
+	return unmarshalTagged(r, data, "state record", recordMembers, &r.Other)
 }

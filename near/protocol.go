@@ -7,25 +7,7 @@ import "encoding/json"
 // RuntimeConfig is kept as JSON (nearcore's RuntimeConfigView is large and
 // changes with the protocol version).
 type ProtocolConfigView struct {
-	ProtocolVersion                         uint32          `json:"protocol_version"`
-	GenesisTime                             string          `json:"genesis_time"`
-	ChainID                                 string          `json:"chain_id"`
-	GenesisHeight                           uint64          `json:"genesis_height"`
-	NumBlockProducerSeats                   uint64          `json:"num_block_producer_seats"`
-	NumBlockProducerSeatsPerShard           []uint64        `json:"num_block_producer_seats_per_shard"`
-	AvgHiddenValidatorSeatsPerShard         []uint64        `json:"avg_hidden_validator_seats_per_shard"`
-	DynamicResharding                       bool            `json:"dynamic_resharding"`
-	ProtocolUpgradeStakeThreshold           Rational        `json:"protocol_upgrade_stake_threshold"`
-	EpochLength                             uint64          `json:"epoch_length"`
-	GasLimit                                uint64          `json:"gas_limit"`
-	MinGasPrice                             U128            `json:"min_gas_price"`
-	MaxGasPrice                             U128            `json:"max_gas_price"`
-	BlockProducerKickoutThreshold           uint8           `json:"block_producer_kickout_threshold"`
-	ChunkProducerKickoutThreshold           uint8           `json:"chunk_producer_kickout_threshold"`
-	ChunkValidatorOnlyKickoutThreshold      uint8           `json:"chunk_validator_only_kickout_threshold"`
-	OnlineMinThreshold                      Rational        `json:"online_min_threshold"`
-	OnlineMaxThreshold                      Rational        `json:"online_max_threshold"`
-	GasPriceAdjustmentRate                  Rational        `json:"gas_price_adjustment_rate"`
+	ChainParams
 	RuntimeConfig                           json.RawMessage `json:"runtime_config"`
 	TransactionValidityPeriod               uint64          `json:"transaction_validity_period"`
 	ProtocolRewardRate                      Rational        `json:"protocol_reward_rate"`

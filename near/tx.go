@@ -3,7 +3,6 @@ package near
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -129,75 +128,53 @@ type DeleteAccountAction struct {
 	BeneficiaryID string `json:"beneficiary_id"`
 }
 
+// actionMembers are the actions with a body, in ActionView's field order,
+// which Kind and MarshalJSON follow.
+var actionMembers = []member[ActionView]{
+	memberOf("DeployContract", func(a *ActionView) **DeployContractAction { return &a.DeployContract }),
+	memberOf("FunctionCall", func(a *ActionView) **FunctionCallAction { return &a.FunctionCall }),
+	memberOf("Transfer", func(a *ActionView) **TransferAction { return &a.Transfer }),
+	memberOf("Stake", func(a *ActionView) **StakeAction { return &a.Stake }),
+	memberOf("AddKey", func(a *ActionView) **AddKeyAction { return &a.AddKey }),
+	memberOf("DeleteKey", func(a *ActionView) **DeleteKeyAction { return &a.DeleteKey }),
+	memberOf("DeleteAccount", func(a *ActionView) **DeleteAccountAction { return &a.DeleteAccount }),
+	memberOf(ActionDeployGlobalContract, func(a *ActionView) **DeployContractAction { return &a.DeployGlobalContract }),
+	memberOf(ActionDeployGlobalContractByAccountID, func(a *ActionView) **DeployContractAction { return &a.DeployGlobalContractByAccountID }),
+	memberOf(ActionUseGlobalContract, func(a *ActionView) **UseGlobalContractAction { return &a.UseGlobalContract }),
+	memberOf(ActionUseGlobalContractByAccountID, func(a *ActionView) **UseGlobalContractByAccountIDAction { return &a.UseGlobalContractByAccountID }),
+	delegateMember(),
+}
+
+// delegateMember is the Delegate action. Only the shape nearcore serves
+// today is modelled; another (new members, a later version) is kept as it
+// came.
+func delegateMember() member[ActionView] {
+	m := memberOf(ActionDelegate, func(a *ActionView) **SignedDelegateAction { return &a.Delegate })
+	m.decode = func(a *ActionView, body []byte) (bool, error) {
+		d, ok := decodeDelegate(body)
+		a.Delegate = d
+		return ok, nil
+	}
+	return m
+}
+
 // Kind returns the action's name as nearcore spells it ("Transfer", ...).
 func (a ActionView) Kind() string {
-	switch {
-	case a.CreateAccount:
+	if a.CreateAccount {
 		return "CreateAccount"
-	case a.DeployContract != nil:
-		return "DeployContract"
-	case a.FunctionCall != nil:
-		return "FunctionCall"
-	case a.Transfer != nil:
-		return "Transfer"
-	case a.Stake != nil:
-		return "Stake"
-	case a.AddKey != nil:
-		return "AddKey"
-	case a.DeleteKey != nil:
-		return "DeleteKey"
-	case a.DeleteAccount != nil:
-		return "DeleteAccount"
-	case a.DeployGlobalContract != nil:
-		return ActionDeployGlobalContract
-	case a.DeployGlobalContractByAccountID != nil:
-		return ActionDeployGlobalContractByAccountID
-	case a.UseGlobalContract != nil:
-		return ActionUseGlobalContract
-	case a.UseGlobalContractByAccountID != nil:
-		return ActionUseGlobalContractByAccountID
-	case a.Delegate != nil:
-		return ActionDelegate
+	}
+	if m, _, ok := setMember(&a, actionMembers); ok {
+		return m.tag
 	}
 	return VariantName(a.Other)
 }
 
 // MarshalJSON encodes the action as nearcore's tagged enum.
 func (a ActionView) MarshalJSON() ([]byte, error) {
-	var body any
-	switch {
-	case a.CreateAccount:
+	if a.CreateAccount {
 		return []byte(`"CreateAccount"`), nil
-	case a.DeployContract != nil:
-		body = a.DeployContract
-	case a.FunctionCall != nil:
-		body = a.FunctionCall
-	case a.Transfer != nil:
-		body = a.Transfer
-	case a.Stake != nil:
-		body = a.Stake
-	case a.AddKey != nil:
-		body = a.AddKey
-	case a.DeleteKey != nil:
-		body = a.DeleteKey
-	case a.DeleteAccount != nil:
-		body = a.DeleteAccount
-	case a.DeployGlobalContract != nil:
-		body = a.DeployGlobalContract
-	case a.DeployGlobalContractByAccountID != nil:
-		body = a.DeployGlobalContractByAccountID
-	case a.UseGlobalContract != nil:
-		body = a.UseGlobalContract
-	case a.UseGlobalContractByAccountID != nil:
-		body = a.UseGlobalContractByAccountID
-	case a.Delegate != nil:
-		body = a.Delegate
-	case a.Other != nil:
-		return a.Other, nil
-	default:
-		return nil, errors.New("encode action: no action set")
 	}
-	return json.Marshal(map[string]any{a.Kind(): body})
+	return marshalTagged(&a, actionMembers, a.Other, "action")
 }
 
 // UnmarshalJSON decodes nearcore's tagged action enum.
@@ -212,68 +189,7 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 		a.Other = append(json.RawMessage(nil), data...)
 		return nil
 	}
-	tagged, err := tags(data)
-	if err != nil {
-		return fmt.Errorf("decode action: %w", err)
-	}
-	if len(tagged) != 1 {
-		return fmt.Errorf("decode action: want one tag, got %d", len(tagged))
-	}
-	for kind, body := range tagged {
-		var target any
-		switch kind {
-		case "DeployContract":
-			a.DeployContract = new(DeployContractAction)
-			target = a.DeployContract
-		case "FunctionCall":
-			a.FunctionCall = new(FunctionCallAction)
-			target = a.FunctionCall
-		case "Transfer":
-			a.Transfer = new(TransferAction)
-			target = a.Transfer
-		case "Stake":
-			a.Stake = new(StakeAction)
-			target = a.Stake
-		case "AddKey":
-			a.AddKey = new(AddKeyAction)
-			target = a.AddKey
-		case "DeleteKey":
-			a.DeleteKey = new(DeleteKeyAction)
-			target = a.DeleteKey
-		case "DeleteAccount":
-			a.DeleteAccount = new(DeleteAccountAction)
-			target = a.DeleteAccount
-		case ActionDeployGlobalContract:
-			a.DeployGlobalContract = new(DeployContractAction)
-			target = a.DeployGlobalContract
-		case ActionDeployGlobalContractByAccountID:
-			a.DeployGlobalContractByAccountID = new(DeployContractAction)
-			target = a.DeployGlobalContractByAccountID
-		case ActionUseGlobalContract:
-			a.UseGlobalContract = new(UseGlobalContractAction)
-			target = a.UseGlobalContract
-		case ActionUseGlobalContractByAccountID:
-			a.UseGlobalContractByAccountID = new(UseGlobalContractByAccountIDAction)
-			target = a.UseGlobalContractByAccountID
-		case ActionDelegate:
-			// Only the shape nearcore serves today is modelled; another
-			// (new members, a later version) is kept as it came.
-			d, ok := decodeDelegate(body)
-			if !ok {
-				a.Other = append(json.RawMessage(nil), data...)
-				return nil
-			}
-			a.Delegate = d
-			return nil
-		default:
-			a.Other = append(json.RawMessage(nil), data...)
-			return nil
-		}
-		if err := unmarshal(body, target); err != nil {
-			return fmt.Errorf("decode %s action: %w", kind, err)
-		}
-	}
-	return nil
+	return unmarshalTagged(a, data, "action", actionMembers, &a.Other)
 }
 
 // decodeDelegate decodes a Delegate action's body when it has exactly the

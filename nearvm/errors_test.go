@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -277,62 +278,35 @@ func TestModuleWithoutMemoryGetsOne(t *testing.T) {
 // stripSection removes every section with id from a module.
 func stripSection(t *testing.T, code []byte, id byte) []byte {
 	t.Helper()
-	r := &reader{buf: code, pos: 8}
-	out := append([]byte(nil), code[:8]...)
-	for !r.eof() {
-		start := r.pos
-		sid, err := r.byte()
-		require.NoError(t, err)
-		size, err := r.u32()
-		require.NoError(t, err)
-		_, err = r.bytes(int(size))
-		require.NoError(t, err)
-		if sid != id {
-			out = append(out, code[start:r.pos]...)
-		}
-	}
-	return out
+	sections, err := readSections(code)
+	require.NoError(t, err)
+	return encodeModule(slices.DeleteFunc(sections, func(s section) bool { return s.id == id }))
 }
 
 // stripExport rebuilds the export section without the memory export the
 // test assembler always adds.
 func stripExport(t *testing.T, code []byte) []byte {
 	t.Helper()
-	r := &reader{buf: code, pos: 8}
-	out := append([]byte(nil), code[:8]...)
-	for !r.eof() {
-		start := r.pos
-		sid, err := r.byte()
-		require.NoError(t, err)
-		size, err := r.u32()
-		require.NoError(t, err)
-		payload, err := r.bytes(int(size))
-		require.NoError(t, err)
-		if sid != 7 {
-			out = append(out, code[start:r.pos]...)
+	sections, err := readSections(code)
+	require.NoError(t, err)
+	for i, s := range sections {
+		if s.id != exportSection {
 			continue
 		}
-		pr := &reader{buf: payload}
-		n, err := pr.u32()
-		require.NoError(t, err)
+		r := &reader{buf: s.payload}
 		var kept []byte
 		count := uint32(0)
-		for i := uint32(0); i < n; i++ {
-			name, err := pr.name()
-			require.NoError(t, err)
-			kind, err := pr.byte()
-			require.NoError(t, err)
-			idx, err := pr.u32()
-			require.NoError(t, err)
-			if kind == 0x02 {
-				continue
+		require.NoError(t, r.vec(func() error {
+			e, err := r.export()
+			if err == nil && e.kind != 0x02 {
+				kept = appendExport(kept, e)
+				count++
 			}
-			kept = appendU32(append(appendName(kept, name), kind), idx)
-			count++
-		}
-		out = append(out, encodeSection(7, append(appendU32(nil, count), kept...))...)
+			return err
+		}))
+		sections[i].payload = append(appendU32(nil, count), kept...)
 	}
-	return out
+	return encodeModule(sections)
 }
 
 func TestViewContextAndCodeDoesNotExist(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -199,27 +200,29 @@ func (s *callState) setRegister(id uint64, data []byte) {
 	s.registers[id] = data
 }
 
-// utf8String reads a string argument: len bytes at ptr, or, when len is
-// u64::MAX, the bytes up to a NUL.
-func (s *callState) utf8String(length, ptr uint64) string {
-	var b []byte
+// stringArg reads the bytes of a string argument: len bytes at ptr, or,
+// when len is u64::MAX, the characters of unit bytes (1 for UTF-8, 2 for
+// UTF-16) up to the first all-zero one.
+func (s *callState) stringArg(length, ptr, unit uint64) []byte {
 	if length != math.MaxUint64 {
 		if length > maxTotalLogLength {
 			s.fail(errLimit("TotalLogLengthExceeded", "a log message", length, maxTotalLogLength))
 		}
-		b = s.memRead(ptr, length)
-	} else {
-		for i := uint64(0); ; i++ {
-			if i > maxTotalLogLength {
-				s.fail(errLimit("TotalLogLengthExceeded", "a log message", i, maxTotalLogLength))
-			}
-			c := s.memView(ptr+i, 1)[0]
-			if c == 0 {
-				b = s.memRead(ptr, i)
-				break
-			}
+		return s.memRead(ptr, length)
+	}
+	for i := uint64(0); ; i += unit {
+		if i > maxTotalLogLength {
+			s.fail(errLimit("TotalLogLengthExceeded", "a log message", i, maxTotalLogLength))
+		}
+		if slices.Max(s.memView(ptr+i, unit)) == 0 {
+			return s.memRead(ptr, i)
 		}
 	}
+}
+
+// utf8String reads a UTF-8 string argument (see stringArg).
+func (s *callState) utf8String(length, ptr uint64) string {
+	b := s.stringArg(length, ptr, 1)
 	s.chargeBytes(costBase, costUTF8Byte, uint64(len(b)))
 	if !utf8.Valid(b) {
 		s.fail(errBadUTF8())
@@ -227,27 +230,9 @@ func (s *callState) utf8String(length, ptr uint64) string {
 	return string(b)
 }
 
-// utf16String reads a UTF-16LE string argument: len bytes at ptr, or, when
-// len is u64::MAX, the code units up to a 0x0000 unit.
+// utf16String reads a UTF-16LE string argument (see stringArg).
 func (s *callState) utf16String(length, ptr uint64) string {
-	var b []byte
-	if length != math.MaxUint64 {
-		if length > maxTotalLogLength {
-			s.fail(errLimit("TotalLogLengthExceeded", "a log message", length, maxTotalLogLength))
-		}
-		b = s.memRead(ptr, length)
-	} else {
-		for i := uint64(0); ; i += 2 {
-			if i > maxTotalLogLength {
-				s.fail(errLimit("TotalLogLengthExceeded", "a log message", i, maxTotalLogLength))
-			}
-			u := s.memView(ptr+i, 2)
-			if u[0] == 0 && u[1] == 0 {
-				b = s.memRead(ptr, i)
-				break
-			}
-		}
-	}
+	b := s.stringArg(length, ptr, 2)
 	s.chargeBytes(costBase, costUTF16Byte, uint64(len(b)))
 	if len(b)%2 != 0 {
 		s.fail(errBadUTF16())

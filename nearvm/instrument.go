@@ -53,11 +53,6 @@ type prepared struct {
 	exports map[string]funcType
 }
 
-type section struct {
-	id      byte
-	payload []byte
-}
-
 // sectionRank orders known sections as the binary format requires.
 func sectionRank(id byte) int {
 	switch id {
@@ -158,10 +153,7 @@ func prepareModule(code []byte, maxPages uint32, opCost uint64) (*prepared, erro
 
 	gasIdx := importedGlobal + definedGlobals
 	sections = appendToVecSection(sections, 6, []byte{valI64, 0x01, 0x42, 0x00, 0x0b})
-	exportEntry := appendName(nil, gasGlobalExport)
-	exportEntry = append(exportEntry, 0x03)
-	exportEntry = appendU32(exportEntry, gasIdx)
-	sections = appendToVecSection(sections, 7, exportEntry)
+	sections = appendToVecSection(sections, exportSection, appendExport(nil, export{name: gasGlobalExport, kind: globalExport, index: gasIdx}))
 
 	for i, s := range sections {
 		sr := &reader{buf: s.payload}
@@ -186,94 +178,77 @@ func prepareModule(code []byte, maxPages uint32, opCost uint64) (*prepared, erro
 		}
 	}
 
-	out := append([]byte(nil), code[:8]...)
-	for _, s := range sections {
-		out = append(out, s.id)
-		out = appendU32(out, uint32(len(s.payload)))
-		out = append(out, s.payload...)
-	}
-	p.binary = out
+	p.binary = encodeModule(sections)
 	return p, nil
 }
 
 func readTypes(r *reader) ([]funcType, error) {
-	n, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
-	types := make([]funcType, 0, min(int(n), 1024))
-	for i := uint32(0); i < n; i++ {
+	var types []funcType
+	err := r.vec(func() error {
 		form, err := r.byte()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if form != 0x60 {
-			return nil, fmt.Errorf("unsupported type form %#x", form)
+			return fmt.Errorf("unsupported type form %#x", form)
 		}
 		var t funcType
 		for _, dst := range []*[]byte{&t.params, &t.results} {
-			cnt, err := r.u32()
+			b, err := r.sized()
 			if err != nil {
-				return nil, err
-			}
-			b, err := r.bytes(int(cnt))
-			if err != nil {
-				return nil, err
+				return err
 			}
 			*dst = append([]byte(nil), b...)
 		}
 		types = append(types, t)
-	}
-	return types, nil
+		return nil
+	})
+	return types, err
 }
 
 // readImports records imports and returns the import section without an
 // imported env memory (prepareModule defines it instead).
 func (p *prepared) readImports(r *reader, types []funcType, funcTypeIdx *[]uint32, globals *uint32, mem **[2]uint32) ([]byte, error) {
-	n, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
 	var kept []byte
 	keptCount := uint32(0)
-	for i := uint32(0); i < n; i++ {
+	err := r.vec(func() error {
 		start := r.pos
 		module, err := r.name()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		name, err := r.name()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		kind, err := r.byte()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		keep := true
 		switch kind {
 		case 0x00:
 			idx, err := r.u32()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if int(idx) >= len(types) {
-				return nil, fmt.Errorf("import type index %d out of range", idx)
+				return fmt.Errorf("import type index %d out of range", idx)
 			}
 			*funcTypeIdx = append(*funcTypeIdx, idx)
 			p.funcImports = append(p.funcImports, funcImport{module: module, name: name, typ: types[idx]})
 		case 0x01:
 			if _, err := r.byte(); err != nil {
-				return nil, err
+				return err
 			}
 			if _, _, _, err := r.limits(); err != nil {
-				return nil, err
+				return err
 			}
 			p.otherImports = append(p.otherImports, linkMessage(module, name, "Table"))
 		case 0x02:
 			lo, hi, _, err := r.limits()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if module != "env" || *mem != nil {
 				p.otherImports = append(p.otherImports, linkMessage(module, name, "Memory"))
@@ -283,17 +258,21 @@ func (p *prepared) readImports(r *reader, types []funcType, funcTypeIdx *[]uint3
 			keep = false
 		case 0x03:
 			if _, err := r.bytes(2); err != nil {
-				return nil, err
+				return err
 			}
 			*globals++
 			p.otherImports = append(p.otherImports, linkMessage(module, name, "Global"))
 		default:
-			return nil, fmt.Errorf("unknown import kind %#x", kind)
+			return fmt.Errorf("unknown import kind %#x", kind)
 		}
 		if keep {
 			kept = append(kept, r.buf[start:r.pos]...)
 			keptCount++
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return append(appendU32(nil, keptCount), kept...), nil
 }
@@ -303,18 +282,14 @@ func linkMessage(module, name, expected string) string {
 }
 
 func readFunctions(r *reader, funcTypeIdx *[]uint32) error {
-	n, err := r.u32()
-	if err != nil {
-		return err
-	}
-	for i := uint32(0); i < n; i++ {
+	return r.vec(func() error {
 		idx, err := r.u32()
 		if err != nil {
 			return err
 		}
 		*funcTypeIdx = append(*funcTypeIdx, idx)
-	}
-	return nil
+		return nil
+	})
 }
 
 // clampMemories rewrites the memory section so that no memory may grow past
@@ -347,43 +322,37 @@ func clampMemories(r *reader, maxPages uint32) ([]byte, error) {
 // readExports records the exported functions' types and returns the export
 // section with function indices renumbered.
 func (p *prepared) readExports(r *reader, types []funcType, funcTypeIdx []uint32, m remapper) ([]byte, error) {
-	n, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
-	out := appendU32(nil, n)
-	seenGas := false
-	for i := uint32(0); i < n; i++ {
-		name, err := r.name()
+	var (
+		out     []byte
+		count   uint32
+		seenGas bool
+	)
+	err := r.vec(func() error {
+		e, err := r.export()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		kind, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		idx, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		if name == gasGlobalExport {
-			if seenGas || kind != 0x03 {
-				return nil, fmt.Errorf("export name %q is reserved", name)
+		if e.name == gasGlobalExport {
+			if seenGas || e.kind != globalExport {
+				return fmt.Errorf("export name %q is reserved", e.name)
 			}
 			seenGas = true
 		}
-		out = append(appendName(out, name), kind)
-		if kind != 0x00 {
-			out = appendU32(out, idx)
-			continue
+		if e.kind == funcExport {
+			if int(e.index) >= len(funcTypeIdx) || int(funcTypeIdx[e.index]) >= len(types) {
+				return fmt.Errorf("export %q: function index %d out of range", e.name, e.index)
+			}
+			p.exports[e.name] = types[funcTypeIdx[e.index]]
+			e.index = m.fn(e.index)
 		}
-		if int(idx) >= len(funcTypeIdx) || int(funcTypeIdx[idx]) >= len(types) {
-			return nil, fmt.Errorf("export %q: function index %d out of range", name, idx)
-		}
-		p.exports[name] = types[funcTypeIdx[idx]]
-		out = appendU32(out, m.fn(idx))
+		out = appendExport(out, e)
+		count++
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return append(appendU32(nil, count), out...), nil
 }
 
 func insertSection(sections []section, s section) []section {

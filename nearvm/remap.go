@@ -141,11 +141,7 @@ func (m remapper) code(r *reader, gasIdx uint32, opCost uint64) ([]byte, error) 
 	out := appendU32(make([]byte, 0, len(r.buf)*3/2), n)
 	var body, seg []byte
 	for i := uint32(0); i < n; i++ {
-		size, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		raw, err := r.bytes(int(size))
+		raw, err := r.sized()
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package nearvm
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -71,16 +72,19 @@ func (r *reader) skipLEB(maxBytes int) error {
 	return errors.New("LEB128 too long")
 }
 
-func (r *reader) name() (string, error) {
+// sized reads a byte string prefixed with its length (a name, a section or
+// function body, a vector of value types).
+func (r *reader) sized() ([]byte, error) {
 	n, err := r.u32()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	b, err := r.bytes(int(n))
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
+	return r.bytes(int(n))
+}
+
+func (r *reader) name() (string, error) {
+	b, err := r.sized()
+	return string(b), err
 }
 
 // limits reads memory or table limits.
@@ -106,17 +110,9 @@ func (r *reader) limits() (minPages uint32, maxPages uint32, hasMax bool, err er
 	return minPages, maxPages, hasMax, nil
 }
 
-func appendU32(b []byte, v uint32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
-}
+// appendU32 appends v as an unsigned LEB128 number, which is what
+// encoding/binary calls a uvarint.
+func appendU32(b []byte, v uint32) []byte { return binary.AppendUvarint(b, uint64(v)) }
 
 func appendS64(b []byte, v int64) []byte {
 	for {
@@ -213,11 +209,7 @@ func skipInstruction(r *reader, op byte) error {
 		}
 		return r.skipLEB(5)
 	case op == 0x1c:
-		n, err := r.u32()
-		if err != nil {
-			return err
-		}
-		_, err = r.bytes(int(n))
+		_, err := r.sized()
 		return err
 	case op >= 0x28 && op <= 0x3e:
 		if err := r.skipLEB(5); err != nil {

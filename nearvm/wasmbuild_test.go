@@ -34,9 +34,7 @@ type testData struct {
 }
 
 func encodeSection(id byte, payload []byte) []byte {
-	out := []byte{id}
-	out = appendU32(out, uint32(len(payload)))
-	return append(out, payload...)
+	return appendSection(nil, section{id: id, payload: payload})
 }
 
 func i64Type(params, results int) []byte {

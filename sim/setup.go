@@ -179,16 +179,10 @@ func (c *chain) protocolConfig(l *shardLayout) (json.RawMessage, error) {
 		return nil, fmt.Errorf("encode runtime config: %w", err)
 	}
 	view := near.ProtocolConfigView{
-		ProtocolVersion: g.ProtocolVersion, GenesisTime: g.GenesisTime, ChainID: g.ChainID, GenesisHeight: g.GenesisHeight,
-		NumBlockProducerSeats: g.NumBlockProducerSeats, NumBlockProducerSeatsPerShard: g.NumBlockProducerSeatsPerShard,
-		AvgHiddenValidatorSeatsPerShard: g.AvgHiddenValidatorSeatsPerShard, DynamicResharding: g.DynamicResharding,
-		ProtocolUpgradeStakeThreshold: g.ProtocolUpgradeStakeThreshold, EpochLength: g.EpochLength, GasLimit: g.GasLimit,
-		MinGasPrice: g.MinGasPrice, MaxGasPrice: g.MaxGasPrice, BlockProducerKickoutThreshold: g.BlockProducerKickoutThreshold,
-		ChunkProducerKickoutThreshold: g.ChunkProducerKickoutThreshold, ChunkValidatorOnlyKickoutThreshold: g.ChunkValidatorOnlyKickoutThreshold,
-		OnlineMinThreshold: g.OnlineMinThreshold, OnlineMaxThreshold: g.OnlineMaxThreshold, GasPriceAdjustmentRate: g.GasPriceAdjustmentRate,
-		RuntimeConfig: rc, TransactionValidityPeriod: g.TransactionValidityPeriod, ProtocolRewardRate: g.ProtocolRewardRate,
-		MaxInflationRate: g.MaxInflationRate, NumBlocksPerYear: g.NumBlocksPerYear, ProtocolTreasuryAccount: g.ProtocolTreasuryAccount,
-		FishermenThreshold: g.FishermenThreshold, MinimumStakeDivisor: g.MinimumStakeDivisor, ShardLayout: g.ShardLayout,
+		ChainParams: g.ChainParams, RuntimeConfig: rc, TransactionValidityPeriod: g.TransactionValidityPeriod,
+		ProtocolRewardRate: g.ProtocolRewardRate, MaxInflationRate: g.MaxInflationRate, NumBlocksPerYear: g.NumBlocksPerYear,
+		ProtocolTreasuryAccount: g.ProtocolTreasuryAccount, FishermenThreshold: g.FishermenThreshold,
+		MinimumStakeDivisor: g.MinimumStakeDivisor, ShardLayout: g.ShardLayout,
 		MinimumValidatorsPerShard: g.MinimumValidatorsPerShard, MaxKickoutStakePerc: g.MaxKickoutStakePerc,
 		MinimumStakeRatio: g.MinimumStakeRatio, TargetValidatorMandatesPerShard: g.TargetValidatorMandatesPerShard,
 		ShuffleShardAssignmentForChunkProducers: g.ShuffleShardAssignmentForChunkProducers,
