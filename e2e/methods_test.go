@@ -35,7 +35,7 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
 
 	binary.Index(t, 5*time.Minute, dbURL, "http://"+simAddr, shape.Head, "--genesis", genesisPath)
-	_, _, serve := binary.Serve(t, dbURL, "--upstream", "http://"+simAddr)
+	_, _, serve := binary.Serve(t, dbURL, "--forward-url", "http://"+simAddr)
 
 	reqs := e2ekit.SampleRequests(t, sim, shape, sampleHeights, 5)
 	reqs = append(reqs, e2ekit.FromPlan(verifytest.YieldViews(shape.Head))...)

@@ -63,7 +63,7 @@ func TestNewerNearcoreIsServedAsItCame(t *testing.T) {
 	}
 	t.Logf("%s %.0f", unknownAction, metrics[unknownAction])
 
-	serveAddr := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort, "--upstream", "http://"+simAddr).ListenAddr(t, "serving JSON-RPC")
+	serveAddr := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort, "--forward-url", "http://"+simAddr).ListenAddr(t, "serving JSON-RPC")
 	serve := e2ekit.NewClient(serveAddr)
 	serve.WaitReady(t, 30*time.Second)
 

@@ -44,7 +44,7 @@ func TestEveryMethodMatchesTheSimulatorAcrossSplits(t *testing.T) {
 	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
 
 	binary.Index(t, 5*time.Minute, dbURL, "http://"+simAddr, shape.Head, "--genesis", genesisPath)
-	_, _, serve := binary.Serve(t, dbURL, "--upstream", "http://"+simAddr)
+	_, _, serve := binary.Serve(t, dbURL, "--forward-url", "http://"+simAddr)
 
 	// Relayed transactions and yields (resumed and timed out) cross the
 	// splits too.

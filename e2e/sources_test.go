@@ -57,7 +57,7 @@ func TestSourcesIndexIdenticalArchives(t *testing.T) {
 		}
 		t.Logf("--source %s indexed %d heights within %s", src.name, shape.Head+1, time.Since(began).Round(time.Millisecond))
 		// validators is not archived: each serve forwards it to the simulator.
-		_, _, serves[i] = binary.Serve(t, dbURLs[i], "--upstream", simURL)
+		_, _, serves[i] = binary.Serve(t, dbURLs[i], "--forward-url", simURL)
 	}
 
 	reqs := e2ekit.SampleRequests(t, sim, shape, sampleHeights, 9)

@@ -42,9 +42,11 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 	if total == 0 {
 		t.Fatal("nearline_upstream_errors_total counted no faults")
 	}
-	if len(kinds) < 2 {
-		t.Errorf("upstream errors of only %d kind(s) counted (%v): want several of the injected kinds", len(kinds), kinds)
-	}
+	// With a healthy endpoint beside it, the client keeps to the endpoint
+	// that answered last: how many faults it meets before it settles on the
+	// healthy one depends on how many calls start at once (one, while the
+	// memory budget weighs the first block), so only "some" is asked here;
+	// every kind is required of the faulty upstream alone, below.
 	t.Logf("faulty,healthy: indexed %d heights in %s; upstream errors counted by the indexer: %v (total %.0f); "+
 		"every table equal to the uninterrupted run", healthy.head, elapsed.Round(time.Millisecond), kinds, total)
 
@@ -81,7 +83,7 @@ func TestReliabilityFaultyUpstreamWithHealthyFallback(t *testing.T) {
 func indexCountingFaults(t *testing.T, dbURL, upstreams string, to uint64) (map[string]float64, float64, time.Duration) {
 	t.Helper()
 	began := time.Now()
-	p := binary.Start(t, indexArgs(dbURL, upstreams, to, "--request-timeout", "1s", "--metrics-listen", e2ekit.AnyPort)...)
+	p := binary.Start(t, indexArgs(dbURL, upstreams, to, "--upstream-timeout", "1s", "--metrics-listen", e2ekit.AnyPort)...)
 	metricsAddr := p.ListenAddr(t, "serving metrics")
 	var last map[string]float64
 	for {
