@@ -117,8 +117,8 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 	t.Logf("replica replayed the cursor to %d", replay)
 
 	readerURL := replica.URL("nearline_reader", "nearline")
-	_, primaryAddr, onPrimary := binary.Serve(t, primaryURL, "--upstream", "http://"+simAddr)
-	_, replicaAddr, onReplica := binary.Serve(t, readerURL, "--upstream", "http://"+simAddr)
+	_, primaryAddr, onPrimary := binary.Serve(t, primaryURL, "--forward-url", "http://"+simAddr)
+	_, replicaAddr, onReplica := binary.Serve(t, readerURL, "--forward-url", "http://"+simAddr)
 	_, _, health := binary.Serve(t, readerURL, "--health-max-lag", maxLag.String())
 	if n := queryInt(t, replica, "postgres", `SELECT count(*) FROM pg_stat_activity
 		WHERE application_name = 'nearline-serve' AND usename = 'nearline_reader'`); n == 0 {
