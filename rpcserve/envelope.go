@@ -281,11 +281,11 @@ func (h *handler) call(ctx context.Context, c call) (resp []byte) {
 		}
 	}()
 	if !known {
-		if isUpstreamMethod(c.method) {
-			return h.forwardOr(ctx, c, NotServed(c.method))
+		if !isUpstreamMethod(c.method) {
+			outcome = "METHOD_NOT_FOUND"
+			return h.errorResponse(c.id, near.MethodNotFound(c.method))
 		}
-		outcome = "METHOD_NOT_FOUND"
-		return h.errorResponse(c.id, near.MethodNotFound(c.method))
+		m = upstreamMethod(c.method)
 	}
 	result, err := m(ctx, h.backend, c.params)
 	if err != nil {

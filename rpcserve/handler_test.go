@@ -240,3 +240,43 @@ func TestBatchResponseLimit(t *testing.T) {
 		require.EqualValues(t, tt.calls, backend.calls.Load(), "limit %d: refused items are not run", tt.limit)
 	}
 }
+
+// nodeBackend is a fakeBackend that is a node itself: it answers
+// network_info and refuses the other node-only methods.
+type nodeBackend struct {
+	fakeBackend
+	asked []string
+}
+
+func (n *nodeBackend) NodeMethod(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	n.asked = append(n.asked, method+" "+string(params))
+	if method == "network_info" {
+		return json.RawMessage(`{"active_peers":[],"num_active_peers":0}`), nil
+	}
+	return nil, &ForwardError{Reason: NotServed(method)}
+}
+
+// A NodeBackend answers the node-only methods it can (network_info here);
+// the others are forwarded when an upstream is configured, else refused
+// with NOT_SERVED, as for any Backend. A Backend that is no node never
+// answers them itself.
+func TestNodeBackendAnswersNodeMethods(t *testing.T) {
+	t.Parallel()
+	node := &nodeBackend{}
+	h := newTestHandler(t, node, Config{}, nil)
+	rec := post(t, h, "/", `{"jsonrpc":"2.0","id":1,"method":"network_info","params":[]}`)
+	require.JSONEq(t, `{"jsonrpc":"2.0","result":{"active_peers":[],"num_active_peers":0},"id":1}`, rec.Body.String())
+	rec = post(t, h, "/network_info", ``)
+	require.JSONEq(t, `{"jsonrpc":"2.0","result":{"active_peers":[],"num_active_peers":0},"id":"dontcare"}`, rec.Body.String())
+	require.Equal(t, "NOT_SERVED", errorCause(t, post(t, h, "/", `{"method":"light_client_proof","params":{}}`).Body.Bytes()))
+	require.Equal(t, []string{"network_info []", "network_info {}", "light_client_proof {}"}, node.asked)
+
+	forwarding := newTestHandler(t, &nodeBackend{}, Config{Forward: fakeUpstream(t, "upstream")}, nil)
+	rec = post(t, forwarding, "/", `{"jsonrpc":"2.0","id":2,"method":"network_info"}`)
+	require.JSONEq(t, `{"jsonrpc":"2.0","result":{"active_peers":[],"num_active_peers":0},"id":2}`, rec.Body.String())
+	rec = post(t, forwarding, "/", `{"jsonrpc":"2.0","id":3,"method":"light_client_proof","params":{}}`)
+	require.Contains(t, rec.Body.String(), `"upstream_saw"`)
+
+	archive := newTestHandler(t, &fakeBackend{}, Config{}, nil)
+	require.Equal(t, "NOT_SERVED", errorCause(t, post(t, archive, "/", `{"method":"network_info"}`).Body.Bytes()))
+}

@@ -77,6 +77,18 @@ func isUpstreamMethod(name string) bool {
 	return false
 }
 
+// upstreamMethod answers a node-only method (isUpstreamMethod): from a
+// NodeBackend, else with a ForwardError, so that it is forwarded or
+// refused with NotServed.
+func upstreamMethod(name string) methodFunc {
+	return func(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+		if node, ok := b.(NodeBackend); ok {
+			return raw(node.NodeMethod(ctx, name, params))
+		}
+		return nil, &ForwardError{Reason: NotServed(name)}
+	}
+}
+
 var errNoResult = errors.New("backend returned no result")
 
 // raw rejects an empty raw result, which would encode as an empty `result`.
