@@ -36,7 +36,7 @@ func (s *Store) EpochStart(ctx context.Context, height uint64) (start uint64, pr
 			hi = mid
 			continue
 		}
-		lo = max(mid+1, first+1)
+		lo = first + 1 // first >= mid: no height up to it is in the epoch
 	}
 	start, _, err = s.firstBlockFrom(ctx, lo)
 	if err != nil {
