@@ -280,3 +280,59 @@ func TestNodeBackendAnswersNodeMethods(t *testing.T) {
 	archive := newTestHandler(t, &fakeBackend{}, Config{}, nil)
 	require.Equal(t, "NOT_SERVED", errorCause(t, post(t, archive, "/", `{"method":"network_info"}`).Body.Bytes()))
 }
+
+// nilBackend answers some methods with neither a result nor an error, and
+// others with views whose lists of changes are nil.
+type nilBackend struct{ fakeBackend }
+
+func (nilBackend) Block(context.Context, near.BlockReference) (json.RawMessage, error) {
+	return nil, nil
+}
+
+func (nilBackend) Query(context.Context, near.QueryRequest) (any, error) { return nil, nil }
+
+func (nilBackend) GasPrice(context.Context, *near.BlockID) (*near.GasPriceView, error) {
+	return nil, nil
+}
+
+func (nilBackend) BlockEffects(_ context.Context, ref near.BlockReference) (*near.BlockEffectsView, error) {
+	if ref.BlockID != nil {
+		return nil, nil
+	}
+	return &near.BlockEffectsView{BlockHash: "h"}, nil
+}
+
+func (nilBackend) Changes(_ context.Context, req near.ChangesRequest) (*near.ChangesView, error) {
+	if req.Block.BlockID != nil {
+		return nil, nil
+	}
+	return &near.ChangesView{BlockHash: "h"}, nil
+}
+
+// A Backend's nil result without an error is a logged INTERNAL_ERROR,
+// never an empty `result`; a nil list of changes is answered as [].
+func TestNilResults(t *testing.T) {
+	t.Parallel()
+	h := newTestHandler(t, &nilBackend{}, Config{}, nil)
+	for _, req := range []string{
+		`{"method":"block","params":{"finality":"final"}}`,
+		`{"method":"gas_price","params":[null]}`,
+		`{"method":"query","params":{"request_type":"view_account","account_id":"a.near","finality":"final"}}`,
+		`{"method":"EXPERIMENTAL_view_account","params":{"account_id":"a.near","finality":"final"}}`,
+		`{"method":"block_effects","params":{"block_id":3}}`,
+		`{"method":"EXPERIMENTAL_changes_in_block","params":{"block_id":3}}`,
+		`{"method":"changes","params":{"changes_type":"account_changes","account_ids":["a.near"],"block_id":3}}`,
+	} {
+		require.Equal(t, "INTERNAL_ERROR", errorCause(t, post(t, h, "/", req).Body.Bytes()), req)
+	}
+	for req, want := range map[string]string{
+		`{"method":"block_effects","params":{"finality":"final"}}`:                                                     `{"block_hash":"h","changes":[],"block_effects":[]}`,
+		`{"method":"EXPERIMENTAL_changes_in_block","params":{"finality":"final"}}`:                                     `{"block_hash":"h","changes":[]}`,
+		`{"method":"changes","params":{"changes_type":"account_changes","account_ids":["a.near"],"finality":"final"}}`: `{"block_hash":"h","changes":[]}`,
+	} {
+		var resp near.Response
+		require.NoError(t, json.Unmarshal(post(t, h, "/", req).Body.Bytes(), &resp))
+		require.Nil(t, resp.Error, req)
+		require.JSONEq(t, want, string(resp.Result), req)
+	}
+}
