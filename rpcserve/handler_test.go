@@ -134,7 +134,11 @@ func TestConfigValidate(t *testing.T) {
 		{"body memory below the body limit", Config{MaxBodyBytes: 100, MaxBodyMemory: 50}, "max body memory 50 is below max body bytes 100"},
 		{"blank api key", Config{APIKeys: []string{"k", " "}}, "api key"},
 		{"negative response", Config{MaxResponseBytes: -1}, "max response bytes"},
-		{"negative timeout", Config{RequestTimeout: -time.Second}, "request timeout"},
+		{"negative timeout", Config{RequestTimeout: -time.Second}, "request timeout -1s is negative"},
+		{"negative concurrency", Config{MaxConcurrent: -2}, "max concurrent -2 is negative"},
+		{"negative queue wait", Config{QueueWait: -time.Millisecond}, "queue wait -1ms is negative"},
+		{"negative forward timeout", Config{ForwardTimeout: -time.Second}, "forward timeout -1s is negative"},
+		{"negative forward response", Config{MaxForwardResponseBytes: -3}, "max forward response bytes -3 is negative"},
 		{"empty key", Config{APIKeys: []string{"ok", ""}}, "api key"},
 		{"key with slash", Config{APIKeys: []string{"a/b"}}, "api key"},
 	}
