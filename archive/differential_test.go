@@ -188,13 +188,10 @@ func request(method string, params any) string {
 	return string(b)
 }
 
-// differentialRequests lists, per height, the block and chunk reads, the
-// block's effects and changes, state queries of the accounts it touched,
-// view calls of the genesis contracts and the statuses of its transactions.
-func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisFile, head uint64) []string {
-	t.Helper()
-	accounts := map[string]bool{}
-	keys := map[string][]string{}
+// genesisAccounts returns the accounts of a genesis and, per account, its
+// access keys.
+func genesisAccounts(genesis near.GenesisFile) (accounts map[string]bool, keys map[string][]string) {
+	accounts, keys = map[string]bool{}, map[string][]string{}
 	for _, r := range genesis.Records {
 		switch {
 		case r.Account != nil:
@@ -203,6 +200,15 @@ func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisF
 			keys[r.AccessKey.AccountID] = append(keys[r.AccessKey.AccountID], r.AccessKey.PublicKey)
 		}
 	}
+	return accounts, keys
+}
+
+// differentialRequests lists, per height, the block and chunk reads, the
+// block's effects and changes, state queries of the accounts it touched,
+// view calls of the genesis contracts and the statuses of its transactions.
+func differentialRequests(t *testing.T, simH http.Handler, genesis near.GenesisFile, head uint64) []string {
+	t.Helper()
+	accounts, keys := genesisAccounts(genesis)
 	var reqs []string
 	add := func(method string, params any) { reqs = append(reqs, request(method, params)) }
 	// Every shard id any layout or chunk header has named so far is asked

@@ -112,17 +112,7 @@ type stateRequest struct {
 // from the archive's start on.
 func (c *partialChain) stateRequests(t *testing.T) []stateRequest {
 	t.Helper()
-	genesis := c.node.Genesis()
-	accounts := map[string]bool{}
-	keys := map[string][]string{}
-	for _, r := range genesis.Records {
-		switch {
-		case r.Account != nil:
-			accounts[r.Account.AccountID] = true
-		case r.AccessKey != nil:
-			keys[r.AccessKey.AccountID] = append(keys[r.AccessKey.AccountID], r.AccessKey.PublicKey)
-		}
-	}
+	accounts, keys := genesisAccounts(c.node.Genesis())
 	for h := uint64(c.start); h <= partialHead; h++ {
 		var effects struct {
 			Result struct {
