@@ -51,6 +51,9 @@ type Store interface {
 	// ReplicaLag reports whether the database is a streaming replica (in
 	// recovery) and, if so, how far its replay trails the primary.
 	ReplicaLag(ctx context.Context) (lag time.Duration, replica bool, err error)
+	// EpochStart returns the lowest stored block of the epoch of the block
+	// at height, and whether the block before it is stored too.
+	EpochStart(ctx context.Context, height uint64) (start uint64, prevStored bool, err error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -153,6 +156,8 @@ type Backend struct {
 	// segments are the indexed segments last read (ranges only grow, so
 	// an old read errs only towards "not indexed", and is read again then).
 	segs []store.Segment
+	// lastEpoch is the epoch start status found last (it never changes).
+	lastEpoch epochStart
 }
 
 var _ rpcserve.Backend = (*Backend)(nil)

@@ -47,14 +47,7 @@ func (a *Backend) resolve(ctx context.Context, ref near.BlockReference, fl flavo
 	id := ref.BlockID
 	switch ref.SyncCheckpoint {
 	case "earliest_available":
-		h, hash, err := a.store.EarliestBlock(ctx)
-		if isNotFound(err) {
-			return near.BlockStamp{}, fl.notSynced()
-		}
-		if err != nil {
-			return near.BlockStamp{}, fmt.Errorf("read earliest block: %w", err)
-		}
-		return a.checkState(ctx, near.BlockStamp{BlockHeight: h, BlockHash: hash}, fl)
+		return a.resolveEnd(ctx, fl, "earliest", a.store.EarliestBlock)
 	case "genesis":
 		h, err := a.genesisHeight(ctx)
 		if err != nil {
@@ -64,14 +57,7 @@ func (a *Backend) resolve(ctx context.Context, ref near.BlockReference, fl flavo
 		id = &gid
 	}
 	if id == nil {
-		latest, latestHash, err := a.store.LatestBlock(ctx)
-		if isNotFound(err) {
-			return near.BlockStamp{}, fl.notSynced()
-		}
-		if err != nil {
-			return near.BlockStamp{}, fmt.Errorf("read latest block: %w", err)
-		}
-		return a.checkState(ctx, near.BlockStamp{BlockHeight: latest, BlockHash: latestHash}, fl)
+		return a.resolveEnd(ctx, fl, "latest", a.store.LatestBlock)
 	}
 
 	stamp, err := a.store.BlockStamp(ctx, *id)
@@ -110,6 +96,20 @@ func (a *Backend) resolve(ctx context.Context, ref near.BlockReference, fl flavo
 	}
 	// A height the chain skipped, or one above the head.
 	return near.BlockStamp{}, fl.unknown(ref)
+}
+
+// resolveEnd resolves to the archive's earliest or latest block, as read
+// reads it (which end names it in an error): not synced when there is
+// none yet.
+func (a *Backend) resolveEnd(ctx context.Context, fl flavor, which string, read func(context.Context) (uint64, string, error)) (near.BlockStamp, error) {
+	height, hash, err := read(ctx)
+	if isNotFound(err) {
+		return near.BlockStamp{}, fl.notSynced()
+	}
+	if err != nil {
+		return near.BlockStamp{}, fmt.Errorf("read %s block: %w", which, err)
+	}
+	return a.checkState(ctx, near.BlockStamp{BlockHeight: height, BlockHash: hash}, fl)
 }
 
 // checkState makes sure a query's state is known at the block: state

@@ -161,6 +161,7 @@ func (a *Backend) status(ctx context.Context) (json.RawMessage, error) {
 		addr := a.cfg.RPCAddr
 		view.RPCAddr = &addr
 	}
+	var genesisHeight *uint64
 	if raw, err := a.store.GenesisConfig(ctx); err == nil {
 		var g struct {
 			ChainID         string `json:"chain_id"`
@@ -171,6 +172,7 @@ func (a *Backend) status(ctx context.Context) (json.RawMessage, error) {
 			return nil, fmt.Errorf("decode genesis config: %w", err)
 		}
 		view.ChainID, view.ProtocolVersion, view.LatestProtocolVersion = g.ChainID, g.ProtocolVersion, g.ProtocolVersion
+		genesisHeight = &g.GenesisHeight
 		if stamp, err := a.store.BlockStamp(ctx, near.HeightID(g.GenesisHeight)); err == nil {
 			view.GenesisHash = stamp.BlockHash
 		}
@@ -197,6 +199,10 @@ func (a *Backend) status(ctx context.Context) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	epochStart, err := a.epochStart(ctx, head, genesisHeight)
+	if err != nil {
+		return nil, err
+	}
 	view.ProtocolVersion, view.LatestProtocolVersion = head.LatestProtocolVersion, head.LatestProtocolVersion
 	epochID := head.EpochID
 	earliestTime := headerTime(first)
@@ -210,6 +216,7 @@ func (a *Backend) status(ctx context.Context) (json.RawMessage, error) {
 		EarliestBlockHeight: &first.Height,
 		EarliestBlockTime:   &earliestTime,
 		EpochID:             &epochID,
+		EpochStartHeight:    epochStart,
 		ReplicaLagSeconds:   lagSeconds,
 	}
 	return json.Marshal(view)

@@ -52,3 +52,13 @@ type Backend interface {
 	// Validators returns the `validators` result for its raw params.
 	Validators(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 }
+
+// NodeBackend is a Backend that is a node itself (the simulator), not an
+// archive in front of one. NodeMethod answers the node-only methods the
+// handler never routes to a Backend otherwise (network_info, send_tx,
+// the light client methods, ...); for one it cannot answer it returns a
+// *ForwardError, which is forwarded or refused as any Backend's.
+type NodeBackend interface {
+	Backend
+	NodeMethod(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}

@@ -109,33 +109,18 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error { return c.withDefaults().validate() }
 
 func (c Config) validate() error {
-	var errs []error
-	if c.MaxBodyBytes < 0 {
-		errs = append(errs, fmt.Errorf("max body bytes %d is negative", c.MaxBodyBytes))
+	errs := []error{
+		negative("max body bytes", c.MaxBodyBytes),
+		negative("max batch", c.MaxBatch),
+		negative("max response bytes", c.MaxResponseBytes),
+		negative("request timeout", c.RequestTimeout),
+		negative("max concurrent", c.MaxConcurrent),
+		negative("queue wait", c.QueueWait),
+		negative("forward timeout", c.ForwardTimeout),
+		negative("max forward response bytes", c.MaxForwardResponseBytes),
 	}
 	if c.MaxBodyMemory < c.MaxBodyBytes {
 		errs = append(errs, fmt.Errorf("max body memory %d is below max body bytes %d: a largest body could never be read", c.MaxBodyMemory, c.MaxBodyBytes))
-	}
-	if c.MaxBatch < 0 {
-		errs = append(errs, fmt.Errorf("max batch %d is negative", c.MaxBatch))
-	}
-	if c.MaxResponseBytes < 0 {
-		errs = append(errs, fmt.Errorf("max response bytes %d is negative", c.MaxResponseBytes))
-	}
-	if c.RequestTimeout < 0 {
-		errs = append(errs, fmt.Errorf("request timeout %s is negative", c.RequestTimeout))
-	}
-	if c.MaxConcurrent < 0 {
-		errs = append(errs, fmt.Errorf("max concurrent %d is negative", c.MaxConcurrent))
-	}
-	if c.QueueWait < 0 {
-		errs = append(errs, fmt.Errorf("queue wait %s is negative", c.QueueWait))
-	}
-	if c.ForwardTimeout < 0 {
-		errs = append(errs, fmt.Errorf("forward timeout %s is negative", c.ForwardTimeout))
-	}
-	if c.MaxForwardResponseBytes < 0 {
-		errs = append(errs, fmt.Errorf("max forward response bytes %d is negative", c.MaxForwardResponseBytes))
 	}
 	for _, k := range c.APIKeys {
 		if strings.TrimSpace(k) == "" || strings.ContainsAny(k, "/?#% ") {
@@ -150,6 +135,14 @@ func (c Config) validate() error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("invalid rpcserve config: %w", err)
+	}
+	return nil
+}
+
+// negative is the error of a setting below zero, nil otherwise.
+func negative[T int | int64 | time.Duration](name string, v T) error {
+	if v < 0 {
+		return fmt.Errorf("%s %v is negative", name, v)
 	}
 	return nil
 }

@@ -8,9 +8,13 @@
 //
 // Protocol rules a reader must know:
 //   - Requests are POSTed to "/" with `method` in the body, or to
-//     "/<method>" with the envelope, "{}" or an empty body. With
-//     Config.APIKeys set, every path must be prefixed with "/<api-key>";
-//     anything else is refused with HTTP 401.
+//     "/<method>" with the envelope (a `method` in it must match the path),
+//     the params alone or "{}" / an empty body. On a path, an object with
+//     none of the envelope's members (exact names) is the params; one
+//     with some of them and other members but no `params` is a
+//     PARSE_ERROR; an array holding no object is positional params, one
+//     holding an object a batch. With Config.APIKeys set, every path must
+//     be prefixed with "/<api-key>"; anything else is refused with HTTP 401.
 //   - `jsonrpc` is optional (only "2.0" is allowed); `id` is optional
 //     (default "dontcare") and echoed exactly as given. Every request gets a
 //     response: there are no JSON-RPC notifications.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,12 +59,22 @@ func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string
 	if !utf8.Valid(trimmed) {
 		return h.errorResponse(nil, near.ParseError("Invalid JSON: the request is not valid UTF-8"))
 	}
+	if pathMethod != "" && trimmed[0] != '{' && trimmed[0] != '[' && json.Valid(trimmed) {
+		return h.errorResponse(nil, near.ParseError(fmt.Sprintf(
+			"Invalid request: expected the params of %q (an object or an array) or a JSON-RPC request object", near.Clip(pathMethod))))
+	}
 	if trimmed[0] != '[' {
 		return h.handleOne(ctx, trimmed, pathMethod)
 	}
 	items, err := jsonobject.Items(trimmed)
 	if err != nil {
 		return h.errorResponse(nil, near.ParseError("Invalid JSON: "+describeSyntax(trimmed)))
+	}
+	if pathMethod != "" && !slices.ContainsFunc(items, isObject) {
+		// No batch item can be anything but an object, so with the
+		// method in the path an array without one is its positional
+		// params (`POST /gas_price` with `[null]`).
+		return h.call(ctx, call{method: pathMethod, params: trimmed, id: near.DefaultID()})
 	}
 	switch {
 	case len(items) == 0:
@@ -112,10 +123,33 @@ func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string
 }
 
 // envelope is a request object's members, each the JSON text of its value
-// (a slice of the request), nil when absent.
+// (a slice of the request), nil when absent, and the name of its first
+// member that is none of them ("" when it has none).
 type envelope struct {
 	jsonrpc, id, method, params json.RawMessage
+	other                       string
 }
+
+// bare reports whether the object has none of the envelope's members: with
+// the method in the path, it is the method's params themselves.
+func (e envelope) bare() bool {
+	return e.jsonrpc == nil && e.id == nil && e.method == nil && e.params == nil
+}
+
+// firstMember names the first of the envelope members the object has.
+func (e envelope) firstMember() string {
+	for _, m := range []struct {
+		name  string
+		value json.RawMessage
+	}{{"jsonrpc", e.jsonrpc}, {"id", e.id}, {"method", e.method}, {"params", e.params}} {
+		if m.value != nil {
+			return m.name
+		}
+	}
+	return ""
+}
+
+func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
 
 // decodeEnvelope reads a request object. Only the exact names jsonrpc, id,
 // method and params count (serde's, case-sensitive: "METHOD" is another
@@ -135,6 +169,9 @@ func decodeEnvelope(raw []byte) (envelope, *near.Error) {
 		case "params":
 			slot = &env.params
 		default:
+			if env.other == "" {
+				env.other = name
+			}
 			return nil
 		}
 		if *slot != nil {
@@ -185,6 +222,10 @@ func (h *handler) handleOne(ctx context.Context, raw []byte, pathMethod string) 
 	if perr != nil {
 		return h.errorResponse(nil, perr)
 	}
+	if pathMethod != "" && req.bare() {
+		// `POST /block` with `{"finality": "final"}`, or `{}`.
+		return h.call(ctx, call{method: pathMethod, params: raw, id: near.DefaultID()})
+	}
 	c := call{params: req.params, id: req.id, raw: raw}
 	if c.id == nil {
 		c.id = near.DefaultID()
@@ -202,6 +243,12 @@ func (h *handler) handleOne(ctx context.Context, raw []byte, pathMethod string) 
 	}
 	switch {
 	case pathMethod == "":
+	case req.params == nil && req.other != "":
+		// Neither form: the params are not under "params", and the
+		// object is not the params alone.
+		return h.errorResponse(c.id, near.ParseError(fmt.Sprintf(
+			"Invalid request: with the method in the path, send the params alone or under \"params\" in a JSON-RPC request object, not beside its members (%q beside %q)",
+			req.firstMember(), near.Clip(req.other))))
 	case c.method == "":
 		c.method = pathMethod
 	case c.method != pathMethod:
@@ -234,11 +281,11 @@ func (h *handler) call(ctx context.Context, c call) (resp []byte) {
 		}
 	}()
 	if !known {
-		if isUpstreamMethod(c.method) {
-			return h.forwardOr(ctx, c, NotServed(c.method))
+		if !isUpstreamMethod(c.method) {
+			outcome = "METHOD_NOT_FOUND"
+			return h.errorResponse(c.id, near.MethodNotFound(c.method))
 		}
-		outcome = "METHOD_NOT_FOUND"
-		return h.errorResponse(c.id, near.MethodNotFound(c.method))
+		m = upstreamMethod(c.method)
 	}
 	result, err := m(ctx, h.backend, c.params)
 	if err != nil {

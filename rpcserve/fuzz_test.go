@@ -44,6 +44,14 @@ func FuzzHandler(f *testing.F) {
 		f.Add("/", seed)
 		f.Add("/block", seed)
 	}
+	// Path-style params alone, as an object or positionally.
+	for _, seed := range [][2]string{
+		{"/block", `{"block_id":8}`}, {"/block", `{"block_id":9}`}, {"/block", `{"id":1,"finality":"final"}`},
+		{"/gas_price", `[null]`}, {"/chunk", `[[7,0]]`}, {"/query", `{"request_type":"view_account","account_id":"a.near","block_id":7}`},
+		{"/status", `[]`}, {"/validators", `{}`},
+	} {
+		f.Add(seed[0], seed[1])
+	}
 	h := newTestHandler(f, &fakeBackend{}, Config{MaxBatch: 5, MaxBodyBytes: 4096, MaxResponseBytes: 400, RequestTimeout: 5 * time.Millisecond}, nil)
 	f.Fuzz(func(t *testing.T, path, body string) {
 		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " ?#%\x00\r\n\t") {

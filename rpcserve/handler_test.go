@@ -134,7 +134,11 @@ func TestConfigValidate(t *testing.T) {
 		{"body memory below the body limit", Config{MaxBodyBytes: 100, MaxBodyMemory: 50}, "max body memory 50 is below max body bytes 100"},
 		{"blank api key", Config{APIKeys: []string{"k", " "}}, "api key"},
 		{"negative response", Config{MaxResponseBytes: -1}, "max response bytes"},
-		{"negative timeout", Config{RequestTimeout: -time.Second}, "request timeout"},
+		{"negative timeout", Config{RequestTimeout: -time.Second}, "request timeout -1s is negative"},
+		{"negative concurrency", Config{MaxConcurrent: -2}, "max concurrent -2 is negative"},
+		{"negative queue wait", Config{QueueWait: -time.Millisecond}, "queue wait -1ms is negative"},
+		{"negative forward timeout", Config{ForwardTimeout: -time.Second}, "forward timeout -1s is negative"},
+		{"negative forward response", Config{MaxForwardResponseBytes: -3}, "max forward response bytes -3 is negative"},
 		{"empty key", Config{APIKeys: []string{"ok", ""}}, "api key"},
 		{"key with slash", Config{APIKeys: []string{"a/b"}}, "api key"},
 	}
@@ -238,5 +242,101 @@ func TestBatchResponseLimit(t *testing.T) {
 			require.Contains(t, string(a.Error.Data), "Response too large")
 		}
 		require.EqualValues(t, tt.calls, backend.calls.Load(), "limit %d: refused items are not run", tt.limit)
+	}
+}
+
+// nodeBackend is a fakeBackend that is a node itself: it answers
+// network_info and refuses the other node-only methods.
+type nodeBackend struct {
+	fakeBackend
+	asked []string
+}
+
+func (n *nodeBackend) NodeMethod(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	n.asked = append(n.asked, method+" "+string(params))
+	if method == "network_info" {
+		return json.RawMessage(`{"active_peers":[],"num_active_peers":0}`), nil
+	}
+	return nil, &ForwardError{Reason: NotServed(method)}
+}
+
+// A NodeBackend answers the node-only methods it can (network_info here);
+// the others are forwarded when an upstream is configured, else refused
+// with NOT_SERVED, as for any Backend. A Backend that is no node never
+// answers them itself.
+func TestNodeBackendAnswersNodeMethods(t *testing.T) {
+	t.Parallel()
+	node := &nodeBackend{}
+	h := newTestHandler(t, node, Config{}, nil)
+	rec := post(t, h, "/", `{"jsonrpc":"2.0","id":1,"method":"network_info","params":[]}`)
+	require.JSONEq(t, `{"jsonrpc":"2.0","result":{"active_peers":[],"num_active_peers":0},"id":1}`, rec.Body.String())
+	rec = post(t, h, "/network_info", ``)
+	require.JSONEq(t, `{"jsonrpc":"2.0","result":{"active_peers":[],"num_active_peers":0},"id":"dontcare"}`, rec.Body.String())
+	require.Equal(t, "NOT_SERVED", errorCause(t, post(t, h, "/", `{"method":"light_client_proof","params":{}}`).Body.Bytes()))
+	require.Equal(t, []string{"network_info []", "network_info {}", "light_client_proof {}"}, node.asked)
+
+	forwarding := newTestHandler(t, &nodeBackend{}, Config{Forward: fakeUpstream(t, "upstream")}, nil)
+	rec = post(t, forwarding, "/", `{"jsonrpc":"2.0","id":2,"method":"network_info"}`)
+	require.JSONEq(t, `{"jsonrpc":"2.0","result":{"active_peers":[],"num_active_peers":0},"id":2}`, rec.Body.String())
+	rec = post(t, forwarding, "/", `{"jsonrpc":"2.0","id":3,"method":"light_client_proof","params":{}}`)
+	require.Contains(t, rec.Body.String(), `"upstream_saw"`)
+
+	archive := newTestHandler(t, &fakeBackend{}, Config{}, nil)
+	require.Equal(t, "NOT_SERVED", errorCause(t, post(t, archive, "/", `{"method":"network_info"}`).Body.Bytes()))
+}
+
+// nilBackend answers some methods with neither a result nor an error, and
+// others with views whose lists of changes are nil.
+type nilBackend struct{ fakeBackend }
+
+func (nilBackend) Block(context.Context, near.BlockReference) (json.RawMessage, error) {
+	return nil, nil
+}
+
+func (nilBackend) Query(context.Context, near.QueryRequest) (any, error) { return nil, nil }
+
+func (nilBackend) GasPrice(context.Context, *near.BlockID) (*near.GasPriceView, error) {
+	return nil, nil
+}
+
+func (nilBackend) BlockEffects(_ context.Context, ref near.BlockReference) (*near.BlockEffectsView, error) {
+	if ref.BlockID != nil {
+		return nil, nil
+	}
+	return &near.BlockEffectsView{BlockHash: "h"}, nil
+}
+
+func (nilBackend) Changes(_ context.Context, req near.ChangesRequest) (*near.ChangesView, error) {
+	if req.Block.BlockID != nil {
+		return nil, nil
+	}
+	return &near.ChangesView{BlockHash: "h"}, nil
+}
+
+// A Backend's nil result without an error is a logged INTERNAL_ERROR,
+// never an empty `result`; a nil list of changes is answered as [].
+func TestNilResults(t *testing.T) {
+	t.Parallel()
+	h := newTestHandler(t, &nilBackend{}, Config{}, nil)
+	for _, req := range []string{
+		`{"method":"block","params":{"finality":"final"}}`,
+		`{"method":"gas_price","params":[null]}`,
+		`{"method":"query","params":{"request_type":"view_account","account_id":"a.near","finality":"final"}}`,
+		`{"method":"EXPERIMENTAL_view_account","params":{"account_id":"a.near","finality":"final"}}`,
+		`{"method":"block_effects","params":{"block_id":3}}`,
+		`{"method":"EXPERIMENTAL_changes_in_block","params":{"block_id":3}}`,
+		`{"method":"changes","params":{"changes_type":"account_changes","account_ids":["a.near"],"block_id":3}}`,
+	} {
+		require.Equal(t, "INTERNAL_ERROR", errorCause(t, post(t, h, "/", req).Body.Bytes()), req)
+	}
+	for req, want := range map[string]string{
+		`{"method":"block_effects","params":{"finality":"final"}}`:                                                     `{"block_hash":"h","changes":[],"block_effects":[]}`,
+		`{"method":"EXPERIMENTAL_changes_in_block","params":{"finality":"final"}}`:                                     `{"block_hash":"h","changes":[]}`,
+		`{"method":"changes","params":{"changes_type":"account_changes","account_ids":["a.near"],"finality":"final"}}`: `{"block_hash":"h","changes":[]}`,
+	} {
+		var resp near.Response
+		require.NoError(t, json.Unmarshal(post(t, h, "/", req).Body.Bytes(), &resp))
+		require.Nil(t, resp.Error, req)
+		require.JSONEq(t, want, string(resp.Result), req)
 	}
 }

@@ -77,6 +77,18 @@ func isUpstreamMethod(name string) bool {
 	return false
 }
 
+// upstreamMethod answers a node-only method (isUpstreamMethod): from a
+// NodeBackend, else with a ForwardError, so that it is forwarded or
+// refused with NotServed.
+func upstreamMethod(name string) methodFunc {
+	return func(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+		if node, ok := b.(NodeBackend); ok {
+			return raw(node.NodeMethod(ctx, name, params))
+		}
+		return nil, &ForwardError{Reason: NotServed(name)}
+	}
+}
+
 var errNoResult = errors.New("backend returned no result")
 
 // raw rejects an empty raw result, which would encode as an empty `result`.
@@ -142,17 +154,7 @@ func blockEffects(ctx context.Context, b Backend, params json.RawMessage) (*near
 		return nil, perr
 	}
 	view, err := b.BlockEffects(ctx, ref)
-	if err != nil {
-		return nil, stateChangesError(err)
-	}
-	if view == nil {
-		return nil, errNoResult
-	}
-	out := *view
-	if out.Changes == nil {
-		out.Changes = []near.StateChangeKindView{}
-	}
-	return &out, nil
+	return stateChanges(view, err, func(v *near.BlockEffectsView) *[]near.StateChangeKindView { return &v.Changes })
 }
 
 func blockEffectsMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
@@ -173,6 +175,14 @@ func changesMethod(ctx context.Context, b Backend, params json.RawMessage) (any,
 		return nil, perr
 	}
 	view, err := b.Changes(ctx, req)
+	return stateChanges(view, err, func(v *near.ChangesView) *[]near.StateChangeWithCauseView { return &v.Changes })
+}
+
+// stateChanges is a changes method's answer from its Backend call: an
+// error in nearcore's shape for the changes methods (stateChangesError),
+// a nil view errNoResult, else a copy whose nil list of changes (which
+// changes points to) is empty, as nearcore writes [] for none.
+func stateChanges[V, C any](view *V, err error, changes func(*V) *[]C) (*V, error) {
 	if err != nil {
 		return nil, stateChangesError(err)
 	}
@@ -180,8 +190,8 @@ func changesMethod(ctx context.Context, b Backend, params json.RawMessage) (any,
 		return nil, errNoResult
 	}
 	out := *view
-	if out.Changes == nil {
-		out.Changes = []near.StateChangeWithCauseView{}
+	if list := changes(&out); *list == nil {
+		*list = []C{}
 	}
 	return &out, nil
 }

@@ -13,26 +13,13 @@ func queryMethod(ctx context.Context, b Backend, params json.RawMessage) (any, e
 	if perr != nil {
 		return nil, perr
 	}
-	req, perr := near.ParseQueryRequest(params)
-	if perr != nil {
-		return nil, perr
+	result, err := query(ctx, b, params)
+	// nearcore answers a missing access key with a success-shaped result
+	// for the legacy `query` method.
+	if legacy, ok := legacyQuery(err); ok {
+		return legacy, nil
 	}
-	if isUpstreamQuery(req.RequestType) {
-		return nil, &ForwardError{Reason: QueryNotServed(req.RequestType)}
-	}
-	result, err := b.Query(ctx, req)
-	if err != nil {
-		// nearcore answers a missing access key with a success-shaped
-		// result for the legacy `query` method.
-		if legacy, ok := legacyQuery(err); ok {
-			return legacy, nil
-		}
-		return nil, err
-	}
-	if result == nil {
-		return nil, errNoResult
-	}
-	return result, nil
+	return result, err
 }
 
 // viewMethod answers an EXPERIMENTAL_view_* / EXPERIMENTAL_call_function
@@ -43,22 +30,26 @@ func viewMethod(requestType string) methodFunc {
 		if perr != nil {
 			return nil, perr
 		}
-		req, perr := near.ParseQueryRequest(withType)
-		if perr != nil {
-			return nil, perr
-		}
-		if isUpstreamQuery(req.RequestType) {
-			return nil, &ForwardError{Reason: QueryNotServed(req.RequestType)}
-		}
-		result, err := b.Query(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if result == nil {
-			return nil, errNoResult
-		}
-		return result, nil
+		return query(ctx, b, withType)
 	}
+}
+
+// query parses params as a `query` request and asks the Backend. A
+// request type no Backend answers is a ForwardError (forwarded, or
+// QueryNotServed); no result is errNoResult.
+func query(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+	req, perr := near.ParseQueryRequest(params)
+	if perr != nil {
+		return nil, perr
+	}
+	if isUpstreamQuery(req.RequestType) {
+		return nil, &ForwardError{Reason: QueryNotServed(req.RequestType)}
+	}
+	result, err := b.Query(ctx, req)
+	if err == nil && result == nil {
+		return nil, errNoResult
+	}
+	return result, err
 }
 
 // withMember returns the params object with the member name: value added

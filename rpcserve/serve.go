@@ -72,17 +72,11 @@ func (c ServeConfig) withDefaults() ServeConfig {
 func (c ServeConfig) Validate() error { return c.withDefaults().validate() }
 
 func (c ServeConfig) validate() error {
-	var errs []error
-	if c.RequestTimeout < 0 {
-		errs = append(errs, fmt.Errorf("request timeout %s is negative", c.RequestTimeout))
-	}
-	if c.ShutdownTimeout < 0 {
-		errs = append(errs, fmt.Errorf("shutdown timeout %s is negative", c.ShutdownTimeout))
-	}
-	if c.MaxConnections < 0 {
-		errs = append(errs, fmt.Errorf("max connections %d is negative", c.MaxConnections))
-	}
-	return errors.Join(errs...)
+	return errors.Join(
+		negative("request timeout", c.RequestTimeout),
+		negative("shutdown timeout", c.ShutdownTimeout),
+		negative("max connections", c.MaxConnections),
+	)
 }
 
 // Serve answers HTTP on ln with h (a NewHandler) until ctx is cancelled;

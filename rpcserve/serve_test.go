@@ -80,10 +80,14 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 
 func TestServeRejectsBadConfig(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []ServeConfig{{ShutdownTimeout: -time.Second}, {RequestTimeout: -time.Second}} {
+	for cfg, want := range map[ServeConfig]string{
+		{ShutdownTimeout: -time.Second}: "shutdown timeout -1s is negative",
+		{RequestTimeout: -time.Second}:  "request timeout -1s is negative",
+		{MaxConnections: -1}:            "max connections -1 is negative",
+	} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		require.ErrorContains(t, Serve(context.Background(), ln, newTestHandler(t, &fakeBackend{}, Config{}, nil), cfg), "is negative")
+		require.ErrorContains(t, Serve(context.Background(), ln, newTestHandler(t, &fakeBackend{}, Config{}, nil), cfg), want)
 		_, err = ln.Accept()
 		require.ErrorIs(t, err, net.ErrClosed, "Serve closes the listener it was given")
 	}

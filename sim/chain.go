@@ -75,7 +75,7 @@ type block struct {
 	executed   [][]*receiptRecord
 	epochID    string
 	epochIndex uint64
-	epochStart uint64
+	epochStart uint64 // the height of the epoch's first block
 	ordinal    uint64
 }
 
@@ -201,7 +201,13 @@ func (c *chain) produce() error {
 		newChunks = append(newChunks, ch)
 	}
 
-	epoch, epochStart := c.epochOf(h)
+	// An epoch starts at its first block, as nearcore's epoch_start_height
+	// does: after its first height when that one was skipped.
+	epoch, _ := c.epochOf(h)
+	epochStart := h
+	if prev != nil && prev.epochIndex == epoch {
+		epochStart = prev.epochStart
+	}
 	b := &block{height: h, epochID: c.epochID(epoch), epochIndex: epoch, epochStart: epochStart, ordinal: uint64(len(c.blocks)) + 1}
 	for _, ch := range newChunks {
 		c.totalSupply = sub(c.totalSupply, ch.view.Header.BalanceBurnt)

@@ -254,6 +254,19 @@ func TestShapes(t *testing.T) {
 		require.NotEmpty(t, status.Validators)
 		require.NotContains(t, status.Validators[0], "is_slashed")
 	})
+	t.Run("network_info", func(t *testing.T) {
+		// A node answers it itself; the simulator is a node with no peers
+		// that knows the validators as producers.
+		got := rpcResult(t, url, "network_info", []any{})
+		requireShape(t, "rpc/network_info/testnet-2020.json", got, nil, nil)
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(got, &v))
+		requireOpenAPI(t, "RpcNetworkInfoResponse", v)
+		producers := v["known_producers"].([]any)
+		require.Len(t, producers, len(n.chain.validators))
+		requireOpenAPI(t, "RpcKnownProducer", producers[0].(map[string]any))
+		require.Empty(t, v["active_peers"])
+	})
 	t.Run("genesis_config", func(t *testing.T) {
 		got := rpcResult(t, url, "genesis_config", nil)
 		var v map[string]any
