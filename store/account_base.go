@@ -84,7 +84,7 @@ func recordBases(ctx context.Context, tx pgx.Tx, lo, hi int64) error {
 // records height as its base, in one transaction.
 func (s *Store) PutAccountSnapshot(ctx context.Context, height uint64, accountID string, changes []bundle.StateChange) error {
 	rows := newRowSet(s.codec)
-	if _, err := rows.addChangeRows(int64(height), changes); err != nil {
+	if _, _, err := rows.addChangeRows(int64(height), changes); err != nil {
 		return fmt.Errorf("put snapshot of %s at %d: %w", accountID, height, err)
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

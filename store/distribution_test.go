@@ -51,7 +51,6 @@ var distributionPlan = []distributionEntry{
 	{"actions", distributed, "block_height", "blocks"},
 	{"execution_outcomes", distributed, "tx_block_height", "blocks"},
 	{"transaction_statuses", distributed, "block_height", "blocks"},
-	{"state_changes", distributed, "block_height", "blocks"},
 	{"block_changes", distributed, "block_height", "blocks"},
 	{"block_tx_statuses", distributed, "block_height", "blocks"},
 	{"ft_events", distributed, "tx_block_height", "blocks"},

@@ -16,7 +16,7 @@ import (
 // rowSet holds the rows of a batch, per table, in COPY column order.
 type rowSet struct {
 	blocks, skipped, blockChunks, chunks, transactions, receipts, actions [][]any
-	outcomes, txStatuses, stateChanges                                    [][]any
+	outcomes, txStatuses                                                  [][]any
 	accounts, accessKeys, data, codeHistory, codes, protocols, epochs     [][]any
 	olderChunks, globalDistributions, changeDocs, statusDocs              [][]any
 	codec                                                                 *packed.Codec
