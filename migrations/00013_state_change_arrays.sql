@@ -13,6 +13,16 @@ ALTER TABLE block_changes
     ADD COLUMN cause_types text[] NOT NULL DEFAULT '{}',
     ADD COLUMN cause_receipt_hashes text[] NOT NULL DEFAULT '{}';
 
+-- +goose StatementBegin
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM state_changes s WHERE NOT EXISTS
+               (SELECT 1 FROM block_changes c WHERE c.block_height = s.block_height)) THEN
+        RAISE EXCEPTION 'state changes without their block_changes row: re-index those heights into a database migrated to version 12 first';
+    END IF;
+END
+$$;
+-- +goose StatementEnd
 UPDATE block_changes c
 SET account_ids = s.account_ids, change_types = s.change_types, cause_types = s.cause_types,
     cause_receipt_hashes = s.cause_receipt_hashes

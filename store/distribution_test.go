@@ -48,7 +48,6 @@ var distributionPlan = []distributionEntry{
 	{"chunks", distributed, "block_height", "blocks"},
 	{"transactions", distributed, "block_height", "blocks"},
 	{"receipts", distributed, "block_height", "blocks"},
-	{"actions", distributed, "block_height", "blocks"},
 	{"execution_outcomes", distributed, "tx_block_height", "blocks"},
 	{"transaction_statuses", distributed, "block_height", "blocks"},
 	{"block_changes", distributed, "block_height", "blocks"},

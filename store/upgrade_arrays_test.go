@@ -1,0 +1,154 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/migrations"
+	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// stateChangeRows is a layout-3 archive's state_changes as migration 12
+// left them: two blocks in two partitions, a change without a cause
+// receipt, and a block with effects only.
+const stateChangeRows = `
+CREATE TABLE state_changes_h0 PARTITION OF state_changes FOR VALUES FROM (0) TO (100);
+CREATE TABLE state_changes_h100 PARTITION OF state_changes FOR VALUES FROM (100) TO (200);
+CREATE TABLE block_changes_h0 PARTITION OF block_changes FOR VALUES FROM (0) TO (100);
+CREATE TABLE block_changes_h100 PARTITION OF block_changes FOR VALUES FROM (100) TO (200);
+INSERT INTO state_changes (block_height, index_in_block, account_id, change_type, cause_type, cause_receipt_hash)
+VALUES (8, 0, 'b.near', 'data_update', 'receipt_processing', 'R0'),
+       (8, 1, 'a.near', 'account_update', 'transaction_processing', NULL),
+       (8, 2, 'b.near', 'account_update', 'receipt_processing', 'R0'),
+       (150, 0, 'c.near', 'access_key_update', 'receipt_processing', 'R9');
+INSERT INTO block_changes (block_height, changes, effects)
+VALUES (8, '\x005b5d', '\x005b5d'), (9, '\x005b5d', '\x005b5d'), (150, '\x005b5d', '\x005b5d');
+`
+
+const stateChangesInOrder = `SELECT block_height || ':' || index_in_block || ':' || account_id || ':' || change_type
+	|| ':' || cause_type || ':' || coalesce(cause_receipt_hash, '-') FROM state_changes ORDER BY 1`
+
+// rowList returns the text of each row of query, a single text column.
+func rowList(t *testing.T, pool *pgxpool.Pool, query string) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), query)
+	require.NoError(t, err)
+	var out []string
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		out = append(out, s)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// TestStateChangesBecomeArraysAndBack: migration 13 moves each block's
+// state_changes rows into its block_changes row's arrays, and the view
+// state_changes reads them back exactly (places, kinds, missing causes);
+// its down migration restores the rows in partitions of their own.
+func TestStateChangesBecomeArraysAndBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := roundTrip(t, 13, stateChangeRows, stateChangesInOrder, 4, func(pool *pgxpool.Pool) {
+		var kind string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT relkind::text FROM pg_class WHERE relname = 'state_changes'`).Scan(&kind))
+		require.Equal(t, "v", kind, "state_changes is a view")
+	})
+	var parts int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'state_changes'::regclass`).Scan(&parts))
+	require.Equal(t, 2, parts)
+}
+
+// roundTrip writes rows into an archive at version-1, migrates it to
+// version and back, and requires query (n rows) to read the same before,
+// between (after check, if any) and after; it returns the archive.
+func roundTrip(t *testing.T, version int64, rows, query string, n int, check func(*pgxpool.Pool)) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	pool := emptyArchiveAt(t, version-1)
+	_, err := pool.Exec(ctx, rows)
+	require.NoError(t, err)
+	want := rowList(t, pool, query)
+	require.Len(t, want, n)
+	require.NoError(t, store.MigrateTo(ctx, pool, nil, version))
+	require.Equal(t, want, rowList(t, pool, query), "read through the view")
+	if check != nil {
+		check(pool)
+	}
+	migrateDownTo(t, pool, version-1)
+	require.Equal(t, want, rowList(t, pool, query), "after the down migration")
+	return pool
+}
+
+// migrateDownTo applies the embedded down migrations to version.
+func migrateDownTo(t *testing.T, pool *pgxpool.Pool, version int64) {
+	t.Helper()
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithDisableGlobalRegistry(true))
+	require.NoError(t, err)
+	_, err = provider.DownTo(context.Background(), version)
+	require.NoError(t, err)
+}
+
+// actionRows are a layout-3 archive's actions as migration 13 left them:
+// two chunks of one block and one of another partition, with a Delegate,
+// its nested action, typed and NULL columns, and a chunk without actions.
+const actionRows = `
+CREATE TABLE chunks_h0 PARTITION OF chunks FOR VALUES FROM (0) TO (100);
+CREATE TABLE chunks_h100 PARTITION OF chunks FOR VALUES FROM (100) TO (200);
+CREATE TABLE actions_h0 PARTITION OF actions FOR VALUES FROM (0) TO (100);
+CREATE TABLE actions_h100 PARTITION OF actions FOR VALUES FROM (100) TO (200);
+INSERT INTO chunks (chunk_hash, block_height, shard_id, author, height_created, gas_used, gas_limit,
+    balance_burnt, tx_count, receipt_count, doc)
+VALUES ('C8', 8, 3, 'v.near', 8, 0, 1, 0, 1, 1, '\x005b5d'), ('C9', 8, 4, 'v.near', 8, 0, 1, 0, 0, 0, '\x005b5d'),
+       ('C150', 150, 0, 'v.near', 150, 0, 1, 0, 1, 0, '\x005b5d');
+INSERT INTO actions (shard_id, parent_kind, parent_index, action_index, block_height, kind, method_name, gas, deposit,
+    public_key, beneficiary_id, code_hash, detail, delegate_parent_index, delegated_by, delegate_sender_id)
+VALUES (3, 'transaction', 0, 0, 8, 'Delegate', NULL, NULL, NULL, 'ed25519:U', NULL, NULL, NULL, NULL, 'relayer.near', 'user.near'),
+       (3, 'transaction', 0, 1, 8, 'FunctionCall', 'go', 30000000000000, 1000000000000000000000000, NULL, NULL, NULL,
+        NULL, 0, 'relayer.near', 'user.near'),
+       (3, 'receipt', 2, 0, 8, 'AddKey', NULL, NULL, NULL, 'ed25519:K', NULL, NULL, '{"AddKey":{"x":1}}', NULL, NULL, NULL),
+       (0, 'transaction', 0, 0, 150, 'DeleteAccount', NULL, NULL, NULL, NULL, 'b.near', NULL, NULL, NULL, NULL, NULL);
+`
+
+const actionsInOrder = `SELECT concat_ws(':', block_height, shard_id, parent_kind, parent_index, action_index, kind,
+	coalesce(method_name, '-'), coalesce(gas::text, '-'), coalesce(deposit::text, '-'), coalesce(public_key, '-'),
+	coalesce(beneficiary_id, '-'), coalesce(code_hash, '-'), coalesce(detail::text, '-'),
+	coalesce(delegate_parent_index::text, '-'), coalesce(delegated_by, '-'), coalesce(delegate_sender_id, '-'))
+	FROM actions ORDER BY 1`
+
+// TestActionsBecomeArraysAndBack: migration 14 moves each chunk's actions
+// into its chunks row's arrays, and the view actions reads them back
+// exactly (NULLs, numerics, details); its down migration restores the rows;
+// an action without its chunks row makes the migration refuse, not drop it.
+func TestActionsBecomeArraysAndBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	roundTrip(t, 14, actionRows, actionsInOrder, 4, nil)
+
+	orphan := emptyArchiveAt(t, 13)
+	_, err := orphan.Exec(ctx, actionRows+`DELETE FROM chunks WHERE chunk_hash = 'C150';`)
+	require.NoError(t, err)
+	err = store.MigrateTo(ctx, orphan, nil, 14)
+	require.ErrorContains(t, err, "actions without their chunks row")
+	require.Len(t, rowList(t, orphan, actionsInOrder), 4, "nothing was dropped")
+}
+
+// emptyArchiveAt returns a pool on a new database migrated to version.
+func emptyArchiveAt(t *testing.T, version int64) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, storetest.NewEmptyDatabaseURL(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, store.MigrateTo(ctx, pool, nil, version))
+	return pool
+}
