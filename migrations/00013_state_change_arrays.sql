@@ -6,12 +6,13 @@
 -- each, the block height repeated, two indexes); as four arrays TOAST
 -- compresses (the accounts and cause receipts of a block repeat), they take
 -- a fraction of it. `state_changes` stays, as a view with the same columns,
--- so queries read as before; a query by height reads one row.
+-- so queries read as before; a query by height reads one row. A block
+-- without changes (effects only) has NULLs.
 ALTER TABLE block_changes
-    ADD COLUMN account_ids text[] NOT NULL DEFAULT '{}',
-    ADD COLUMN change_types text[] NOT NULL DEFAULT '{}',
-    ADD COLUMN cause_types text[] NOT NULL DEFAULT '{}',
-    ADD COLUMN cause_receipt_hashes text[] NOT NULL DEFAULT '{}';
+    ADD COLUMN account_ids text[],
+    ADD COLUMN change_types text[],
+    ADD COLUMN cause_types text[],
+    ADD COLUMN cause_receipt_hashes text[];
 
 -- +goose StatementBegin
 DO $$

@@ -113,8 +113,11 @@ func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]js
 	last := map[historyKey]int{}
 	var order []historyKey
 	texts := make([]json.RawMessage, len(changes))
-	cols := changeColumns{accounts: make([]string, len(changes)), types: make([]string, len(changes)),
-		causes: make([]string, len(changes)), receipts: make([]*string, len(changes))}
+	var cols changeColumns // NULLs for a block without changes
+	if len(changes) > 0 {
+		cols = changeColumns{accounts: make([]string, len(changes)), types: make([]string, len(changes)),
+			causes: make([]string, len(changes)), receipts: make([]*string, len(changes))}
+	}
 	for i := range changes {
 		c := &changes[i]
 		v := c.View

@@ -52,7 +52,8 @@ func rowList(t *testing.T, pool *pgxpool.Pool, query string) []string {
 // TestStateChangesBecomeArraysAndBack: migration 13 moves each block's
 // state_changes rows into its block_changes row's arrays, and the view
 // state_changes reads them back exactly (places, kinds, missing causes);
-// its down migration restores the rows in partitions of their own.
+// its down migration restores the rows in partitions of their own; a
+// change without its block_changes row makes the migration refuse.
 func TestStateChangesBecomeArraysAndBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -64,6 +65,9 @@ func TestStateChangesBecomeArraysAndBack(t *testing.T) {
 	var parts int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'state_changes'::regclass`).Scan(&parts))
 	require.Equal(t, 2, parts)
+
+	requireRefusal(t, 13, stateChangeRows+`DELETE FROM block_changes WHERE block_height = 150;`, stateChangesInOrder, 4,
+		"state changes without their block_changes row")
 }
 
 // roundTrip writes rows into an archive at version-1, migrates it to
@@ -131,15 +135,22 @@ const actionsInOrder = `SELECT concat_ws(':', block_height, shard_id, parent_kin
 // an action without its chunks row makes the migration refuse, not drop it.
 func TestActionsBecomeArraysAndBack(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	roundTrip(t, 14, actionRows, actionsInOrder, 4, nil)
 
-	orphan := emptyArchiveAt(t, 13)
-	_, err := orphan.Exec(ctx, actionRows+`DELETE FROM chunks WHERE chunk_hash = 'C150';`)
+	requireRefusal(t, 14, actionRows+`DELETE FROM chunks WHERE chunk_hash = 'C150';`, actionsInOrder, 4,
+		"actions without their chunks row")
+}
+
+// requireRefusal writes rows into an archive at version-1 and requires the
+// migration to version to fail with msg, leaving query's n rows in place.
+func requireRefusal(t *testing.T, version int64, rows, query string, n int, msg string) {
+	t.Helper()
+	ctx := context.Background()
+	pool := emptyArchiveAt(t, version-1)
+	_, err := pool.Exec(ctx, rows)
 	require.NoError(t, err)
-	err = store.MigrateTo(ctx, orphan, nil, 14)
-	require.ErrorContains(t, err, "actions without their chunks row")
-	require.Len(t, rowList(t, orphan, actionsInOrder), 4, "nothing was dropped")
+	require.ErrorContains(t, store.MigrateTo(ctx, pool, nil, version), msg)
+	require.Len(t, rowList(t, pool, query), n, "nothing was dropped")
 }
 
 // emptyArchiveAt returns a pool on a new database migrated to version.
