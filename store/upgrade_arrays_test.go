@@ -163,3 +163,46 @@ func emptyArchiveAt(t *testing.T, version int64) *pgxpool.Pool {
 	require.NoError(t, store.MigrateTo(ctx, pool, nil, version))
 	return pool
 }
+
+// activityRows are account_activity rows as migration 14 left them: a
+// transaction's (signer and receiver) and a receipt's naming their hash,
+// a token event's and a balance's.
+const activityRows = `
+CREATE TABLE transactions_h0 PARTITION OF transactions FOR VALUES FROM (0) TO (100);
+CREATE TABLE receipts_h0 PARTITION OF receipts FOR VALUES FROM (0) TO (100);
+INSERT INTO transactions (index_in_chunk, hash, block_height, shard_id, signer_id, public_key, nonce, receiver_id,
+    priority_fee, action_count)
+VALUES (1, 'T1', 8, 3, 'a.near', 'ed25519:K', 1, 'b.near', 0, 1);
+INSERT INTO receipts (index_in_chunk, receipt_id, block_height, shard_id, predecessor_id, receiver_id, kind, signer_id)
+VALUES (2, 'R2', 8, 4, 'a.near', 'b.near', 'Action', 'a.near');
+INSERT INTO account_activity (account_id, block_height, kind, ref_id, position, source_height, other_account_id,
+    contract_id, amount)
+VALUES ('a.near', 8, 'tx_signer', 'T1', (3::bigint << 32) + 1, 8, 'b.near', NULL, NULL),
+       ('b.near', 8, 'tx_receiver', 'T1', (3::bigint << 32) + 1, 8, 'a.near', NULL, NULL),
+       ('b.near', 8, 'receipt', 'R2', (4::bigint << 32) + 2, 8, 'a.near', NULL, NULL),
+       ('b.near', 9, 'ft', 'R2', 1, 8, 'a.near', 'ft.near', 5),
+       ('b.near', 9, 'balance', '', 0, 9, NULL, NULL, 7);
+`
+
+// activityWithHashes is the documented page query's join: each row with
+// its transaction hash or receipt id, by place.
+const activityWithHashes = `SELECT concat_ws(':', a.account_id, a.block_height, a.kind, a.position,
+	coalesce(nullif(a.ref_id, ''), t.hash, r.receipt_id, '-'))
+FROM account_activity a
+LEFT JOIN transactions t ON a.kind IN ('tx_signer', 'tx_receiver') AND t.block_height = a.block_height
+     AND t.shard_id = (a.position >> 32)::int AND t.index_in_chunk = (a.position & 4294967295)::int
+LEFT JOIN receipts r ON a.kind = 'receipt' AND r.block_height = a.block_height
+     AND r.shard_id = (a.position >> 32)::int AND r.index_in_chunk = (a.position & 4294967295)::int
+ORDER BY 1`
+
+// TestActivityRefsBecomePlacesAndBack: migration 15 empties the ref_id of
+// transaction and receipt activity rows, whose hash the documented join
+// finds by place, keeps the token events' receipt ids, and its down
+// migration writes the hashes back.
+func TestActivityRefsBecomePlacesAndBack(t *testing.T) {
+	t.Parallel()
+	roundTrip(t, 15, activityRows, activityWithHashes, 5, func(pool *pgxpool.Pool) {
+		require.Equal(t, []string{"", "", "", "", "R2"},
+			rowList(t, pool, `SELECT ref_id FROM account_activity ORDER BY ref_id`), "only the event keeps its receipt id")
+	})
+}
