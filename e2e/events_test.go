@@ -217,11 +217,14 @@ func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
 	// (genesis records aside) for its account: nothing else.
 	require.NoError(t, conn.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM transactions t WHERE NOT EXISTS (SELECT 1 FROM account_activity a
-			WHERE a.account_id = t.signer_id AND a.block_height = t.block_height AND a.kind = 'tx_signer' AND a.ref_id = t.hash))
+			WHERE a.account_id = t.signer_id AND a.block_height = t.block_height AND a.kind = 'tx_signer' AND a.ref_id = ''
+			  AND a.position = (t.shard_id::bigint << 32) + t.index_in_chunk))
 		+ (SELECT count(*) FROM transactions t WHERE NOT EXISTS (SELECT 1 FROM account_activity a
-			WHERE a.account_id = t.receiver_id AND a.block_height = t.block_height AND a.kind = 'tx_receiver' AND a.ref_id = t.hash))
+			WHERE a.account_id = t.receiver_id AND a.block_height = t.block_height AND a.kind = 'tx_receiver' AND a.ref_id = ''
+			  AND a.position = (t.shard_id::bigint << 32) + t.index_in_chunk))
 		+ (SELECT count(*) FROM receipts r WHERE r.kind = 'Action' AND NOT EXISTS (SELECT 1 FROM account_activity a
-			WHERE a.account_id = r.receiver_id AND a.block_height = r.block_height AND a.kind = 'receipt' AND a.ref_id = r.receipt_id))
+			WHERE a.account_id = r.receiver_id AND a.block_height = r.block_height AND a.kind = 'receipt' AND a.ref_id = ''
+			  AND a.position = (r.shard_id::bigint << 32) + r.index_in_chunk))
 		+ (SELECT count(*) FROM account_history h WHERE h.block_height > $1 AND NOT EXISTS (SELECT 1 FROM account_activity a
 			WHERE a.account_id = h.account_id AND a.block_height = h.block_height AND a.kind = 'balance'))`,
 		int64(shape.GenesisHeight)).Scan(&missing))

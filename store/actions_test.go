@@ -199,7 +199,9 @@ VALUES ('C8', 3, 'transaction', 0, 0, 8, 'T1', NULL, 'Delegate', '`+detail+`'),
        ('C8', 3, 'receipt', 4, 0, 8, NULL, 'R1', 'Delegate', '`+detail+`'),
        ('C8', 3, 'receipt', 4, 1, 8, NULL, 'R1', 'Transfer', NULL);`)
 	require.NoError(t, err)
-	require.NoError(t, store.Migrate(ctx, url))
+	// Up to 9 only: the archive has no chunks rows, which migration 14
+	// (actions into their chunks row) refuses (TestActionsBecomeArraysAndBack).
+	require.NoError(t, store.MigrateTo(ctx, pool, nil, 9))
 
 	rows, err := pool.Query(ctx, `SELECT parent_kind, action_index, delegated_by, delegate_sender_id, delegate_parent_index
 		FROM actions ORDER BY parent_kind, action_index`)

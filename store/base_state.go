@@ -16,7 +16,7 @@ import (
 // one transaction, so loading the same state twice changes nothing.
 func (s *Store) PutBaseState(ctx context.Context, height uint64, changes []bundle.StateChange) error {
 	rows := newRowSet(s.codec)
-	if _, err := rows.addChangeRows(int64(height), changes); err != nil {
+	if _, _, err := rows.addChangeRows(int64(height), changes); err != nil {
 		return fmt.Errorf("put base state at %d: %w", height, err)
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

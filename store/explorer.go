@@ -20,9 +20,9 @@ import (
 
 // Kinds of account_activity rows.
 const (
-	ActivityTxSigner   = "tx_signer"   // signed a transaction (ref_id: its hash)
-	ActivityTxReceiver = "tx_receiver" // received a transaction (ref_id: its hash)
-	ActivityReceipt    = "receipt"     // received an action receipt (ref_id: its id)
+	ActivityTxSigner   = "tx_signer"   // signed a transaction (ref_id '': position names it)
+	ActivityTxReceiver = "tx_receiver" // received a transaction (ref_id '': position names it)
+	ActivityReceipt    = "receipt"     // received an action receipt (ref_id '': position names it)
 	ActivityFT         = "ft"          // a row of ft_events (ref_id: the receipt id)
 	ActivityNFT        = "nft"         // a row of nft_events
 	ActivityMT         = "mt"          // a row of mt_events
@@ -96,7 +96,9 @@ var explorerTables = []table{
 func activityPosition(shard int32, index int) int64 { return int64(shard)<<32 | int64(index) }
 
 // addActivity records a bundle's transactions for their signer and their
-// receiver, and its action receipts for their receiver.
+// receiver, and its action receipts for their receiver. Their ref_id is ”
+// (migration 00015): the block height and position name the transactions
+// or receipts row that holds the hash.
 func (r *rowSet) addActivity(b *bundle.Bundle) {
 	if !r.events {
 		return
@@ -107,12 +109,12 @@ func (r *rowSet) addActivity(b *bundle.Bundle) {
 		for i, tx := range c.View.Transactions {
 			pos := activityPosition(shard, i)
 			r.ex.activity = append(r.ex.activity,
-				[]any{tx.SignerID, height, ActivityTxSigner, tx.Hash, pos, height, tx.ReceiverID, nil, nil},
-				[]any{tx.ReceiverID, height, ActivityTxReceiver, tx.Hash, pos, height, tx.SignerID, nil, nil})
+				[]any{tx.SignerID, height, ActivityTxSigner, "", pos, height, tx.ReceiverID, nil, nil},
+				[]any{tx.ReceiverID, height, ActivityTxReceiver, "", pos, height, tx.SignerID, nil, nil})
 		}
 		for i, rc := range c.View.Receipts {
 			if rc.Receipt.Action != nil {
-				r.ex.activity = append(r.ex.activity, []any{rc.ReceiverID, height, ActivityReceipt, rc.ReceiptID,
+				r.ex.activity = append(r.ex.activity, []any{rc.ReceiverID, height, ActivityReceipt, "",
 					activityPosition(shard, i), height, rc.PredecessorID, nil, nil})
 			}
 		}

@@ -12,7 +12,7 @@ import (
 // partitionedTables are the block-keyed tables, range-partitioned by height
 // (migrations 00007 and 00008).
 var partitionedTables = []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions", "receipts",
-	"actions", "execution_outcomes", "transaction_statuses", "state_changes", "block_changes",
+	"execution_outcomes", "transaction_statuses", "block_changes",
 	"block_tx_statuses", "ft_events", "nft_events", "mt_events"}
 
 // partitionLockID is the advisory lock held while creating partitions, so

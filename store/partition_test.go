@@ -13,7 +13,7 @@ import (
 )
 
 var blockKeyed = []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions", "receipts",
-	"actions", "execution_outcomes", "transaction_statuses", "state_changes", "block_changes",
+	"execution_outcomes", "transaction_statuses", "block_changes",
 	"block_tx_statuses"}
 
 // TestBlockKeyedTablesArePartitionedByHeight: committing heights 1 to

@@ -15,12 +15,12 @@ import (
 
 // rowSet holds the rows of a batch, per table, in COPY column order.
 type rowSet struct {
-	blocks, skipped, blockChunks, chunks, transactions, receipts, actions [][]any
-	outcomes, txStatuses, stateChanges                                    [][]any
-	accounts, accessKeys, data, codeHistory, codes, protocols, epochs     [][]any
-	olderChunks, globalDistributions, changeDocs, statusDocs              [][]any
-	codec                                                                 *packed.Codec
-	seenCodes, seenProtocols, seenOlder                                   map[string]bool
+	blocks, skipped, blockChunks, chunks, transactions, receipts      [][]any
+	outcomes, txStatuses                                              [][]any
+	accounts, accessKeys, data, codeHistory, codes, protocols, epochs [][]any
+	olderChunks, globalDistributions, changeDocs, statusDocs          [][]any
+	codec                                                             *packed.Codec
+	seenCodes, seenProtocols, seenOlder                               map[string]bool
 	// epochFirst is the lowest height of each epoch in the batch: the
 	// height a protocol config is recorded at, whichever of the epoch's
 	// blocks (fetched concurrently) happened to carry it.

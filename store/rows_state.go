@@ -10,16 +10,15 @@ import (
 	"github.com/nearline/nearline/near"
 )
 
-// The state family: a block's changes and effects as served, packed
-// (block_changes), a typed row per change (state_changes) and the state
-// history, one row per changed key per block holding the value after it.
+// The state family: a block's changes and effects as served, packed, and
+// its changes' typed columns as arrays in upstream order (block_changes;
+// the view state_changes has a row per change), and the state history, one
+// row per changed key per block holding the value after it.
 
 var stateTables = []table{
-	{name: "state_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.stateChanges },
-		columns: []string{"block_height", "index_in_block", "account_id", "change_type", "cause_type",
-			"cause_receipt_hash"}},
 	{name: "block_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.changeDocs },
-		columns: []string{"block_height", "changes", "effects"}},
+		columns: []string{"block_height", "changes", "effects", "account_ids", "change_types", "cause_types",
+			"cause_receipt_hashes"}},
 	{name: "account_history", rows: func(r *rowSet) [][]any { return r.accounts },
 		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
 			amount = EXCLUDED.amount, locked = EXCLUDED.locked, code_hash = EXCLUDED.code_hash,
@@ -52,7 +51,7 @@ type historyKey struct {
 }
 
 // errUnknownChangeType marks a state change type Nearline does not model: the
-// change is stored in state_changes as it came, and has no history rows.
+// change is stored in block_changes as it came, and has no history rows.
 var errUnknownChangeType = errors.New("unknown state change type")
 
 // changeKind returns the history kind a change type writes.
@@ -78,11 +77,18 @@ func changeKind(changeType string) (kind string, deleted bool, err error) {
 	return "", false, fmt.Errorf("%w %q", errUnknownChangeType, changeType)
 }
 
-// addChanges writes a block's changes document (its changes as served and
-// its block effects), its state_changes rows and, per changed key, one
+// changeColumns are a block's changes' typed columns, in upstream order
+// (block_changes' arrays).
+type changeColumns struct {
+	accounts, types, causes []string
+	receipts                []*string
+}
+
+// addChanges writes a block's changes row (its changes as served, its
+// block effects and the changes' typed columns) and, per changed key, one
 // history row holding the value after the block.
 func (r *rowSet) addChanges(height int64, changes []bundle.StateChange, effects []near.StateChangeKindView) error {
-	texts, err := r.addChangeRows(height, changes)
+	texts, cols, err := r.addChangeRows(height, changes)
 	if err != nil {
 		return err
 	}
@@ -96,29 +102,35 @@ func (r *rowSet) addChanges(height int64, changes []bundle.StateChange, effects 
 	if err != nil {
 		return fmt.Errorf("encode block effects at %d: %w", height, err)
 	}
-	r.changeDocs = append(r.changeDocs, []any{height, r.codec.Pack(texts), r.codec.Pack([]json.RawMessage{list})})
+	r.changeDocs = append(r.changeDocs, []any{height, r.codec.Pack(texts), r.codec.Pack([]json.RawMessage{list}),
+		cols.accounts, cols.types, cols.causes, cols.receipts})
 	return nil
 }
 
-// addChangeRows writes the state_changes and history rows of a block's
-// changes and returns each change as served.
-func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]json.RawMessage, error) {
+// addChangeRows writes the history rows of a block's changes and returns
+// each change as served and their typed columns.
+func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]json.RawMessage, changeColumns, error) {
 	last := map[historyKey]int{}
 	var order []historyKey
 	texts := make([]json.RawMessage, len(changes))
+	var cols changeColumns // NULLs for a block without changes
+	if len(changes) > 0 {
+		cols = changeColumns{accounts: make([]string, len(changes)), types: make([]string, len(changes)),
+			causes: make([]string, len(changes)), receipts: make([]*string, len(changes))}
+	}
 	for i := range changes {
 		c := &changes[i]
 		v := c.View
 		text, err := rawJSON(c.JSON, v)
 		if err != nil {
-			return nil, fmt.Errorf("encode state change %d at %d: %w", i, height, err)
+			return nil, changeColumns{}, fmt.Errorf("encode state change %d at %d: %w", i, height, err)
 		}
 		texts[i] = text
 		kind, _, err := changeKind(v.Type)
 		if errors.Is(err, errUnknownChangeType) {
 			r.unknown["state_change:"+v.Type]++
 		} else if err != nil {
-			return nil, fmt.Errorf("state change %d at %d: %w", i, height, err)
+			return nil, changeColumns{}, fmt.Errorf("state change %d at %d: %w", i, height, err)
 		}
 		var causeReceipt *string
 		if v.Cause.ReceiptHash != "" {
@@ -133,8 +145,7 @@ func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]js
 		}
 		r.labels.add(labelChangeType, v.Type)
 		r.labels.add(labelChangeCause, v.Cause.Type)
-		r.stateChanges = append(r.stateChanges, []any{height, int32(i), v.Change.AccountID, v.Type, v.Cause.Type,
-			causeReceipt})
+		cols.accounts[i], cols.types[i], cols.causes[i], cols.receipts[i] = v.Change.AccountID, v.Type, v.Cause.Type, causeReceipt
 		if kind == "" {
 			continue // stored above; no history Nearline knows how to keep
 		}
@@ -142,12 +153,12 @@ func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]js
 		switch kind {
 		case "access_key":
 			if v.Change.PublicKey == nil {
-				return nil, fmt.Errorf("state change %d at %d: %s without public_key", i, height, v.Type)
+				return nil, changeColumns{}, fmt.Errorf("state change %d at %d: %s without public_key", i, height, v.Type)
 			}
 			key.sub = *v.Change.PublicKey
 		case "data":
 			if v.Change.KeyBase64 == nil {
-				return nil, fmt.Errorf("state change %d at %d: %s without key_base64", i, height, v.Type)
+				return nil, changeColumns{}, fmt.Errorf("state change %d at %d: %s without key_base64", i, height, v.Type)
 			}
 			key.sub = string(dataKey)
 		}
@@ -158,10 +169,10 @@ func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]js
 	}
 	for _, key := range order {
 		if err := r.addHistory(height, key, &changes[last[key]]); err != nil {
-			return nil, err
+			return nil, changeColumns{}, err
 		}
 	}
-	return texts, nil
+	return texts, cols, nil
 }
 
 func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange) error {
