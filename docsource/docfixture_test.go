@@ -19,9 +19,9 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/internal/fixture"
-	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -288,9 +288,9 @@ func blockHashOf(t *testing.T, outcome json.RawMessage) string {
 // member but records, in file order.
 func TestGenesisConfigFromFileSkipsRecords(t *testing.T) {
 	t.Parallel()
-	node, _ := simcheck.Serve(t, sim.Config{Seed: 3, Shards: 2, TxsPerBlock: 1, ViewStateLimit: -1}, 1)
+	chain := simtest.New(t, sim.Config{Seed: 3, Shards: 2, TxsPerBlock: 1, ViewStateLimit: -1, MaxHeight: 1})
 	path := filepath.Join(t.TempDir(), "genesis.json")
-	require.NoError(t, node.WriteGenesis(path))
+	require.NoError(t, chain.Node.WriteGenesis(path))
 	for _, file := range []string{path, fixture.Path(t, "real/state_dump/mainnet-121015263-genesis.json")} {
 		body, err := os.ReadFile(file)
 		require.NoError(t, err)

@@ -20,10 +20,10 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 )
 
 // fastHTTP is a client config for tests: quick retries.
@@ -129,26 +129,27 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 4, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 30, ViewStateLimit: -1}
 	const maxHeight = 90
-	node, srv := simcheck.Serve(t, cfg, maxHeight)
-	rpc := rpcClient(t, srv.URL)
+	cfg.MaxHeight = maxHeight
+	chain := simtest.New(t, cfg)
+	rpc := rpcClient(t, chain.URL)
 
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL))
 	require.NoError(t, err)
-	lakeHTTP, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
+	lakeHTTP, err := docsource.NewLakeFetcher(chain.URL+"/lake", fastHTTP(), rpc)
 	require.NoError(t, err)
-	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight), near.ClientConfig{}, nil)
+	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, chain.URL, 0, maxHeight), near.ClientConfig{}, nil)
 	require.NoError(t, err)
 	sources := map[string]indexer.Source{
 		"neardata":   docSource(t, neardata, rpc),
 		"lake http":  docSource(t, lakeHTTP, rpc),
 		"lake dir":   docSource(t, lakeDir, rpc),
-		"rpc (want)": simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}),
+		"rpc (want)": simtest.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}),
 	}
 	// Start above genesis at a block with a missing chunk: the chunk it
 	// repeats comes from an earlier document (Bundle.OlderChunks).
 	from := uint64(20)
 	for ; ; from++ {
-		raw, err := node.Block(ctx, simcheck.BlockRef(t, from))
+		raw, err := chain.Node.Block(ctx, simtest.BlockRef(t, from))
 		if err != nil {
 			continue
 		}
