@@ -20,6 +20,7 @@ import (
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
@@ -105,7 +106,7 @@ func splitLake(t *testing.T, height uint64, body []byte) string {
 func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
+	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}}
 	files := fixture.Glob(t, "real/neardata/testnet-*.json")
 	require.Len(t, files, 3)
 	for _, file := range files {

@@ -505,11 +505,11 @@ func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 		replay := httptest.NewServer(node)
 		t.Cleanup(replay.Close)
 
-		rpcSrc := simtest.NodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
+		rpcSrc := simtest.NodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}})
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
 		require.NoError(t, err)
 		docSrc, err := docsource.NewDocSource(neardata, rpcClient(t, replay.URL),
-			docsource.DocConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
+			docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}})
 		require.NoError(t, err)
 		var bundles []*bundle.Bundle
 		for _, src := range []indexer.Source{rpcSrc, docSrc} {

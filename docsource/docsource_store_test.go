@@ -13,6 +13,7 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
@@ -83,7 +84,7 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	newSource := func() *docsource.DocSource {
 		lake, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpcClient(t, srv.URL))
 		require.NoError(t, err)
-		src, err := docsource.NewDocSource(lake, rpcClient(t, srv.URL), docsource.DocConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+		src, err := docsource.NewDocSource(lake, rpcClient(t, srv.URL), docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
 		require.NoError(t, err)
 		return src
 	}
@@ -155,7 +156,7 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 		// Faults and stalls slow the documents a status is read from: a
 		// stall wait far above them, so that no status is stored before
 		// its documents arrive (at 200 ms it was, on a loaded machine).
-		src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{TxStallWait: 10 * time.Second, TxPollInterval: 20 * time.Millisecond})
+		src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 10 * time.Second, TxPollInterval: 20 * time.Millisecond}})
 		require.NoError(t, err)
 		ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 20}, src, s, nil)
 		require.NoError(t, err)
@@ -186,7 +187,7 @@ func TestNeardataFollowsAGrowingChain(t *testing.T) {
 	t.Cleanup(srv.Close)
 	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
 	require.NoError(t, err)
-	src, err := docsource.NewDocSource(neardata, rpcClient(t, srv.URL), docsource.DocConfig{TxPollInterval: 10 * time.Millisecond})
+	src, err := docsource.NewDocSource(neardata, rpcClient(t, srv.URL), docsource.DocConfig{Waits: rpcsource.Waits{TxPollInterval: 10 * time.Millisecond}})
 	require.NoError(t, err)
 	s := storetest.NewStore(t)
 	to := uint64(70)

@@ -41,7 +41,7 @@ func rpcClient(t *testing.T, endpoints ...string) *near.Client {
 
 func docSource(t *testing.T, docs docsource.DocFetcher, rpc rpcsource.RPC) *docsource.DocSource {
 	t.Helper()
-	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}})
 	require.NoError(t, err)
 	return src
 }
@@ -143,7 +143,7 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 		"neardata":   docSource(t, neardata, rpc),
 		"lake http":  docSource(t, lakeHTTP, rpc),
 		"lake dir":   docSource(t, lakeDir, rpc),
-		"rpc (want)": simtest.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}),
+		"rpc (want)": simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}}),
 	}
 	// Start above genesis at a block with a missing chunk: the chunk it
 	// repeats comes from an earlier document (Bundle.OlderChunks).

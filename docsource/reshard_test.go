@@ -51,7 +51,7 @@ func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
 		"lake http": docSource(t, lakeHTTP, rpc),
 		"lake dir":  docSource(t, lakeDir, rpc),
 	}
-	want := simtest.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	want := simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}})
 	want.Prepare(0)
 	for _, src := range sources {
 		src.Prepare(0)

@@ -24,7 +24,7 @@ func BenchmarkSimPipeline(b *testing.B) {
 	_ = chain.Node
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}})
 	require.NoError(b, err)
-	src := simtest.NodeSource(b, client, rpcsource.NodeConfig{TxStallWait: time.Millisecond})
+	src := simtest.NodeSource(b, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: time.Millisecond}})
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		fetchStart := time.Now()

@@ -322,10 +322,10 @@ func TestNodeConfigValidation(t *testing.T) {
 		{"upstream bound below -1", rpcsource.NodeConfig{MaxInFlight: -2}, "upstream concurrency -2"},
 		{"negative block concurrency", rpcsource.NodeConfig{Concurrency: -1}, "block concurrency -1"},
 		{"negative changes batch", rpcsource.NodeConfig{ChangesBatch: -1}, "changes batch -1"},
-		{"negative tx final wait", rpcsource.NodeConfig{TxFinalWait: -time.Second}, "tx final wait -1s"},
-		{"negative tx stall wait", rpcsource.NodeConfig{TxStallWait: -time.Second}, "tx stall wait -1s"},
-		{"negative tx poll interval", rpcsource.NodeConfig{TxPollInterval: -time.Millisecond}, "tx poll interval -1ms"},
-		{"negative behind retries", rpcsource.NodeConfig{BehindRetries: -1}, "behind retries -1"},
+		{"negative tx final wait", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxFinalWait: -time.Second}}, "tx final wait -1s"},
+		{"negative tx stall wait", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: -time.Second}}, "tx stall wait -1s"},
+		{"negative tx poll interval", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: -time.Millisecond}}, "tx poll interval -1ms"},
+		{"negative behind retries", rpcsource.NodeConfig{Waits: rpcsource.Waits{BehindRetries: -1}}, "behind retries -1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src, err := rpcsource.NewNodeSource(nil, c.cfg, nil)

@@ -67,7 +67,7 @@ func TestSnapshotAccountsStartHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(30), start)
 	from, to := uint64(30), uint64(60)
-	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond})
+	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond}})
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
@@ -128,7 +128,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	s := storetest.NewStore(t)
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
 	require.NoError(t, err)
-	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
 	run := func(to uint64) {
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
 		require.NoError(t, err)
@@ -169,7 +169,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.NoError(t, err)
 	from, to := uint64(30), uint64(60)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 8},
-		simtest.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+		simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	older := 0
@@ -198,7 +198,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.Positive(t, older, "some blocks repeat a chunk from before --from")
 	// Re-indexing the range keeps one row per chunk.
 	ix, err = indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 5},
-		simtest.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+		simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	var dups int

@@ -84,7 +84,7 @@ func IndexEndpoints(t testing.TB, st *store.Store, to uint64, genesis *os.File, 
 	client, err := near.NewClient(near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
 		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20})
 	require.NoError(t, err)
-	src := NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	src := NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}})
 	index(t, st, indexer.Config{To: &to, Workers: 6, BatchSize: 25}, genesis, src)
 }
 
