@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,11 +40,60 @@ func rpcClient(t *testing.T, endpoints ...string) *near.Client {
 	return client
 }
 
+// testWaits are the tx waits of the sources the tests compare: short, for
+// a simulated chain that is all produced.
+var testWaits = rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}
+
 func docSource(t *testing.T, docs docsource.DocFetcher, rpc rpcsource.RPC) *docsource.DocSource {
 	t.Helper()
-	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}})
+	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{Waits: testWaits})
 	require.NoError(t, err)
 	return src
+}
+
+// chainSources returns the RPC source of a served simulated chain (what
+// the document sources must build) and its three document sources by name:
+// neardata, lake over HTTP and lake from a directory written with heights
+// up to maxHeight (no head RPC: it reads the layout off the folder).
+func chainSources(t *testing.T, chain *simtest.Chain, maxHeight uint64) (*rpcsource.NodeSource, map[string]indexer.Source) {
+	t.Helper()
+	rpc := rpcClient(t, chain.URL)
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL))
+	require.NoError(t, err)
+	lakeHTTP, err := docsource.NewLakeFetcher(chain.URL+"/lake", fastHTTP(), rpc)
+	require.NoError(t, err)
+	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, chain.URL, 0, maxHeight), near.ClientConfig{}, nil)
+	require.NoError(t, err)
+	return simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: testWaits}), map[string]indexer.Source{
+		"neardata":  docSource(t, neardata, rpc),
+		"lake http": docSource(t, lakeHTTP, rpc),
+		"lake dir":  docSource(t, lakeDir, rpc),
+	}
+}
+
+// requireSameBundles requires each of sources to build want's Bundle of
+// height h, or to have no block there either; it returns want's Bundle,
+// nil where the chain has no block at h.
+func requireSameBundles(t *testing.T, want indexer.Source, sources map[string]indexer.Source, h uint64) *bundle.Bundle {
+	t.Helper()
+	ctx := context.Background()
+	w, werr := want.Bundle(ctx, h)
+	if werr != nil {
+		require.ErrorIs(t, werr, bundle.ErrNoBlock)
+	}
+	for name, src := range sources {
+		got, err := src.Bundle(ctx, h)
+		if werr != nil {
+			require.ErrorIs(t, err, bundle.ErrNoBlock, "%s at %d", name, h)
+			continue
+		}
+		require.NoError(t, err, "%s at %d", name, h)
+		requireSameBundle(t, w, got, name)
+	}
+	if werr != nil {
+		return nil
+	}
+	return w
 }
 
 // requireSameBundle compares two bundles member by member, the JSON of
@@ -131,20 +181,7 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 	const maxHeight = 90
 	cfg.MaxHeight = maxHeight
 	chain := simtest.New(t, cfg)
-	rpc := rpcClient(t, chain.URL)
-
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL))
-	require.NoError(t, err)
-	lakeHTTP, err := docsource.NewLakeFetcher(chain.URL+"/lake", fastHTTP(), rpc)
-	require.NoError(t, err)
-	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, chain.URL, 0, maxHeight), near.ClientConfig{}, nil)
-	require.NoError(t, err)
-	sources := map[string]indexer.Source{
-		"neardata":   docSource(t, neardata, rpc),
-		"lake http":  docSource(t, lakeHTTP, rpc),
-		"lake dir":   docSource(t, lakeDir, rpc),
-		"rpc (want)": simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}}),
-	}
+	rpc, sources := chainSources(t, chain, maxHeight)
 	// Start above genesis at a block with a missing chunk: the chunk it
 	// repeats comes from an earlier document (Bundle.OlderChunks).
 	from := uint64(20)
@@ -159,7 +196,7 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 			break
 		}
 	}
-	for _, src := range sources {
+	for _, src := range append(slices.Collect(maps.Values(sources)), rpc) {
 		src.Prepare(from)
 		head, err := src.FinalHead(ctx)
 		require.NoError(t, err)
@@ -167,21 +204,8 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 	}
 	var blocks, skipped, txs, final, older int
 	for h := from; h <= maxHeight; h++ {
-		want, werr := sources["rpc (want)"].Bundle(ctx, h)
-		for name, src := range sources {
-			if name == "rpc (want)" {
-				continue
-			}
-			got, err := src.Bundle(ctx, h)
-			if werr != nil {
-				require.ErrorIs(t, werr, bundle.ErrNoBlock)
-				require.ErrorIs(t, err, bundle.ErrNoBlock, "%s at %d", name, h)
-				continue
-			}
-			require.NoError(t, err, "%s at %d", name, h)
-			requireSameBundle(t, want, got, name)
-		}
-		if werr != nil {
+		want := requireSameBundles(t, rpc, sources, h)
+		if want == nil {
 			skipped++
 			continue
 		}

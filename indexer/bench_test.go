@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/bundle"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/sim/simtest"
@@ -21,9 +20,7 @@ import (
 func BenchmarkSimPipeline(b *testing.B) {
 	const maxHeight = 300
 	chain := simtest.New(&testing.T{}, sim.Config{Seed: 9, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 4, MaxHeight: maxHeight})
-	_ = chain.Node
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}})
-	require.NoError(b, err)
+	client := chain.Client(b)
 	src := simtest.NodeSource(b, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: time.Millisecond}})
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {

@@ -58,8 +58,7 @@ func TestSnapshotAccountsStartHistory(t *testing.T) {
 	cfg.MaxHeight = 60
 	chain := simtest.New(t, cfg)
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}})
-	require.NoError(t, err)
+	client := chain.Client(t)
 	_, accounts := simtest.GenesisFile(t, chain.Node)
 	ctx := context.Background()
 	require.NoError(t, basestate.Snapshot(ctx, client, s, 30, append(accounts, "nobody-here.near"), nil))
@@ -96,8 +95,7 @@ func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 	t.Parallel()
 	chain := simtest.New(t, sim.Config{Seed: 8, Shards: 2, ForkAt: 25, TxsPerBlock: 2, MaxHeight: 40})
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}})
-	require.NoError(t, err)
+	client := chain.Client(t)
 	to := uint64(40)
 	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, simtest.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
 	require.NoError(t, err)
@@ -165,8 +163,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	ctx := context.Background()
 	chain := simtest.New(t, sim.Config{Seed: 13, Shards: 3, MissingChunkRate: 0.5, TxsPerBlock: 2, MaxHeight: 60})
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}})
-	require.NoError(t, err)
+	client := chain.Client(t)
 	from, to := uint64(30), uint64(60)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 8},
 		simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
@@ -215,8 +212,7 @@ func TestSnapshotOfANewerNearcoreKeepsItsMembers(t *testing.T) {
 	cfg.MaxHeight = 40
 	chain := simtest.New(t, cfg)
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}})
-	require.NoError(t, err)
+	client := chain.Client(t)
 	_, accounts := simtest.GenesisFile(t, chain.Node)
 	ctx := context.Background()
 	const height = 30

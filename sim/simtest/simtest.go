@@ -71,9 +71,16 @@ func (c *Chain) Index(t testing.TB, st *store.Store, cfg indexer.Config) {
 	if cfg.To == nil {
 		cfg.To = &c.Head
 	}
+	index(t, st, cfg, genesis, NodeSource(t, c.Client(t), rpcsource.NodeConfig{}))
+}
+
+// Client is a JSON-RPC client of the chain's node, with the default
+// timeouts and retries.
+func (c *Chain) Client(t testing.TB) *near.Client {
+	t.Helper()
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.URL}})
 	require.NoError(t, err)
-	index(t, st, cfg, genesis, NodeSource(t, client, rpcsource.NodeConfig{}))
+	return client
 }
 
 // IndexEndpoints indexes the simulators at endpoints (failing over in
