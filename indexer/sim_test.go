@@ -109,7 +109,6 @@ func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 	var above int
 	require.NoError(t, s.Pool().QueryRow(context.Background(), `SELECT count(*) FROM blocks WHERE height >= 25`).Scan(&above))
 	require.Zero(t, above)
-	_ = chain.Node
 }
 
 func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
