@@ -75,16 +75,13 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 2, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 90,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	srv := httptest.NewServer(node.Handler())
-	t.Cleanup(srv.Close)
+	chain := simtest.Start(t, cfg)
+	node := chain.Node
 	s := storetest.NewStore(t)
 	newSource := func() *docsource.DocSource {
-		lake, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpcClient(t, srv.URL))
+		lake, err := docsource.NewLakeFetcher(chain.URL+"/lake", fastHTTP(), rpcClient(t, chain.URL))
 		require.NoError(t, err)
-		src, err := docsource.NewDocSource(lake, rpcClient(t, srv.URL), docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
+		src, err := docsource.NewDocSource(lake, rpcClient(t, chain.URL), docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
 		require.NoError(t, err)
 		return src
 	}
@@ -176,18 +173,15 @@ func TestNeardataFollowsAGrowingChain(t *testing.T) {
 	cfg := sim.Config{Seed: 13, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 4, ViewStateLimit: -1,
 		BlockTime: 30 * time.Millisecond, MaxHeight: 90, FinalityLag: 2,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
+	chain := simtest.Start(t, cfg)
+	node := chain.Node
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- node.Run(runCtx) }()
 	t.Cleanup(func() { stop(); <-done })
-	srv := httptest.NewServer(node.Handler())
-	t.Cleanup(srv.Close)
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL))
 	require.NoError(t, err)
-	src, err := docsource.NewDocSource(neardata, rpcClient(t, srv.URL), docsource.DocConfig{Waits: rpcsource.Waits{TxPollInterval: 10 * time.Millisecond}})
+	src, err := docsource.NewDocSource(neardata, rpcClient(t, chain.URL), docsource.DocConfig{Waits: rpcsource.Waits{TxPollInterval: 10 * time.Millisecond}})
 	require.NoError(t, err)
 	s := storetest.NewStore(t)
 	to := uint64(70)

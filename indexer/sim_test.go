@@ -3,7 +3,6 @@ package indexer_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -116,15 +115,11 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 2, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 80,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
+	chain := simtest.Start(t, cfg)
+	node := chain.Node
 	require.NoError(t, node.ProduceTo(ctx, 40))
-	srv := httptest.NewServer(node.Handler())
-	t.Cleanup(srv.Close)
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
-	require.NoError(t, err)
+	client := chain.Client(t)
 	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
 	run := func(to uint64) {
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)

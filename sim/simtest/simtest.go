@@ -46,17 +46,29 @@ type Chain struct {
 // cfg.Faults, if any).
 func New(t testing.TB, cfg sim.Config) *Chain {
 	t.Helper()
+	c := Start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	require.NoError(t, c.Node.ProduceTo(ctx, cfg.MaxHeight), "simtest: produce to %d", cfg.MaxHeight)
+	head, _, ok := c.Node.Head()
+	require.True(t, ok, "simtest: the chain up to %d has no block", cfg.MaxHeight)
+	c.Head = head
+	return c
+}
+
+// Start serves cfg's chain with nothing produced yet (Head zero): for a
+// test that produces it itself, in steps (Node.ProduceTo) or as time
+// passes (Node.Run).
+func Start(t testing.TB, cfg sim.Config) *Chain {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	node, err := sim.New(ctx, cfg, nil)
 	require.NoError(t, err, "simtest: start simulator")
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	require.NoError(t, node.ProduceTo(ctx, cfg.MaxHeight), "simtest: produce to %d", cfg.MaxHeight)
-	head, _, ok := node.Head()
-	require.True(t, ok, "simtest: the chain up to %d has no block", cfg.MaxHeight)
 	srv := httptest.NewServer(node.Handler())
 	t.Cleanup(srv.Close)
-	return &Chain{Node: node, URL: srv.URL, Head: head}
+	return &Chain{Node: node, URL: srv.URL}
 }
 
 // Index indexes the chain into st with cfg through the JSON-RPC source:
