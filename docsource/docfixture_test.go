@@ -19,9 +19,10 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/internal/fixture"
-	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -105,7 +106,7 @@ func splitLake(t *testing.T, height uint64, body []byte) string {
 func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
+	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}}
 	files := fixture.Glob(t, "real/neardata/testnet-*.json")
 	require.Len(t, files, 3)
 	for _, file := range files {
@@ -288,9 +289,9 @@ func blockHashOf(t *testing.T, outcome json.RawMessage) string {
 // member but records, in file order.
 func TestGenesisConfigFromFileSkipsRecords(t *testing.T) {
 	t.Parallel()
-	node, _ := simcheck.Serve(t, sim.Config{Seed: 3, Shards: 2, TxsPerBlock: 1, ViewStateLimit: -1}, 1)
+	chain := simtest.New(t, sim.Config{Seed: 3, Shards: 2, TxsPerBlock: 1, ViewStateLimit: -1, MaxHeight: 1})
 	path := filepath.Join(t.TempDir(), "genesis.json")
-	require.NoError(t, node.WriteGenesis(path))
+	require.NoError(t, chain.Node.WriteGenesis(path))
 	for _, file := range []string{path, fixture.Path(t, "real/state_dump/mainnet-121015263-genesis.json")} {
 		body, err := os.ReadFile(file)
 		require.NoError(t, err)

@@ -23,10 +23,10 @@ import (
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/fixture"
-	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/rpcsource"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -505,11 +505,11 @@ func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 		replay := httptest.NewServer(node)
 		t.Cleanup(replay.Close)
 
-		rpcSrc := simcheck.NodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
+		rpcSrc := simtest.NodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}})
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
 		require.NoError(t, err)
 		docSrc, err := docsource.NewDocSource(neardata, rpcClient(t, replay.URL),
-			docsource.DocConfig{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond})
+			docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}})
 		require.NoError(t, err)
 		var bundles []*bundle.Bundle
 		for _, src := range []indexer.Source{rpcSrc, docSrc} {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/bounds"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
@@ -28,11 +29,6 @@ const (
 	DefaultRevisitLookahead = 1000
 	DefaultDocConcurrency   = 16
 	DefaultReadAhead        = 8
-	// The waits and retries are NodeSource's (rpcsource.NodeConfig).
-	DefaultTxFinalWait    = 10 * time.Second
-	DefaultTxStallWait    = 2 * time.Second
-	DefaultTxPollInterval = 250 * time.Millisecond
-	DefaultBehindRetries  = 20
 )
 
 // DocConfig tunes DocSource. Zero means the default for every field.
@@ -48,14 +44,11 @@ type DocConfig struct {
 	// fetched at once when its receipts' outcomes are looked for in blocks
 	// not fetched yet. Default DefaultReadAhead.
 	ReadAhead int
-	// TxFinalWait, TxStallWait and TxPollInterval: while a transaction's
-	// receipts may still execute in blocks past the final head, its status
-	// waits for the head as NodeSource's does (NodeConfig). Defaults
-	// DefaultTxFinalWait, DefaultTxStallWait, DefaultTxPollInterval.
-	TxFinalWait, TxStallWait, TxPollInterval time.Duration
-	// BehindRetries bounds how often a height the upstream has no document
-	// for yet is asked again. Default DefaultBehindRetries.
-	BehindRetries int
+	// Waits: while a transaction's receipts may still execute in blocks
+	// past the final head, its status waits for the head as NodeSource's
+	// does, and a height the upstream has no document for yet is asked again
+	// up to BehindRetries times. Defaults rpcsource's.
+	rpcsource.Waits
 	// Concurrency bounds the statuses assembled at once for one block.
 	// Default DefaultDocConcurrency.
 	Concurrency int
@@ -70,10 +63,7 @@ func (c DocConfig) withDefaults() DocConfig {
 	c.TxLookahead = cmp.Or(c.TxLookahead, DefaultTxLookahead)
 	c.RevisitLookahead = cmp.Or(c.RevisitLookahead, DefaultRevisitLookahead)
 	c.ReadAhead = cmp.Or(c.ReadAhead, DefaultReadAhead)
-	c.TxFinalWait = cmp.Or(c.TxFinalWait, rpcsource.DefaultTxFinalWait)
-	c.TxStallWait = cmp.Or(c.TxStallWait, rpcsource.DefaultTxStallWait)
-	c.TxPollInterval = cmp.Or(c.TxPollInterval, rpcsource.DefaultTxPollInterval)
-	c.BehindRetries = cmp.Or(c.BehindRetries, rpcsource.DefaultBehindRetries)
+	c.Waits = c.Waits.WithDefaults()
 	c.Concurrency = cmp.Or(c.Concurrency, DefaultDocConcurrency)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -82,21 +72,13 @@ func (c DocConfig) withDefaults() DocConfig {
 }
 
 func (c DocConfig) validate() error {
-	switch {
-	case c.TxLookahead < 1:
-		return fmt.Errorf("tx lookahead %d: want at least 1", c.TxLookahead)
-	case c.RevisitLookahead < 1:
-		return fmt.Errorf("revisit lookahead %d: want at least 1", c.RevisitLookahead)
-	case c.ReadAhead < 1:
-		return fmt.Errorf("read ahead %d: want at least 1", c.ReadAhead)
-	case c.TxFinalWait < 0 || c.TxStallWait < 0 || c.TxPollInterval < 0:
-		return errors.New("tx waits: want positive durations")
-	case c.BehindRetries < 1:
-		return fmt.Errorf("behind retries %d: want at least 1", c.BehindRetries)
-	case c.Concurrency < 1:
-		return fmt.Errorf("concurrency %d: want at least 1", c.Concurrency)
-	}
-	return nil
+	return bounds.First(
+		bounds.AtLeast("tx lookahead", c.TxLookahead, 1),
+		bounds.AtLeast("revisit lookahead", c.RevisitLookahead, 1),
+		bounds.AtLeast("read ahead", c.ReadAhead, 1),
+		c.Waits.Validate(),
+		bounds.AtLeast("concurrency", c.Concurrency, 1),
+	)
 }
 
 // DocSource is the Source that reads one block document per height

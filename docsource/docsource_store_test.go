@@ -13,8 +13,9 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/internal/simcheck"
+	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -29,16 +30,17 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 8, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 12, EpochLength: 50, ViewStateLimit: -1}
 	const maxHeight = 160
-	node, _ := simcheck.Serve(t, cfg, maxHeight)
-	docs := &countingHandler{next: node.Handler()}
-	rpcs := &countingHandler{next: node.Handler()}
+	cfg.MaxHeight = maxHeight
+	chain := simtest.New(t, cfg)
+	docs := &countingHandler{next: chain.Node.Handler()}
+	rpcs := &countingHandler{next: chain.Node.Handler()}
 	docSrv, rpcSrv := httptest.NewServer(docs), httptest.NewServer(rpcs)
 	t.Cleanup(docSrv.Close)
 	t.Cleanup(rpcSrv.Close)
 	to := uint64(maxHeight)
 
 	viaRPC := storetest.NewStore(t)
-	simcheck.Index(t, viaRPC, to, nil, rpcSrv.URL)
+	simtest.IndexEndpoints(t, viaRPC, to, nil, rpcSrv.URL)
 	rpcCalls := rpcs.count.Load()
 	rpcs.count.Store(0)
 
@@ -58,8 +60,8 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	require.LessOrEqual(t, docs.head.Load(), int64(3), "final head: at the start and near it, not once per batch")
 	epochs := int64(maxHeight/cfg.EpochLength + 1)
 	require.Equal(t, 1+epochs, rpcs.count.Load(), "configs: genesis once, protocol config once per epoch")
-	simcheck.Check(t, node, viaDocs, 0, maxHeight)
-	simcheck.Check(t, node, viaRPC, 0, maxHeight)
+	simtest.Check(t, chain.Node, viaDocs, 0, maxHeight)
+	simtest.Check(t, chain.Node, viaRPC, 0, maxHeight)
 }
 
 // TestDocumentSourceRevisitsNonFinalStatuses indexes up to a head where
@@ -73,16 +75,13 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 2, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 90,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	srv := httptest.NewServer(node.Handler())
-	t.Cleanup(srv.Close)
+	chain := simtest.Start(t, cfg)
+	node := chain.Node
 	s := storetest.NewStore(t)
 	newSource := func() *docsource.DocSource {
-		lake, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpcClient(t, srv.URL))
+		lake, err := docsource.NewLakeFetcher(chain.URL+"/lake", fastHTTP(), rpcClient(t, chain.URL))
 		require.NoError(t, err)
-		src, err := docsource.NewDocSource(lake, rpcClient(t, srv.URL), docsource.DocConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+		src, err := docsource.NewDocSource(lake, rpcClient(t, chain.URL), docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
 		require.NoError(t, err)
 		return src
 	}
@@ -104,11 +103,11 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	}
 	pending := run(40)
 	later := run(65) // the same source: it continues where it stopped
-	simcheck.RequireRevisited(t, node, s, pending, 40)
+	simtest.RequireRevisited(t, node, s, pending, 40)
 	src = newSource() // restarted: it reads them from their block again
 	run(90)
-	simcheck.RequireRevisited(t, node, s, later, 65)
-	simcheck.Check(t, node, s, 0, 90)
+	simtest.RequireRevisited(t, node, s, later, 65)
+	simtest.Check(t, node, s, 0, 90)
 }
 
 // TestDocumentSourcesThroughFaultyUpstreams indexes through neardata and
@@ -121,17 +120,18 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 5, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 3, ViewStateLimit: -1}
 	const maxHeight = 60
-	node, healthy := simcheck.Serve(t, cfg, maxHeight)
+	cfg.MaxHeight = maxHeight
+	chain := simtest.New(t, cfg)
 	faults := sim.FaultConfig{Seed: 3, Fail5xx: 0.1, FailInternal: 0.1, FailMalformed: 0.1, FailTruncated: 0.1,
 		Stall: 0.03, StallDuration: 5 * time.Second, RateLimit: 400}
-	faulty := httptest.NewServer(node.HandlerWithFaults(faults))
+	faulty := httptest.NewServer(chain.Node.HandlerWithFaults(faults))
 	t.Cleanup(faulty.Close)
-	rpc := rpcClient(t, healthy.URL)
+	rpc := rpcClient(t, chain.URL)
 	for _, c := range []struct {
 		name      string
 		endpoints []string
 	}{
-		{"neardata failing over", []string{faulty.URL, healthy.URL}},
+		{"neardata failing over", []string{faulty.URL, chain.URL}},
 		{"neardata alone", []string{faulty.URL}},
 		{"lake alone", []string{faulty.URL + "/lake"}},
 	} {
@@ -153,12 +153,12 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 		// Faults and stalls slow the documents a status is read from: a
 		// stall wait far above them, so that no status is stored before
 		// its documents arrive (at 200 ms it was, on a loaded machine).
-		src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{TxStallWait: 10 * time.Second, TxPollInterval: 20 * time.Millisecond})
+		src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 10 * time.Second, TxPollInterval: 20 * time.Millisecond}})
 		require.NoError(t, err)
 		ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 20}, src, s, nil)
 		require.NoError(t, err)
 		require.NoError(t, ix.Run(ctx), c.name)
-		simcheck.Check(t, node, s, 0, maxHeight)
+		simtest.Check(t, chain.Node, s, 0, maxHeight)
 		t.Logf("%s: %d failed attempts retried", c.name, kinds.Load())
 		require.Positive(t, kinds.Load(), c.name)
 	}
@@ -173,18 +173,15 @@ func TestNeardataFollowsAGrowingChain(t *testing.T) {
 	cfg := sim.Config{Seed: 13, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 4, ViewStateLimit: -1,
 		BlockTime: 30 * time.Millisecond, MaxHeight: 90, FinalityLag: 2,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
+	chain := simtest.Start(t, cfg)
+	node := chain.Node
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- node.Run(runCtx) }()
 	t.Cleanup(func() { stop(); <-done })
-	srv := httptest.NewServer(node.Handler())
-	t.Cleanup(srv.Close)
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL))
 	require.NoError(t, err)
-	src, err := docsource.NewDocSource(neardata, rpcClient(t, srv.URL), docsource.DocConfig{TxPollInterval: 10 * time.Millisecond})
+	src, err := docsource.NewDocSource(neardata, rpcClient(t, chain.URL), docsource.DocConfig{Waits: rpcsource.Waits{TxPollInterval: 10 * time.Millisecond}})
 	require.NoError(t, err)
 	s := storetest.NewStore(t)
 	to := uint64(70)
@@ -196,5 +193,5 @@ func TestNeardataFollowsAGrowingChain(t *testing.T) {
 	pending, err := s.PendingTxStatuses(ctx, 60, 1000)
 	require.NoError(t, err)
 	require.Empty(t, pending, "statuses waited for the head to bring their receipts")
-	simcheck.Check(t, node, s, 0, 70)
+	simtest.Check(t, node, s, 0, 70)
 }

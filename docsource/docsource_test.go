@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,10 +21,10 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 )
 
 // fastHTTP is a client config for tests: quick retries.
@@ -39,11 +40,60 @@ func rpcClient(t *testing.T, endpoints ...string) *near.Client {
 	return client
 }
 
+// testWaits are the tx waits of the sources the tests compare: short, for
+// a simulated chain that is all produced.
+var testWaits = rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}
+
 func docSource(t *testing.T, docs docsource.DocFetcher, rpc rpcsource.RPC) *docsource.DocSource {
 	t.Helper()
-	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{Waits: testWaits})
 	require.NoError(t, err)
 	return src
+}
+
+// chainSources returns the RPC source of a served simulated chain (what
+// the document sources must build) and its three document sources by name:
+// neardata, lake over HTTP and lake from a directory written with heights
+// up to maxHeight (no head RPC: it reads the layout off the folder).
+func chainSources(t *testing.T, chain *simtest.Chain, maxHeight uint64) (*rpcsource.NodeSource, map[string]indexer.Source) {
+	t.Helper()
+	rpc := rpcClient(t, chain.URL)
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL))
+	require.NoError(t, err)
+	lakeHTTP, err := docsource.NewLakeFetcher(chain.URL+"/lake", fastHTTP(), rpc)
+	require.NoError(t, err)
+	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, chain.URL, 0, maxHeight), near.ClientConfig{}, nil)
+	require.NoError(t, err)
+	return simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: testWaits}), map[string]indexer.Source{
+		"neardata":  docSource(t, neardata, rpc),
+		"lake http": docSource(t, lakeHTTP, rpc),
+		"lake dir":  docSource(t, lakeDir, rpc),
+	}
+}
+
+// requireSameBundles requires each of sources to build want's Bundle of
+// height h, or to have no block there either; it returns want's Bundle,
+// nil where the chain has no block at h.
+func requireSameBundles(t *testing.T, want indexer.Source, sources map[string]indexer.Source, h uint64) *bundle.Bundle {
+	t.Helper()
+	ctx := context.Background()
+	w, werr := want.Bundle(ctx, h)
+	if werr != nil {
+		require.ErrorIs(t, werr, bundle.ErrNoBlock)
+	}
+	for name, src := range sources {
+		got, err := src.Bundle(ctx, h)
+		if werr != nil {
+			require.ErrorIs(t, err, bundle.ErrNoBlock, "%s at %d", name, h)
+			continue
+		}
+		require.NoError(t, err, "%s at %d", name, h)
+		requireSameBundle(t, w, got, name)
+	}
+	if werr != nil {
+		return nil
+	}
+	return w
 }
 
 // requireSameBundle compares two bundles member by member, the JSON of
@@ -129,26 +179,14 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 4, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 30, ViewStateLimit: -1}
 	const maxHeight = 90
-	node, srv := simcheck.Serve(t, cfg, maxHeight)
-	rpc := rpcClient(t, srv.URL)
-
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
-	require.NoError(t, err)
-	lakeHTTP, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
-	require.NoError(t, err)
-	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight), near.ClientConfig{}, nil)
-	require.NoError(t, err)
-	sources := map[string]indexer.Source{
-		"neardata":   docSource(t, neardata, rpc),
-		"lake http":  docSource(t, lakeHTTP, rpc),
-		"lake dir":   docSource(t, lakeDir, rpc),
-		"rpc (want)": simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}),
-	}
+	cfg.MaxHeight = maxHeight
+	chain := simtest.New(t, cfg)
+	rpc, sources := chainSources(t, chain, maxHeight)
 	// Start above genesis at a block with a missing chunk: the chunk it
 	// repeats comes from an earlier document (Bundle.OlderChunks).
 	from := uint64(20)
 	for ; ; from++ {
-		raw, err := node.Block(ctx, simcheck.BlockRef(t, from))
+		raw, err := chain.Node.Block(ctx, simtest.BlockRef(t, from))
 		if err != nil {
 			continue
 		}
@@ -158,7 +196,7 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 			break
 		}
 	}
-	for _, src := range sources {
+	for _, src := range append(slices.Collect(maps.Values(sources)), rpc) {
 		src.Prepare(from)
 		head, err := src.FinalHead(ctx)
 		require.NoError(t, err)
@@ -166,21 +204,8 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 	}
 	var blocks, skipped, txs, final, older int
 	for h := from; h <= maxHeight; h++ {
-		want, werr := sources["rpc (want)"].Bundle(ctx, h)
-		for name, src := range sources {
-			if name == "rpc (want)" {
-				continue
-			}
-			got, err := src.Bundle(ctx, h)
-			if werr != nil {
-				require.ErrorIs(t, werr, bundle.ErrNoBlock)
-				require.ErrorIs(t, err, bundle.ErrNoBlock, "%s at %d", name, h)
-				continue
-			}
-			require.NoError(t, err, "%s at %d", name, h)
-			requireSameBundle(t, want, got, name)
-		}
-		if werr != nil {
+		want := requireSameBundles(t, rpc, sources, h)
+		if want == nil {
 			skipped++
 			continue
 		}

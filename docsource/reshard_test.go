@@ -7,18 +7,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearline/nearline/bundle"
-	"github.com/nearline/nearline/docsource"
-	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/docs"
-	"github.com/nearline/nearline/internal/simcheck"
-	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -32,43 +26,20 @@ import (
 // nil (the headers' shard ids are the layout's).
 func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.35, TxsPerBlock: 4, EpochLength: 15,
 		ReshardAt: []uint64{20, 35, 50}, ViewStateLimit: -1}
 	const maxHeight = 75
-	_, srv := simcheck.Serve(t, cfg, maxHeight)
-	rpc := rpcClient(t, srv.URL)
-
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL))
-	require.NoError(t, err)
-	lakeHTTP, err := docsource.NewLakeFetcher(srv.URL+"/lake", fastHTTP(), rpc)
-	require.NoError(t, err)
-	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, srv.URL, 0, maxHeight), near.ClientConfig{}, nil)
-	require.NoError(t, err)
-	sources := map[string]indexer.Source{
-		"neardata":  docSource(t, neardata, rpc),
-		"lake http": docSource(t, lakeHTTP, rpc),
-		"lake dir":  docSource(t, lakeDir, rpc),
-	}
-	want := simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
+	cfg.MaxHeight = maxHeight
+	chain := simtest.New(t, cfg)
+	want, sources := chainSources(t, chain, maxHeight)
 	want.Prepare(0)
 	for _, src := range sources {
 		src.Prepare(0)
 	}
 	repeated, blocks := 0, 0
 	for h := uint64(0); h <= maxHeight; h++ {
-		w, werr := want.Bundle(ctx, h)
-		for name, src := range sources {
-			got, err := src.Bundle(ctx, h)
-			if werr != nil {
-				require.ErrorIs(t, werr, bundle.ErrNoBlock)
-				require.ErrorIs(t, err, bundle.ErrNoBlock, "%s at %d", name, h)
-				continue
-			}
-			require.NoError(t, err, "%s at %d", name, h)
-			requireSameBundle(t, w, got, name)
-		}
-		if werr != nil {
+		w := requireSameBundles(t, want, sources, h)
+		if w == nil {
 			continue
 		}
 		blocks++
@@ -110,17 +81,18 @@ func TestShardQueryFindsEachAccountsShard(t *testing.T) {
 	cfg := sim.Config{Seed: 4, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 15,
 		ReshardAt: []uint64{20, 35, 50}, ViewStateLimit: -1}
 	const maxHeight = 70
-	node, srv := simcheck.Serve(t, cfg, maxHeight)
+	cfg.MaxHeight = maxHeight
+	chain := simtest.New(t, cfg)
 	s := storetest.NewStore(t)
-	genesis, _ := simcheck.GenesisFile(t, node)
+	genesis, _ := simtest.GenesisFile(t, chain.Node)
 	const indexed = maxHeight - 5 // the last heights may be skipped: --to waits for a block over them
-	simcheck.Index(t, s, indexed, genesis, srv.URL)
+	simtest.IndexEndpoints(t, s, indexed, genesis, chain.URL)
 	query := shardQuery(t)
 
 	checked := 0
 	shards := map[uint64]bool{}
 	for h := uint64(0); h <= indexed; h++ {
-		resp, err := http.Get(fmt.Sprintf("%s/v0/block/%d", srv.URL, h))
+		resp, err := http.Get(fmt.Sprintf("%s/v0/block/%d", chain.URL, h))
 		require.NoError(t, err)
 		var doc struct {
 			Shards []struct {

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,10 +19,9 @@ func TestSkeletonBlocksAndChunks(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 120
 	dbURL := e2ekit.FreshDatabase(t)
-	simAddr, sim := binary.Sim(t, "--seed", "7", "--shards", "4", "--block-time", "0", "--max-height", strconv.Itoa(maxHeight))
-	// The last few heights may be skipped by the chain.
-	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
-	binary.Index(t, 3*time.Minute, dbURL, "http://"+simAddr, shape.Head)
+	chain := binary.Chain(t, maxHeight, "--seed", "7", "--shards", "4")
+	sim, shape := chain.Client, chain.Shape
+	binary.Index(t, 3*time.Minute, dbURL, chain.URL, shape.Head)
 	_, _, serve := binary.Serve(t, dbURL)
 
 	var reqs []e2ekit.Request

@@ -24,15 +24,7 @@ import (
 // the server on SIGTERM; `nearline status` then finds the archive there,
 // starting and stopping the server again.
 func TestRunWithTheEmbeddedDatabase(t *testing.T) {
-	for _, v := range []string{"NEARLINE_DATABASE_URL", "NEARLINE_DATA_DIR", "NEARLINE_PG_BIN"} {
-		t.Setenv(v, "")
-	}
-	parent, err := pgcluster.MkdirTemp("nearline-e2e-embedded-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(parent) })
-	dataDir := filepath.Join(parent, "data")
+	dataDir := embeddedDataDir(t, "nearline-e2e-embedded-", "NEARLINE_DATABASE_URL", "NEARLINE_DATA_DIR", "NEARLINE_PG_BIN")
 
 	const maxHeight = 40
 	simAddr, sim := binary.Sim(t, "--seed", "7", "--block-time", "0", "--max-height", strconv.Itoa(maxHeight))
@@ -79,15 +71,8 @@ func TestRunWithTheEmbeddedDatabase(t *testing.T) {
 // embedded PostgreSQL, a simulated chain in-process, and serves its blocks
 // within a minute; flags that name another upstream are refused.
 func TestRunSimIsTheOneCommandTrial(t *testing.T) {
-	for _, v := range []string{"NEARLINE_DATABASE_URL", "NEARLINE_DATA_DIR", "NEARLINE_PG_BIN", "NEARLINE_UPSTREAM", "NEARLINE_GENESIS"} {
-		t.Setenv(v, "")
-	}
-	parent, err := pgcluster.MkdirTemp("nearline-e2e-sim-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(parent) })
-	dataDir := filepath.Join(parent, "data")
+	dataDir := embeddedDataDir(t, "nearline-e2e-sim-", "NEARLINE_DATABASE_URL", "NEARLINE_DATA_DIR", "NEARLINE_PG_BIN",
+		"NEARLINE_UPSTREAM", "NEARLINE_GENESIS")
 
 	out, err := binary.Run(t, time.Minute, "run", "--sim", "--upstream", "http://127.0.0.1:1", "--data-dir", dataDir)
 	var exit *exec.ExitError
@@ -107,4 +92,21 @@ func TestRunSimIsTheOneCommandTrial(t *testing.T) {
 	if err, ok := p.WaitExit(time.Minute); !ok || err != nil {
 		t.Fatalf("nearline run --sim after SIGTERM: exited %v (in time: %v), want 0", err, ok)
 	}
+}
+
+// embeddedDataDir clears the environment variables vars (so that nothing
+// but the flags sets up the run) and returns a --data-dir for an embedded
+// PostgreSQL under a new temporary folder named by prefix (pgcluster's,
+// one the postgres user can pass), removed when the test ends.
+func embeddedDataDir(t *testing.T, prefix string, vars ...string) string {
+	t.Helper()
+	for _, v := range vars {
+		t.Setenv(v, "")
+	}
+	parent, err := pgcluster.MkdirTemp(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	return filepath.Join(parent, "data")
 }

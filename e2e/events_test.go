@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,13 +136,8 @@ func TestTokenEventTablesHoldEveryEventLogOfTheSimulator(t *testing.T) {
 	const maxHeight = 300
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
-	simAddr := binary.Start(t, "sim", "--listen", e2ekit.AnyPort, "--seed", "5", "--shards", "4", "--block-time", "0",
-		"--txs-per-block", "8", "--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath).ListenAddr(t, "simulator listening")
-	sim := e2ekit.NewClient(simAddr)
-	sim.WaitReady(t, 30*time.Second)
-	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
-	simURL := "http://" + simAddr
+	chain := binary.Chain(t, maxHeight, "--seed", "5", "--shards", "4", "--txs-per-block", "8")
+	shape, simURL, genesisPath := chain.Shape, chain.URL, chain.Genesis
 
 	dbURL := e2ekit.FreshDatabase(t)
 	listener, err := pgx.Connect(ctx, dbURL)

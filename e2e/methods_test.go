@@ -3,8 +3,6 @@
 package e2e
 
 import (
-	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -26,16 +24,14 @@ func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 160
 	dbURL := e2ekit.FreshDatabase(t)
-	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
 
 	// Protocol 77: global contracts are deployed, distributed and used.
-	simAddr, sim := binary.Sim(t, "--seed", "5", "--shards", "4", "--block-time", "0",
-		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77",
+	chain := binary.Chain(t, maxHeight, "--seed", "5", "--shards", "4", "--protocol-version", "77",
 		"--yield-timeout", yieldTimeout)
-	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
+	sim, shape := chain.Client, chain.Shape
 
-	binary.Index(t, 5*time.Minute, dbURL, "http://"+simAddr, shape.Head, "--genesis", genesisPath)
-	_, _, serve := binary.Serve(t, dbURL, "--forward-url", "http://"+simAddr)
+	binary.Index(t, 5*time.Minute, dbURL, chain.URL, shape.Head, "--genesis", chain.Genesis)
+	_, _, serve := binary.Serve(t, dbURL, "--forward-url", chain.URL)
 
 	reqs := e2ekit.SampleRequests(t, sim, shape, sampleHeights, 5)
 	reqs = append(reqs, e2ekit.FromPlan(verifytest.YieldViews(shape.Head))...)

@@ -6,8 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -28,13 +26,9 @@ func TestNewerNearcoreIsServedAsItCame(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 160
 	dbURL := e2ekit.FreshDatabase(t)
-	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
 
-	simAddr := binary.Start(t, "sim", "--nearcore-next", "--listen", e2ekit.AnyPort, "--seed", "5", "--shards", "4", "--block-time", "0",
-		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath).ListenAddr(t, "simulator listening")
-	sim := e2ekit.NewClient(simAddr)
-	sim.WaitReady(t, 30*time.Second)
-	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
+	chain := binary.Chain(t, maxHeight, "--nearcore-next", "--seed", "5", "--shards", "4")
+	sim, shape, genesisPath := chain.Client, chain.Shape, chain.Genesis
 	raw, err := os.ReadFile(genesisPath)
 	if err != nil {
 		t.Fatalf("read genesis: %v", err)
@@ -45,7 +39,7 @@ func TestNewerNearcoreIsServedAsItCame(t *testing.T) {
 		}
 	}
 
-	index := binary.Start(t, "index", "--database-url", dbURL, "--genesis", genesisPath, "--upstream", "http://"+simAddr,
+	index := binary.Start(t, "index", "--database-url", dbURL, "--genesis", genesisPath, "--upstream", chain.URL,
 		"--metrics-listen", e2ekit.AnyPort, "--progress-interval", "1h")
 	metricsAddr := index.ListenAddr(t, "serving metrics")
 	var metrics map[string]float64
@@ -63,9 +57,7 @@ func TestNewerNearcoreIsServedAsItCame(t *testing.T) {
 	}
 	t.Logf("%s %.0f", unknownAction, metrics[unknownAction])
 
-	serveAddr := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort, "--forward-url", "http://"+simAddr).ListenAddr(t, "serving JSON-RPC")
-	serve := e2ekit.NewClient(serveAddr)
-	serve.WaitReady(t, 30*time.Second)
+	_, _, serve := binary.Serve(t, dbURL, "--forward-url", chain.URL)
 
 	reqs := e2ekit.SampleRequests(t, sim, shape, sampleHeights, 5)
 	// What --nearcore-next adds, one per kind of object: answers carrying

@@ -5,9 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"maps"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -33,18 +31,16 @@ func TestEveryMethodMatchesTheSimulatorAcrossSplits(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 150
 	dbURL := e2ekit.FreshDatabase(t)
-	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
 
 	// Seed 3: children miss their first chunks (7 chunk headers repeat a
 	// parent's); the draw moves with the traffic mix (seed 5 stopped
 	// doing it when yields and relayed transactions joined the chain).
-	simAddr, sim := binary.Sim(t, "--seed", "3", "--shards", "4", "--block-time", "0",
-		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77",
+	chain := binary.Chain(t, maxHeight, "--seed", "3", "--shards", "4", "--protocol-version", "77",
 		"--epoch-length", "30", "--reshard-at", "40,70,100", "--missing-chunk-rate", "0.25", "--yield-timeout", "20")
-	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
+	sim, shape := chain.Client, chain.Shape
 
-	binary.Index(t, 5*time.Minute, dbURL, "http://"+simAddr, shape.Head, "--genesis", genesisPath)
-	_, _, serve := binary.Serve(t, dbURL, "--forward-url", "http://"+simAddr)
+	binary.Index(t, 5*time.Minute, dbURL, chain.URL, shape.Head, "--genesis", chain.Genesis)
+	_, _, serve := binary.Serve(t, dbURL, "--forward-url", chain.URL)
 
 	// Relayed transactions and yields (resumed and timed out) cross the
 	// splits too.

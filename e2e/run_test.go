@@ -19,13 +19,10 @@ func TestRunIndexesAndServesThenStopsOnSIGTERM(t *testing.T) {
 	const maxHeight = 120
 	dbURL := e2ekit.FreshDatabase(t)
 
-	simAddr := binary.Start(t, "sim", "--listen", e2ekit.AnyPort, "--seed", "11", "--block-time", "0", "--max-height", strconv.Itoa(maxHeight)).
-		ListenAddr(t, "simulator listening")
-	sim := e2ekit.NewClient(simAddr)
-	sim.WaitReady(t, 30*time.Second)
-	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
+	chain := binary.Chain(t, maxHeight, "--seed", "11")
+	sim, shape := chain.Client, chain.Shape
 
-	p := binary.Start(t, "run", "--database-url", dbURL, "--upstream", "http://"+simAddr,
+	p := binary.Start(t, "run", "--database-url", dbURL, "--upstream", chain.URL,
 		"--listen", e2ekit.AnyPort, "--to", strconv.FormatUint(shape.Head, 10))
 	runAddr := p.ListenAddr(t, "serving JSON-RPC")
 	archive := e2ekit.NewClient(runAddr)

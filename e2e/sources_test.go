@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -27,12 +26,9 @@ import (
 func TestSourcesIndexIdenticalArchives(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 100
-	genesisPath := filepath.Join(t.TempDir(), "genesis.json")
-	simAddr, sim := binary.Sim(t, "--seed", "9", "--shards", "4", "--block-time", "0",
-		"--max-height", strconv.Itoa(maxHeight), "--genesis-out", genesisPath, "--protocol-version", "77",
+	chain := binary.Chain(t, maxHeight, "--seed", "9", "--shards", "4", "--protocol-version", "77",
 		"--yield-timeout", yieldTimeout)
-	shape := e2ekit.ReadShape(t, sim, maxHeight-20)
-	simURL := "http://" + simAddr
+	sim, shape, simURL, genesisPath := chain.Client, chain.Shape, chain.URL, chain.Genesis
 
 	sources := []struct {
 		name string

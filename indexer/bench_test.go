@@ -8,10 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/bundle"
-	"github.com/nearline/nearline/internal/simcheck"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -20,11 +19,9 @@ import (
 // committing them in batches of 50 into a fresh database.
 func BenchmarkSimPipeline(b *testing.B) {
 	const maxHeight = 300
-	node, srv := simcheck.Serve(&testing.T{}, sim.Config{Seed: 9, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 4}, maxHeight)
-	_ = node
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
-	require.NoError(b, err)
-	src := simcheck.NodeSource(b, client, rpcsource.NodeConfig{TxStallWait: time.Millisecond})
+	chain := simtest.New(&testing.T{}, sim.Config{Seed: 9, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 4, MaxHeight: maxHeight})
+	client := chain.Client(b)
+	src := simtest.NodeSource(b, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: time.Millisecond}})
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		fetchStart := time.Now()

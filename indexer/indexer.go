@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/bounds"
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/store"
 )
@@ -157,24 +158,25 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	switch {
-	case c.Workers < 1:
-		return fmt.Errorf("workers %d: want at least 1", c.Workers)
-	case c.BatchSize < 1:
-		return fmt.Errorf("batch size %d: want at least 1", c.BatchSize)
-	case c.PollInterval < 0:
-		return fmt.Errorf("poll interval %s: want positive", c.PollInterval)
-	case c.ProgressInterval < 0:
-		return fmt.Errorf("progress interval %s: want positive", c.ProgressInterval)
-	case c.RevisitInterval < 0:
-		return fmt.Errorf("revisit interval %s: want positive", c.RevisitInterval)
-	case c.MemoryBudget < 1<<20:
+	if err := bounds.First(
+		bounds.AtLeast("workers", c.Workers, 1),
+		bounds.AtLeast("batch size", c.BatchSize, 1),
+		bounds.NotNegative("poll interval", c.PollInterval),
+		bounds.NotNegative("progress interval", c.ProgressInterval),
+		bounds.NotNegative("revisit interval", c.RevisitInterval),
+	); err != nil {
+		return err
+	}
+	if c.MemoryBudget < 1<<20 {
 		return fmt.Errorf("memory budget %d bytes: want at least 1 MiB", c.MemoryBudget)
-	case c.DatabaseRetry < 0:
-		return fmt.Errorf("database retry %s: want positive", c.DatabaseRetry)
-	case c.UpstreamPatience < 0:
-		return fmt.Errorf("upstream patience %s: want positive", c.UpstreamPatience)
-	case c.From != nil && c.To != nil && *c.To < *c.From:
+	}
+	if err := bounds.First(
+		bounds.NotNegative("database retry", c.DatabaseRetry),
+		bounds.NotNegative("upstream patience", c.UpstreamPatience),
+	); err != nil {
+		return err
+	}
+	if c.From != nil && c.To != nil && *c.To < *c.From {
 		return fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/logtest"
 	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
@@ -233,16 +233,8 @@ func TestContinuityMismatchStopsBeforeTheBadBlock(t *testing.T) {
 	bad, _ := c.Bundle(30)
 	bad.Block.Header.PrevHash = storetest.FakeHash("a fork")
 	src.override[30] = bad
-	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(60), BatchSize: 7}, src, s, nil)
-	require.NoError(t, err)
-	err = ix.Run(ctx)
-	require.ErrorIs(t, err, indexer.ErrContinuity)
-	require.ErrorContains(t, err, "height 30")
-	require.ErrorContains(t, err, storetest.FakeHash("a fork"))
-	require.ErrorContains(t, err, storetest.BlockHash(29))
-	h, _, err := s.LatestBlock(ctx)
-	require.NoError(t, err)
-	require.Equal(t, uint64(29), h)
+	requireContinuityStop(t, s, src, indexer.Config{From: ptr(1), To: ptr(60), BatchSize: 7}, 29,
+		"height 30", storetest.FakeHash("a fork"), storetest.BlockHash(29))
 	var above int
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM blocks WHERE height >= 30) + (SELECT count(*) FROM state_changes WHERE block_height >= 30) +
@@ -252,7 +244,6 @@ func TestContinuityMismatchStopsBeforeTheBadBlock(t *testing.T) {
 
 func TestBlockOverAHeightReportedMissingIsAMismatch(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	c := testChain()
 	s := storetest.NewStore(t)
 	src := newFakeSource(c, 100)
@@ -262,16 +253,26 @@ func TestBlockOverAHeightReportedMissingIsAMismatch(t *testing.T) {
 	delete(src.override, 12)
 	src.chain = storetest.NewChain(storetest.ChainConfig{Start: 1, End: 80, Shards: 3,
 		Skipped: map[uint64]bool{5: true, 12: true, 17: true, 18: true, 19: true, 44: true, 60: true}})
-	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(20), BatchSize: 20}, src, s, nil)
+	requireContinuityStop(t, s, src, indexer.Config{From: ptr(1), To: ptr(20), BatchSize: 20}, 11,
+		"height 13", storetest.BlockHash(12), storetest.BlockHash(11))
+}
+
+// requireContinuityStop runs an indexer with cfg over src into s and
+// requires it to stop with ErrContinuity, its message naming each of
+// names, with the last committed block at height latest.
+func requireContinuityStop(t *testing.T, s *store.Store, src indexer.Source, cfg indexer.Config, latest uint64, names ...string) {
+	t.Helper()
+	ctx := context.Background()
+	ix, err := indexer.New(cfg, src, s, nil)
 	require.NoError(t, err)
 	err = ix.Run(ctx)
 	require.ErrorIs(t, err, indexer.ErrContinuity)
-	require.ErrorContains(t, err, fmt.Sprint("height 13"))
-	require.ErrorContains(t, err, storetest.BlockHash(12))
-	require.ErrorContains(t, err, storetest.BlockHash(11))
+	for _, name := range names {
+		require.ErrorContains(t, err, name)
+	}
 	h, _, err := s.LatestBlock(ctx)
 	require.NoError(t, err)
-	require.Equal(t, uint64(11), h)
+	require.Equal(t, latest, h)
 }
 
 // TestConfigValidation: zero means the default for every field, so the zero
@@ -322,10 +323,10 @@ func TestNodeConfigValidation(t *testing.T) {
 		{"upstream bound below -1", rpcsource.NodeConfig{MaxInFlight: -2}, "upstream concurrency -2"},
 		{"negative block concurrency", rpcsource.NodeConfig{Concurrency: -1}, "block concurrency -1"},
 		{"negative changes batch", rpcsource.NodeConfig{ChangesBatch: -1}, "changes batch -1"},
-		{"negative tx final wait", rpcsource.NodeConfig{TxFinalWait: -time.Second}, "tx final wait -1s"},
-		{"negative tx stall wait", rpcsource.NodeConfig{TxStallWait: -time.Second}, "tx stall wait -1s"},
-		{"negative tx poll interval", rpcsource.NodeConfig{TxPollInterval: -time.Millisecond}, "tx poll interval -1ms"},
-		{"negative behind retries", rpcsource.NodeConfig{BehindRetries: -1}, "behind retries -1"},
+		{"negative tx final wait", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxFinalWait: -time.Second}}, "tx final wait -1s"},
+		{"negative tx stall wait", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: -time.Second}}, "tx stall wait -1s"},
+		{"negative tx poll interval", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: -time.Millisecond}}, "tx poll interval -1ms"},
+		{"negative behind retries", rpcsource.NodeConfig{Waits: rpcsource.Waits{BehindRetries: -1}}, "behind retries -1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src, err := rpcsource.NewNodeSource(nil, c.cfg, nil)
@@ -374,8 +375,8 @@ func TestTransientDatabaseErrorsAreRetried(t *testing.T) {
 	t.Parallel()
 	c := testChain()
 	s := storetest.NewStore(t)
-	var logs strings.Builder
-	logger := slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))
+	var logs logtest.Buffer
+	logger := logs.Logger()
 	sink := &flakySink{Store: s, failures: 3}
 	m, reg := newMetrics(t)
 	ix, err := indexer.New(indexer.Config{To: ptr(40), BatchSize: 10, Metrics: m}, newFakeSource(c, 100), sink, logger)
@@ -407,17 +408,6 @@ func TestTransientDatabaseErrorsAreRetried(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorContains(t, ix.Run(context.Background()), "sink failed mid-commit")
 	require.Equal(t, 1, bad.commits)
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // TestPrepareTellsTheSourceTheArchiveFloor: each Run tells the source the

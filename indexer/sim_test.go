@@ -3,7 +3,6 @@ package indexer_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -13,10 +12,10 @@ import (
 	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -25,12 +24,13 @@ func TestIndexSimulatedChainMatchesSimulator(t *testing.T) {
 	t.Parallel()
 	cfg := sim.Config{Seed: 11, Shards: 4, SkipRate: 0.08, MissingChunkRate: 0.08, TxsPerBlock: 5, EpochLength: 40, ViewStateLimit: -1}
 	const maxHeight = 150
-	node, srv := simcheck.Serve(t, cfg, maxHeight)
+	cfg.MaxHeight = maxHeight
+	chain := simtest.New(t, cfg)
 	s := storetest.NewStore(t)
-	genesis, accounts := simcheck.GenesisFile(t, node)
-	simcheck.Index(t, s, maxHeight-5, genesis, srv.URL)
-	simcheck.Check(t, node, s, 0, maxHeight-5)
-	simcheck.CheckState(t, node, s, accounts, []uint64{0, 1, 17, 40, 41, 77, 120, maxHeight - 5})
+	genesis, accounts := simtest.GenesisFile(t, chain.Node)
+	simtest.IndexEndpoints(t, s, maxHeight-5, genesis, chain.URL)
+	simtest.Check(t, chain.Node, s, 0, maxHeight-5)
+	simtest.CheckState(t, chain.Node, s, accounts, []uint64{0, 1, 17, 40, 41, 77, 120, maxHeight - 5})
 	start, err := s.HistoryStart(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, uint64(0), start)
@@ -40,47 +40,48 @@ func TestIndexSimulatedChainThroughFaultyUpstream(t *testing.T) {
 	t.Parallel()
 	cfg := sim.Config{Seed: 5, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 3, ViewStateLimit: -1}
 	const maxHeight = 60
-	node, healthy := simcheck.Serve(t, cfg, maxHeight)
+	cfg.MaxHeight = maxHeight
+	chain := simtest.New(t, cfg)
 	faulty := cfg
 	faulty.Faults = sim.FaultConfig{Seed: 3, Fail5xx: 0.2, FailInternal: 0.1, FailMalformed: 0.1,
 		Stall: 0.05, StallDuration: 5 * time.Second}
-	_, bad := simcheck.Serve(t, faulty, maxHeight)
+	bad := simtest.New(t, faulty)
 	s := storetest.NewStore(t)
-	simcheck.Index(t, s, maxHeight, nil, bad.URL, healthy.URL)
-	simcheck.Check(t, node, s, 0, maxHeight)
+	simtest.IndexEndpoints(t, s, maxHeight, nil, bad.URL, chain.URL)
+	simtest.Check(t, chain.Node, s, 0, maxHeight)
 }
 
 func TestSnapshotAccountsStartHistory(t *testing.T) {
 	t.Parallel()
 	cfg := sim.Config{Seed: 2, Shards: 2, TxsPerBlock: 4, ViewStateLimit: -1}
-	node, srv := simcheck.Serve(t, cfg, 60)
+	cfg.MaxHeight = 60
+	chain := simtest.New(t, cfg)
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
-	require.NoError(t, err)
-	_, accounts := simcheck.GenesisFile(t, node)
+	client := chain.Client(t)
+	_, accounts := simtest.GenesisFile(t, chain.Node)
 	ctx := context.Background()
 	require.NoError(t, basestate.Snapshot(ctx, client, s, 30, append(accounts, "nobody-here.near"), nil))
 	start, err := s.HistoryStart(ctx)
 	require.NoError(t, err)
 	require.Equal(t, uint64(30), start)
 	from, to := uint64(30), uint64(60)
-	src := simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond})
+	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond}})
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
-	simcheck.CheckState(t, node, s, accounts, []uint64{30, 31, 45, 60})
+	simtest.CheckState(t, chain.Node, s, accounts, []uint64{30, 31, 45, 60})
 	_, err = s.AccountAt(ctx, accounts[0], 29)
 	require.ErrorIs(t, err, store.ErrNotFound, "nothing is known before the snapshot")
 }
 
 func TestGarbageCollectedUpstreamNeedsArchivalNode(t *testing.T) {
 	t.Parallel()
-	_, srv := simcheck.Serve(t, sim.Config{Seed: 4, Shards: 2, GCWindow: 20}, 80)
+	chain := simtest.New(t, sim.Config{Seed: 4, Shards: 2, GCWindow: 20, MaxHeight: 80})
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
 	require.NoError(t, err)
 	from, to := uint64(5), uint64(30)
-	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, simcheck.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, simtest.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, near.ErrNeedsArchival)
@@ -91,12 +92,11 @@ func TestGarbageCollectedUpstreamNeedsArchivalNode(t *testing.T) {
 
 func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 	t.Parallel()
-	node, srv := simcheck.Serve(t, sim.Config{Seed: 8, Shards: 2, ForkAt: 25, TxsPerBlock: 2}, 40)
+	chain := simtest.New(t, sim.Config{Seed: 8, Shards: 2, ForkAt: 25, TxsPerBlock: 2, MaxHeight: 40})
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
-	require.NoError(t, err)
+	client := chain.Client(t)
 	to := uint64(40)
-	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, simcheck.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, simtest.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, indexer.ErrContinuity)
@@ -108,7 +108,6 @@ func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 	var above int
 	require.NoError(t, s.Pool().QueryRow(context.Background(), `SELECT count(*) FROM blocks WHERE height >= 25`).Scan(&above))
 	require.Zero(t, above)
-	_ = node
 }
 
 func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
@@ -116,16 +115,12 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	ctx := context.Background()
 	cfg := sim.Config{Seed: 21, Shards: 2, TxsPerBlock: 6, ViewStateLimit: -1, MaxHeight: 80,
 		YieldTimeout: 4} // yields end within a few blocks, as the other receipts do
-	node, err := sim.New(ctx, cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
+	chain := simtest.Start(t, cfg)
+	node := chain.Node
 	require.NoError(t, node.ProduceTo(ctx, 40))
-	srv := httptest.NewServer(node.Handler())
-	t.Cleanup(srv.Close)
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
-	require.NoError(t, err)
-	src := simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+	client := chain.Client(t)
+	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
 	run := func(to uint64) {
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
 		require.NoError(t, err)
@@ -138,7 +133,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 
 	require.NoError(t, node.ProduceTo(ctx, 80))
 	run(80)
-	simcheck.RequireRevisited(t, node, s, pending, 40)
+	simtest.RequireRevisited(t, node, s, pending, 40)
 	var outcomes, wantOutcomes int
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM execution_outcomes WHERE tx_block_height <= 40`).Scan(&outcomes))
 	rows, err := s.Pool().Query(ctx, `SELECT tx_hash, signer_id, block_height FROM transaction_statuses WHERE block_height <= 40`)
@@ -160,18 +155,17 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	node, srv := simcheck.Serve(t, sim.Config{Seed: 13, Shards: 3, MissingChunkRate: 0.5, TxsPerBlock: 2}, 60)
+	chain := simtest.New(t, sim.Config{Seed: 13, Shards: 3, MissingChunkRate: 0.5, TxsPerBlock: 2, MaxHeight: 60})
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
-	require.NoError(t, err)
+	client := chain.Client(t)
 	from, to := uint64(30), uint64(60)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 8},
-		simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+		simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	older := 0
 	for h := from; h <= to; h++ {
-		raw, err := node.Block(ctx, simcheck.BlockRef(t, h))
+		raw, err := chain.Node.Block(ctx, simtest.BlockRef(t, h))
 		if err != nil {
 			continue
 		}
@@ -181,9 +175,9 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 			if c.HeightIncluded < from {
 				older++
 			}
-			req, perr := near.ParseChunkRequest(simcheck.Params(t, map[string]any{"block_id": h, "shard_id": c.ShardID}))
+			req, perr := near.ParseChunkRequest(simtest.Params(t, map[string]any{"block_id": h, "shard_id": c.ShardID}))
 			require.Nil(t, perr)
-			want, err := node.Chunk(ctx, req)
+			want, err := chain.Node.Chunk(ctx, req)
 			require.NoError(t, err)
 			hash, err := s.ChunkHashAt(ctx, h, c.ShardID)
 			require.NoError(t, err)
@@ -195,7 +189,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.Positive(t, older, "some blocks repeat a chunk from before --from")
 	// Re-indexing the range keeps one row per chunk.
 	ix, err = indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 5},
-		simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+		simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	var dups int
@@ -209,11 +203,11 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 func TestSnapshotOfANewerNearcoreKeepsItsMembers(t *testing.T) {
 	t.Parallel()
 	cfg := sim.Config{Seed: 2, Shards: 2, TxsPerBlock: 4, ViewStateLimit: -1, NearcoreNext: true}
-	node, srv := simcheck.Serve(t, cfg, 40)
+	cfg.MaxHeight = 40
+	chain := simtest.New(t, cfg)
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}})
-	require.NoError(t, err)
-	_, accounts := simcheck.GenesisFile(t, node)
+	client := chain.Client(t)
+	_, accounts := simtest.GenesisFile(t, chain.Node)
 	ctx := context.Background()
 	const height = 30
 	require.NoError(t, basestate.Snapshot(ctx, client, s, height, accounts, nil))
@@ -229,10 +223,10 @@ func TestSnapshotOfANewerNearcoreKeepsItsMembers(t *testing.T) {
 		acc, err := s.AccountAt(ctx, id, height)
 		require.NoError(t, err)
 		require.Contains(t, string(want), `"next_account_field"`)
-		require.Equal(t, string(want), simcheck.JSONOf(t, near.AccountView{Account: acc, BlockStamp: stamp}), "account %s", id)
+		require.Equal(t, string(want), simtest.JSONOf(t, near.AccountView{Account: acc, BlockStamp: stamp}), "account %s", id)
 		want, stamp = served(near.QueryViewAccessKeyList)
 		keys, err := s.AccessKeysAt(ctx, id, height)
 		require.NoError(t, err)
-		require.Equal(t, string(want), simcheck.JSONOf(t, near.AccessKeyListView{Keys: keys, BlockStamp: stamp}), "keys of %s", id)
+		require.Equal(t, string(want), simtest.JSONOf(t, near.AccessKeyListView{Keys: keys, BlockStamp: stamp}), "keys of %s", id)
 	}
 }

@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -27,14 +27,14 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const top = 150
-	node, srv := simcheck.Serve(t, sim.Config{Seed: 21, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.3, TxsPerBlock: 3}, top+20)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, Timeout: 5 * time.Second})
+	chain := simtest.New(t, sim.Config{Seed: 21, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.3, TxsPerBlock: 3, MaxHeight: top + 20})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, Timeout: 5 * time.Second})
 	require.NoError(t, err)
-	genesis := node.Genesis().GenesisHeight
+	genesis := chain.Node.Genesis().GenesisHeight
 	// The second range starts at the first skipped height after 50.
 	second := uint64(0)
 	for h := genesis + 50; h < top; h++ {
-		if _, err := node.Block(ctx, simcheck.BlockRef(t, h)); near.IsUnknownBlock(err) {
+		if _, err := chain.Node.Block(ctx, simtest.BlockRef(t, h)); near.IsUnknownBlock(err) {
 			second = h
 			break
 		}
@@ -44,7 +44,7 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 
 	run := func(s *store.Store, from, to uint64) error {
 		ix, err := indexer.New(indexer.Config{From: &from, To: &to, Workers: 4, BatchSize: 7},
-			simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+			simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 		if err != nil {
 			return err
 		}
@@ -89,12 +89,12 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	node, srv := simcheck.Serve(t, sim.Config{Seed: 5, Shards: 2, SkipRate: 0.2, TxsPerBlock: 1}, 120)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, Timeout: 5 * time.Second})
+	chain := simtest.New(t, sim.Config{Seed: 5, Shards: 2, SkipRate: 0.2, TxsPerBlock: 1, MaxHeight: 120})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, Timeout: 5 * time.Second})
 	require.NoError(t, err)
-	genesis := node.Genesis().GenesisHeight
+	genesis := chain.Node.Genesis().GenesisHeight
 	skipped := func(h uint64) bool {
-		_, err := node.Block(ctx, simcheck.BlockRef(t, h))
+		_, err := chain.Node.Block(ctx, simtest.BlockRef(t, h))
 		return near.IsUnknownBlock(err)
 	}
 	// One boundary after a block, one after a skipped height.
@@ -114,7 +114,7 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		ix, err := indexer.New(indexer.Config{From: from, To: &to, Workers: 4, BatchSize: 6},
-			simcheck.NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 50 * time.Millisecond}), s, nil)
+			simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 		require.NoError(t, err)
 		return s, ix.Run(ctx)
 	}

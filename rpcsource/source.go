@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/bounds"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
 )
@@ -50,6 +51,16 @@ type NodeConfig struct {
 	// ChangesBatch is the number of account ids per EXPERIMENTAL_changes
 	// call. Default DefaultChangesBatch.
 	ChangesBatch int
+	// Waits is how a status or block the upstream does not have final yet
+	// is waited for.
+	Waits
+}
+
+// Waits is how a source waits for an upstream that is behind: a tx status
+// that is not FINAL yet, and a height the upstream does not know yet.
+// NodeConfig and docsource.DocConfig embed it. Zero means the default for
+// every field.
+type Waits struct {
 	// TxFinalWait bounds how long a tx status that is not FINAL yet is
 	// re-fetched. Default DefaultTxFinalWait.
 	TxFinalWait time.Duration
@@ -65,36 +76,45 @@ type NodeConfig struct {
 	BehindRetries int
 }
 
+// WithDefaults returns w with the default of every zero field.
+func (w Waits) WithDefaults() Waits {
+	w.TxFinalWait = cmp.Or(w.TxFinalWait, DefaultTxFinalWait)
+	w.TxStallWait = cmp.Or(w.TxStallWait, DefaultTxStallWait)
+	w.TxPollInterval = cmp.Or(w.TxPollInterval, DefaultTxPollInterval)
+	w.BehindRetries = cmp.Or(w.BehindRetries, DefaultBehindRetries)
+	return w
+}
+
+// Validate reports a wait out of range; w has its defaults applied.
+func (w Waits) Validate() error {
+	return bounds.First(
+		bounds.NotNegative("tx final wait", w.TxFinalWait),
+		bounds.NotNegative("tx stall wait", w.TxStallWait),
+		bounds.NotNegative("tx poll interval", w.TxPollInterval),
+		bounds.AtLeast("behind retries", w.BehindRetries, 1),
+	)
+}
+
 func (c NodeConfig) withDefaults() NodeConfig {
 	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
 	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
 	c.ChangesBatch = cmp.Or(c.ChangesBatch, DefaultChangesBatch)
-	c.TxFinalWait = cmp.Or(c.TxFinalWait, DefaultTxFinalWait)
-	c.TxStallWait = cmp.Or(c.TxStallWait, DefaultTxStallWait)
-	c.TxPollInterval = cmp.Or(c.TxPollInterval, DefaultTxPollInterval)
-	c.BehindRetries = cmp.Or(c.BehindRetries, DefaultBehindRetries)
+	c.Waits = c.Waits.WithDefaults()
 	return c
 }
 
 // validate reports a setting out of range; c has its defaults applied.
 func (c NodeConfig) validate() error {
-	switch {
-	case c.Concurrency < 1:
-		return fmt.Errorf("block concurrency %d: want at least 1", c.Concurrency)
-	case c.MaxInFlight < 1 && c.MaxInFlight != -1:
-		return fmt.Errorf("upstream concurrency %d: want at least 1, or -1 for no bound", c.MaxInFlight)
-	case c.ChangesBatch < 1:
-		return fmt.Errorf("changes batch %d: want at least 1", c.ChangesBatch)
-	case c.TxFinalWait < 0:
-		return fmt.Errorf("tx final wait %s: want positive", c.TxFinalWait)
-	case c.TxStallWait < 0:
-		return fmt.Errorf("tx stall wait %s: want positive", c.TxStallWait)
-	case c.TxPollInterval < 0:
-		return fmt.Errorf("tx poll interval %s: want positive", c.TxPollInterval)
-	case c.BehindRetries < 1:
-		return fmt.Errorf("behind retries %d: want at least 1", c.BehindRetries)
+	if err := bounds.AtLeast("block concurrency", c.Concurrency, 1); err != nil {
+		return err
 	}
-	return nil
+	if c.MaxInFlight < 1 && c.MaxInFlight != -1 {
+		return fmt.Errorf("upstream concurrency %d: want at least 1, or -1 for no bound", c.MaxInFlight)
+	}
+	return bounds.First(
+		bounds.AtLeast("changes batch", c.ChangesBatch, 1),
+		c.Waits.Validate(),
+	)
 }
 
 // NodeSource is the Source that reads an upstream node over JSON-RPC.

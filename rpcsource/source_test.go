@@ -13,10 +13,10 @@ import (
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/internal/simcheck"
 	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -57,7 +57,7 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	ctx := context.Background()
 	rpc := &laggingRPC{skippedHeight: 7}
 	rpc.head.Store(5)
-	src := simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxPollInterval: time.Millisecond})
+	src := simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: time.Millisecond}})
 
 	// Height 7 is skipped and the upstream is past it: no block.
 	rpc.head.Store(9)
@@ -77,7 +77,7 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	require.Equal(t, uint64(12), b.Height())
 
 	// An upstream that never catches up is an error, not a skipped height.
-	src = simcheck.NodeSource(t, rpc, rpcsource.NodeConfig{TxPollInterval: time.Millisecond, BehindRetries: 3})
+	src = simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: time.Millisecond, BehindRetries: 3}})
 	_, err = src.Bundle(ctx, 20)
 	require.Error(t, err)
 	require.NotErrorIs(t, err, bundle.ErrNoBlock)

@@ -3,7 +3,6 @@
 package reliability
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -135,13 +134,8 @@ func lastBlockUpTo(t *testing.T, c *e2ekit.Client, height uint64) (uint64, strin
 // requireNothingFrom checks that no table holds a row at or above height.
 func requireNothingFrom(t *testing.T, dbURL string, height uint64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(context.Background())
+	ctx, conn, done := connect(t, dbURL, time.Minute)
+	defer done()
 	for table, col := range heightColumns {
 		var n int64
 		q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE %s >= $1`, pgx.Identifier{table}.Sanitize(), pgx.Identifier{col}.Sanitize())
@@ -158,13 +152,8 @@ func requireNothingFrom(t *testing.T, dbURL string, height uint64) {
 // original chain's.
 func requireStoredHashes(t *testing.T, dbURL string, original map[uint64]string, height uint64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(context.Background())
+	ctx, conn, done := connect(t, dbURL, time.Minute)
+	defer done()
 	rows, err := conn.Query(ctx, `SELECT height, hash FROM blocks WHERE height >= $1 - 40 ORDER BY height`, int64(height))
 	if err != nil {
 		t.Fatalf("read blocks: %v", err)

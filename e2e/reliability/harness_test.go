@@ -74,14 +74,34 @@ func indexArgs(dbURL, upstream string, to uint64, extra ...string) []string {
 // wall-clock time and goose's version table aside).
 func tableSums(t *testing.T, dbURL string) map[string]storetest.Sum {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	_, conn, done := connect(t, dbURL, time.Minute)
+	defer done()
+	return storetest.TableSums(t, conn)
+}
+
+// connect opens a connection to dbURL for a check of at most timeout;
+// done closes it.
+func connect(tb testing.TB, dbURL string, timeout time.Duration) (context.Context, *pgx.Conn, func()) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
-		t.Fatalf("connect for checksums: %v", err)
+		cancel()
+		tb.Fatalf("connect: %v", err)
 	}
-	defer conn.Close(context.Background())
-	return storetest.TableSums(t, conn)
+	return ctx, conn, func() {
+		conn.Close(context.Background())
+		cancel()
+	}
+}
+
+// faultRun starts the chain the fault tests share (faultChainSeed,
+// faultChainHeights) and returns it, the checksums of its uninterrupted
+// reference run and a fresh database for the test's own run.
+func faultRun(t *testing.T) (*simChain, map[string]storetest.Sum, string) {
+	t.Helper()
+	chain := startSim(t, faultChainSeed, faultChainHeights)
+	return chain, reference(t, chain), e2ekit.FreshDatabase(t)
 }
 
 // referenceSums caches the checksums of uninterrupted runs, by chain.

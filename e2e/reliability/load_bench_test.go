@@ -155,13 +155,8 @@ func loadMix(head uint64, heights []uint64) [][]byte {
 // blockHeights returns some heights that have blocks in the archive.
 func blockHeights(b *testing.B, dbURL string) []uint64 {
 	b.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		b.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(context.Background())
+	ctx, conn, done := connect(b, dbURL, 30*time.Second)
+	defer done()
 	rows, err := conn.Query(ctx, `SELECT height FROM blocks WHERE height > 0 AND height % 5 = 0 ORDER BY height`)
 	if err != nil {
 		b.Fatalf("read heights: %v", err)

@@ -35,9 +35,7 @@ import (
 // and leaked Go errors are not) and answer correctly afterwards.
 func TestReliabilityPostgresConnectionsTerminated(t *testing.T) {
 	t.Parallel()
-	chain := startSim(t, faultChainSeed, faultChainHeights)
-	want := reference(t, chain)
-	dbURL := e2ekit.FreshDatabase(t)
+	chain, want, dbURL := faultRun(t)
 	dbName := databaseName(t, dbURL)
 	admin := adminConn(t)
 
@@ -237,9 +235,7 @@ func TestReliabilityPostgresRestart(t *testing.T) {
 	if cluster == "" {
 		cluster = clusterOnPort(t, os.Getenv("NEARLINE_TEST_DATABASE_URL"))
 	}
-	chain := startSim(t, faultChainSeed, faultChainHeights)
-	want := reference(t, chain)
-	dbURL := e2ekit.FreshDatabase(t)
+	chain, want, dbURL := faultRun(t)
 	idx := binary.Start(t, indexArgs(dbURL, chain.url(), chain.head, "--batch-size", "10", "--workers", "4")...)
 	indexed := e2ekit.WaitCursor(t, dbURL, 100, time.Minute)
 	serveAddr := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort).ListenAddr(t, "serving JSON-RPC")

@@ -4,7 +4,6 @@ package reliability
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,9 +29,7 @@ import (
 // reaches --to with the content of an uninterrupted run.
 func TestReliabilityIndexSIGTERM(t *testing.T) {
 	t.Parallel()
-	chain := startSim(t, faultChainSeed, faultChainHeights)
-	want := reference(t, chain)
-	dbURL := e2ekit.FreshDatabase(t)
+	chain, want, dbURL := faultRun(t)
 
 	var stoppedAt []uint64
 	// The first stop usually lands in the start-up migration, the others
@@ -89,13 +86,8 @@ var heightColumns = map[string]string{
 // the one before it; it returns the cursor height.
 func requireConsistent(t *testing.T, dbURL string) uint64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(context.Background())
+	ctx, conn, done := connect(t, dbURL, time.Minute)
+	defer done()
 	var migrated bool
 	if err := conn.QueryRow(ctx, `SELECT to_regclass('indexer_cursor') IS NOT NULL`).Scan(&migrated); err != nil {
 		t.Fatalf("look for the schema: %v", err)
@@ -105,7 +97,7 @@ func requireConsistent(t *testing.T, dbURL string) uint64 {
 	}
 	var cursor int64
 	var cursorHash string
-	err = conn.QueryRow(ctx, `SELECT height, hash FROM indexer_cursor WHERE name = 'main'`).Scan(&cursor, &cursorHash)
+	err := conn.QueryRow(ctx, `SELECT height, hash FROM indexer_cursor WHERE name = 'main'`).Scan(&cursor, &cursorHash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		var blocks int64
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM blocks`).Scan(&blocks); err != nil || blocks != 0 {

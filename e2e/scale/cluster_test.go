@@ -52,25 +52,14 @@ func stopAtEnd(t *testing.T, c *pgcluster.Cluster) {
 	})
 }
 
-// startPrimary starts a primary that streaming replicas can follow.
-func startPrimary(t *testing.T, h *pgcluster.Host, name string) *pgcluster.Cluster {
+// startCluster starts the cluster name with start (a Host's Primary, one
+// that streaming replicas can follow, or a Cluster's Replica, a streaming
+// replica of it), giving it two minutes, and stops it when the test ends.
+func startCluster(t *testing.T, start func(context.Context, string) (*pgcluster.Cluster, error), name string) *pgcluster.Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := h.Primary(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopAtEnd(t, c)
-	return c
-}
-
-// startReplica starts a streaming replica of primary.
-func startReplica(t *testing.T, primary *pgcluster.Cluster, name string) *pgcluster.Cluster {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := primary.Replica(ctx, name)
+	c, err := start(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,21 +70,26 @@ func startReplica(t *testing.T, primary *pgcluster.Cluster, name string) *pgclus
 // execSQL runs sql as the superuser on database db of c.
 func execSQL(t *testing.T, c *pgcluster.Cluster, db, sql string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, c.URL("postgres", db))
-	if err != nil {
-		t.Fatalf("connect to %s: %v", c.Name, err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		t.Fatalf("%s on %s: %v", sql, c.Name, err)
-	}
+	asSuperuser(t, c, db, sql, func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, sql)
+		return err
+	})
 }
 
 // queryInt runs sql, which returns one integer, as the superuser on
 // database db of c.
 func queryInt(t *testing.T, c *pgcluster.Cluster, db, sql string) int64 {
+	t.Helper()
+	var n int64
+	asSuperuser(t, c, db, sql, func(ctx context.Context, conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, sql).Scan(&n)
+	})
+	return n
+}
+
+// asSuperuser runs sql through run on a superuser connection to database
+// db of c, within a minute, failing the test on an error.
+func asSuperuser(t *testing.T, c *pgcluster.Cluster, db, sql string, run func(context.Context, *pgx.Conn) error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -104,9 +98,7 @@ func queryInt(t *testing.T, c *pgcluster.Cluster, db, sql string) int64 {
 		t.Fatalf("connect to %s: %v", c.Name, err)
 	}
 	defer conn.Close(context.Background())
-	var n int64
-	if err := conn.QueryRow(ctx, sql).Scan(&n); err != nil {
+	if err := run(ctx, conn); err != nil {
 		t.Fatalf("%s on %s: %v", sql, c.Name, err)
 	}
-	return n
 }

@@ -89,8 +89,8 @@ func TestServeFromAStreamingReplica(t *testing.T) {
 		maxLag    = 2 * time.Second
 	)
 	host := newPGHost(t)
-	primary := startPrimary(t, host, "primary")
-	replica := startReplica(t, primary, "replica")
+	primary := startCluster(t, host.Primary, "primary")
+	replica := startCluster(t, primary.Replica, "replica")
 	execSQL(t, primary, "postgres", "CREATE DATABASE nearline")
 	primaryURL := primary.URL("postgres", "nearline")
 

@@ -2,7 +2,6 @@ package e2ekit
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,10 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/nearline/nearline/internal/logtest"
 	"github.com/nearline/nearline/internal/wait"
 )
 
@@ -51,33 +50,15 @@ func Main(m *testing.M, bin *Binary) int {
 // test log.
 type Process struct {
 	cmd  *exec.Cmd
-	out  *output
+	out  *logtest.Buffer
 	done chan error
-}
-
-// output is a process's stdout and stderr, written and read concurrently.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(b []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(b)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
 }
 
 // Start runs `nearline args...` in the background; it is killed when the
 // test ends, and its output's tail logged if the test failed.
 func (b Binary) Start(t testing.TB, args ...string) *Process {
 	t.Helper()
-	p := &Process{cmd: exec.Command(string(b), args...), out: &output{}, done: make(chan error, 1)}
+	p := &Process{cmd: exec.Command(string(b), args...), out: &logtest.Buffer{}, done: make(chan error, 1)}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start nearline %v: %v", args, err)

@@ -1,6 +1,7 @@
 package e2ekit
 
 import (
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -14,6 +15,30 @@ func (b Binary) Sim(t testing.TB, args ...string) (string, *Client) {
 	c := NewClient(addr)
 	c.WaitReady(t, time.Minute)
 	return addr, c
+}
+
+// SimChain is a `nearline sim` process whose chain is produced up to
+// near its --max-height.
+type SimChain struct {
+	// Addr is the simulator's host:port, URL its http:// address.
+	Addr, URL string
+	Client    *Client
+	// Genesis is the path of the genesis.json it wrote (--genesis-out).
+	Genesis string
+	// Shape is the chain's, read once the head is at least 20 below
+	// --max-height (the last heights may be skipped by the chain).
+	Shape ChainShape
+}
+
+// Chain starts `nearline sim --block-time 0 --max-height maxHeight
+// --genesis-out <temp>/genesis.json args...`, waits until it answers and
+// reads its chain's shape.
+func (b Binary) Chain(t testing.TB, maxHeight uint64, args ...string) SimChain {
+	t.Helper()
+	genesis := filepath.Join(t.TempDir(), "genesis.json")
+	addr, c := b.Sim(t, append([]string{"--block-time", "0", "--max-height", strconv.FormatUint(maxHeight, 10),
+		"--genesis-out", genesis}, args...)...)
+	return SimChain{Addr: addr, URL: "http://" + addr, Client: c, Genesis: genesis, Shape: ReadShape(t, c, maxHeight-20)}
 }
 
 // Index runs `nearline index` from upstream (comma-separated URLs) into

@@ -1,5 +1,5 @@
-// Package logtest captures a logger's output in tests that read it while
-// goroutines still log.
+// Package logtest captures output (a logger's, a process's) in tests that
+// read it while it is still written.
 package logtest
 
 import (
@@ -8,7 +8,8 @@ import (
 	"sync"
 )
 
-// Buffer is log output that may be read while it is written.
+// Buffer is log (or a process's) output that may be read while it is
+// written.
 type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

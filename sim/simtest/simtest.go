@@ -1,7 +1,8 @@
 // Package simtest gives tests a simulated chain: produced, served over
-// HTTP as the upstream node, and indexed into a fresh archive the way
+// HTTP as the upstream node, indexed into an archive the way
 // `nearline index --genesis` fills one (its genesis.json loaded, then
-// every height through the JSON-RPC source).
+// every height through the JSON-RPC source), and checked against what the
+// simulator itself answers (check.go).
 //
 // Everything here is for tests: helpers take a testing.TB, fail the test
 // on error, and stop what they started when the test ends.
@@ -14,6 +15,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/indexer"
@@ -30,7 +33,8 @@ const Timeout = 3 * time.Minute
 // Chain is a simulated chain produced up to its MaxHeight and served.
 type Chain struct {
 	Node *sim.Node
-	// URL is the node's JSON-RPC endpoint.
+	// URL is the node's JSON-RPC endpoint (and its neardata and lake
+	// documents).
 	URL string
 	// Head is the last block produced: at the config's MaxHeight, or below
 	// it when the chain skipped that height (an indexer could not tell it
@@ -38,26 +42,33 @@ type Chain struct {
 	Head uint64
 }
 
-// New produces cfg's chain up to cfg.MaxHeight and serves it.
+// New produces cfg's chain up to cfg.MaxHeight and serves it (with
+// cfg.Faults, if any).
 func New(t testing.TB, cfg sim.Config) *Chain {
+	t.Helper()
+	c := Start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	require.NoError(t, c.Node.ProduceTo(ctx, cfg.MaxHeight), "simtest: produce to %d", cfg.MaxHeight)
+	head, _, ok := c.Node.Head()
+	require.True(t, ok, "simtest: the chain up to %d has no block", cfg.MaxHeight)
+	c.Head = head
+	return c
+}
+
+// Start serves cfg's chain with nothing produced yet (Head zero): for a
+// test that produces it itself, in steps (Node.ProduceTo) or as time
+// passes (Node.Run).
+func Start(t testing.TB, cfg sim.Config) *Chain {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	node, err := sim.New(ctx, cfg, nil)
-	if err != nil {
-		t.Fatalf("simtest: start simulator: %v", err)
-	}
+	require.NoError(t, err, "simtest: start simulator")
 	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	if err := node.ProduceTo(ctx, cfg.MaxHeight); err != nil {
-		t.Fatalf("simtest: produce to %d: %v", cfg.MaxHeight, err)
-	}
-	head, _, ok := node.Head()
-	if !ok {
-		t.Fatalf("simtest: the chain up to %d has no block", cfg.MaxHeight)
-	}
 	srv := httptest.NewServer(node.Handler())
 	t.Cleanup(srv.Close)
-	return &Chain{Node: node, URL: srv.URL, Head: head}
+	return &Chain{Node: node, URL: srv.URL}
 }
 
 // Index indexes the chain into st with cfg through the JSON-RPC source:
@@ -65,40 +76,50 @@ func New(t testing.TB, cfg sim.Config) *Chain {
 // with cfg.To nil, up to the chain's head.
 func (c *Chain) Index(t testing.TB, st *store.Store, cfg indexer.Config) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
-	defer cancel()
+	var genesis *os.File
 	if cfg.From == nil {
-		path := filepath.Join(t.TempDir(), "genesis.json")
-		if err := c.Node.WriteGenesis(path); err != nil {
-			t.Fatalf("simtest: write genesis: %v", err)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatalf("simtest: %v", err)
-		}
-		defer f.Close()
-		if _, err := basestate.LoadGenesis(ctx, f, st, nil); err != nil {
-			t.Fatalf("simtest: load genesis: %v", err)
-		}
+		genesis, _ = GenesisFile(t, c.Node)
 	}
 	if cfg.To == nil {
 		cfg.To = &c.Head
 	}
+	index(t, st, cfg, genesis, NodeSource(t, c.Client(t), rpcsource.NodeConfig{}))
+}
+
+// Client is a JSON-RPC client of the chain's node, with the default
+// timeouts and retries.
+func (c *Chain) Client(t testing.TB) *near.Client {
+	t.Helper()
 	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.URL}})
-	if err != nil {
-		t.Fatalf("simtest: %v", err)
-	}
-	src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{}, nil)
-	if err != nil {
-		t.Fatalf("simtest: %v", err)
+	require.NoError(t, err)
+	return client
+}
+
+// IndexEndpoints indexes the simulators at endpoints (failing over in
+// turn, with fast retries) up to to through a NodeSource with short tx
+// waits, after loading genesis when it is not nil.
+func IndexEndpoints(t testing.TB, st *store.Store, to uint64, genesis *os.File, endpoints ...string) {
+	t.Helper()
+	client, err := near.NewClient(near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
+		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20})
+	require.NoError(t, err)
+	src := NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}})
+	index(t, st, indexer.Config{To: &to, Workers: 6, BatchSize: 25}, genesis, src)
+}
+
+// index loads genesis into st when it is not nil, then runs an indexer
+// with cfg over src.
+func index(t testing.TB, st *store.Store, cfg indexer.Config, genesis *os.File, src indexer.Source) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	if genesis != nil {
+		_, err := basestate.LoadGenesis(ctx, genesis, st, nil)
+		require.NoError(t, err, "simtest: load genesis")
 	}
 	ix, err := indexer.New(cfg, src, st, nil)
-	if err != nil {
-		t.Fatalf("simtest: %v", err)
-	}
-	if err := ix.Run(ctx); err != nil {
-		t.Fatalf("simtest: index to %d: %v", *cfg.To, err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, ix.Run(ctx), "simtest: index to %d", *cfg.To)
 }
 
 // Indexed produces and serves cfg's chain and indexes all of it, from its
@@ -109,4 +130,31 @@ func Indexed(t testing.TB, cfg sim.Config) (*Chain, *store.Store) {
 	st := storetest.NewStore(t)
 	c.Index(t, st, indexer.Config{})
 	return c, st
+}
+
+// GenesisFile writes node's genesis to a file and returns it open, with
+// the genesis accounts.
+func GenesisFile(t testing.TB, node *sim.Node) (*os.File, []string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "genesis.json")
+	require.NoError(t, node.WriteGenesis(path))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	var accounts []string
+	for _, r := range node.Genesis().Records {
+		if r.Account != nil {
+			accounts = append(accounts, r.Account.AccountID)
+		}
+	}
+	return f, accounts
+}
+
+// NodeSource returns a NodeSource reading rpc, failing the test on a
+// configuration error.
+func NodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
+	tb.Helper()
+	src, err := rpcsource.NewNodeSource(rpc, cfg, nil)
+	require.NoError(tb, err)
+	return src
 }

@@ -1,29 +1,20 @@
-// Package simcheck is the tests' bridge to the simulator: a served
-// simulated chain, indexing it through the JSON-RPC source, and checking
-// what a store answers against what the simulator answers.
-package simcheck
+package simtest
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/bundle"
-	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 	"github.com/stretchr/testify/require"
 )
 
+// Params marshals v as a request's params.
 func Params(t testing.TB, v any) json.RawMessage {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -44,38 +35,6 @@ func JSONOf(t testing.TB, v any) string {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return string(b)
-}
-
-// Serve produces a chain up to maxHeight and serves it (with faults).
-func Serve(t testing.TB, cfg sim.Config, maxHeight uint64) (*sim.Node, *httptest.Server) {
-	t.Helper()
-	ctx := context.Background()
-	cfg.MaxHeight = maxHeight
-	node, err := sim.New(ctx, cfg, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	require.NoError(t, node.ProduceTo(ctx, maxHeight))
-	srv := httptest.NewServer(node.Handler())
-	t.Cleanup(srv.Close)
-	return node, srv
-}
-
-// Index indexes the simulator at endpoints up to to through a NodeSource,
-// after loading genesis when it is not nil.
-func Index(t testing.TB, s *store.Store, to uint64, genesis *os.File, endpoints ...string) {
-	t.Helper()
-	ctx := context.Background()
-	client, err := near.NewClient(near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
-		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20})
-	require.NoError(t, err)
-	if genesis != nil {
-		_, err := basestate.LoadGenesis(ctx, genesis, s, nil)
-		require.NoError(t, err)
-	}
-	src := NodeSource(t, client, rpcsource.NodeConfig{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond})
-	ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 25}, src, s, nil)
-	require.NoError(t, err)
-	require.NoError(t, ix.Run(ctx))
 }
 
 // Check compares every stored answer with the simulator's.
@@ -120,13 +79,7 @@ func Check(t testing.TB, node *sim.Node, s *store.Store, lo, hi uint64) {
 			require.NoError(t, json.Unmarshal(wantChunk, &chunk))
 			for _, tx := range chunk.Transactions {
 				txs++
-				txReq, perr := near.ParseTxRequest(Params(t, map[string]any{"tx_hash": tx.Hash, "sender_account_id": tx.SignerID}))
-				require.Nil(t, perr)
-				wantTx, err := node.Tx(ctx, txReq, true)
-				require.NoError(t, err)
-				gotTx, err := s.TxStatus(ctx, tx.Hash, tx.SignerID)
-				require.NoError(t, err)
-				require.JSONEq(t, string(wantTx), string(gotTx), "tx %s", tx.Hash)
+				requireTxStatus(t, node, s, tx.Hash, tx.SignerID, "tx %s", tx.Hash)
 			}
 		}
 
@@ -257,33 +210,6 @@ func CheckState(t testing.TB, node *sim.Node, s *store.Store, accounts []string,
 	t.Logf("compared state of %d (account, height) pairs", compared)
 }
 
-// GenesisFile writes node's genesis to a file and returns it open, with
-// the genesis accounts.
-func GenesisFile(t testing.TB, node *sim.Node) (*os.File, []string) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "genesis.json")
-	require.NoError(t, node.WriteGenesis(path))
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	var accounts []string
-	for _, r := range node.Genesis().Records {
-		if r.Account != nil {
-			accounts = append(accounts, r.Account.AccountID)
-		}
-	}
-	return f, accounts
-}
-
-// NodeSource returns a NodeSource reading rpc, failing the test on a
-// configuration error.
-func NodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
-	tb.Helper()
-	src, err := rpcsource.NewNodeSource(rpc, cfg, nil)
-	require.NoError(tb, err)
-	return src
-}
-
 // RequireRevisited requires each of pending (statuses stored before they
 // were FINAL, included at or below height) to be the simulator's
 // EXPERIMENTAL_tx_status now, and none pending any more.
@@ -291,15 +217,23 @@ func RequireRevisited(t testing.TB, node *sim.Node, s *store.Store, pending []bu
 	t.Helper()
 	ctx := context.Background()
 	for _, ref := range pending {
-		req, perr := near.ParseTxRequest(Params(t, map[string]any{"tx_hash": ref.TxHash, "sender_account_id": ref.SignerID}))
-		require.Nil(t, perr)
-		want, err := node.Tx(ctx, req, true)
-		require.NoError(t, err)
-		got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
-		require.NoError(t, err)
-		require.JSONEq(t, string(want), string(got), "tx %s revisited", ref.TxHash)
+		requireTxStatus(t, node, s, ref.TxHash, ref.SignerID, "tx %s revisited", ref.TxHash)
 	}
 	still, err := s.PendingTxStatuses(ctx, height, 1000)
 	require.NoError(t, err)
 	require.Empty(t, still)
+}
+
+// requireTxStatus requires s's stored EXPERIMENTAL_tx_status of hash to be
+// the simulator's, msgAndArgs naming it in a failure.
+func requireTxStatus(t testing.TB, node *sim.Node, s *store.Store, hash, signer string, msgAndArgs ...any) {
+	t.Helper()
+	ctx := context.Background()
+	req, perr := near.ParseTxRequest(Params(t, map[string]any{"tx_hash": hash, "sender_account_id": signer}))
+	require.Nil(t, perr)
+	want, err := node.Tx(ctx, req, true)
+	require.NoError(t, err)
+	got, err := s.TxStatus(ctx, hash, signer)
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(got), msgAndArgs...)
 }
