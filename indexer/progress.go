@@ -9,6 +9,15 @@ import (
 // rateWindow is the span the progress line's rates are measured over.
 const rateWindow = time.Minute
 
+// quietInterval is how often a follower that keeps up (or waits for its
+// first block) logs its progress line: a line a minute, and at once when it
+// falls behind or catches up, instead of every ProgressInterval for ever.
+const quietInterval = time.Minute
+
+// caughtUpLag is the most heights behind the head at which a follower
+// counts as keeping up (mainnet's head moves ~1.7 heights a second).
+const caughtUpLag = 10
+
 // etaSmoothing is the weight of each line's windowed rate in the rate the
 // ETA is computed from (an exponential moving average), so that the ETA
 // follows a lasting change of speed without jumping with one slow batch.
@@ -30,6 +39,24 @@ type progress struct {
 	samples []progressSample
 	// smoothed is the rate the ETA uses; 0 until the first rate.
 	smoothed float64
+	// lastLine and lastQuiet: when the last line was logged, and whether
+	// it was logged in a quiet state (see quiet).
+	lastLine  time.Time
+	lastQuiet bool
+}
+
+// quiet reports whether the progress line due at now is left out: a
+// follower (no To) that keeps up, or has no block yet, logs it once a
+// quietInterval, and at once when it enters or leaves that state; a
+// backfill, or a follower behind, logs every line. Called with mu held;
+// it records the line when it is not left out.
+func (p *progress) quiet(now time.Time) bool {
+	quietState := p.to == nil && (!p.any || p.head <= p.height+caughtUpLag)
+	if quietState && p.lastQuiet && now.Sub(p.lastLine) < quietInterval {
+		return true
+	}
+	p.lastLine, p.lastQuiet = now, quietState
+	return false
 }
 
 type progressSample struct {
@@ -94,7 +121,7 @@ func (ix *Indexer) report(ctx context.Context, p *progress) {
 	}
 }
 
-// logProgress logs height, lag behind the head, blocks and rows committed,
+// logProgress logs (unless quiet) height, lag behind the head, blocks and rows committed,
 // the rates over the last rateWindow (rate_window says over how long),
 // the memory budget's use and, for a bounded range, the ETA from a
 // smoothed rate.
@@ -110,8 +137,12 @@ func (ix *Indexer) logProgress(p *progress) {
 		}
 	}
 	height, head, anyBlock, blocks, rows, smoothed := p.height, p.head, p.any, p.blocks, p.rows, p.smoothed
+	quiet := p.quiet(now)
 	p.mu.Unlock()
 	ix.cfg.Metrics.setRates(rate, rowRate)
+	if quiet {
+		return
+	}
 	used, peak, limit := ix.budget.usage()
 	budgetAttrs := []any{"memory_budget_used_mib", used >> 20, "memory_budget_peak_mib", peak >> 20, "memory_budget_mib", limit >> 20}
 	if !anyBlock {
