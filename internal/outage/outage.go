@@ -87,7 +87,8 @@ func (e *PatienceError) Error() string {
 func (e *PatienceError) Unwrap() error { return e.Err }
 
 // Do runs op until it succeeds, fails with an error that is not an outage
-// (Unavailable), or ctx ends; those errors are returned as they are. While
+// (Unavailable), or ctx ends; those errors are returned as they are (one
+// that ctx ended during wraps ctx's error too). While
 // the upstream is unavailable op is tried again: for ever when patience is
 // 0, else until patience has passed since the call began, when Do returns
 // a *PatienceError. what names the call in the log line that starts an
@@ -106,6 +107,11 @@ func (t *Tracker) Do(ctx context.Context, what string, patience time.Duration, o
 	}
 	if err == nil {
 		t.succeeded()
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && err != nil && !errors.Is(err, ctxErr) {
+		// ctx ended while op ran: the call ends for that, whatever op's
+		// own error says.
+		return fmt.Errorf("%w: %w", ctxErr, err)
 	}
 	return err
 }
