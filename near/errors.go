@@ -77,17 +77,31 @@ const (
 // input.
 func Clip(s string) string { return ClipTo(s, MaxEcho) }
 
-// ClipTo returns s when it is at most limit bytes, and otherwise its first
-// limit bytes (cut at a character boundary) followed by "…".
+// ClipTo returns s when its JSON text is at most limit bytes, and
+// otherwise its longest prefix whose JSON text is, cut at a character
+// boundary, followed by "…". The JSON text counts escapes as encoding/json
+// writes them (a control character, <, > or & takes six bytes), so an echo
+// stays within limit bytes of the answer whatever the input holds.
 func ClipTo(s string, limit int) string {
-	if len(s) <= limit {
-		return s
+	n := 0
+	for i, r := range s {
+		if n += jsonTextLen(r); n > limit {
+			return s[:i] + "…"
+		}
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	return s
+}
+
+// jsonTextLen is the most bytes encoding/json writes for r in a string
+// (an invalid byte, decoded as utf8.RuneError, becomes \ufffd).
+func jsonTextLen(r rune) int {
+	switch {
+	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+		return 2
+	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029' || r == utf8.RuneError:
+		return 6
 	}
-	return s[:cut] + "…"
+	return utf8.RuneLen(r)
 }
 
 // newError is the envelope of kind with the cause's name and info (any

@@ -124,3 +124,18 @@ func TestLongBlockIDsFailAsTheyWouldWhole(t *testing.T) {
 	require.Nil(t, perr, "a hash written with escapes is still a hash")
 	require.Equal(t, "11111111111111111111111111111111", ref.BlockID.Hash)
 }
+
+// TestClipCountsEscapes: an echo is clipped by the bytes its JSON text
+// takes, so characters encoding/json escapes to six bytes (&, <, >,
+// control characters) cannot make a clipped echo six times MaxEcho (the
+// fuzzer found a 2,064-byte error from a path of 256 '&').
+func TestClipCountsEscapes(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{strings.Repeat("&", 1000), strings.Repeat("\x01", 1000), strings.Repeat("é", 1000), strings.Repeat(`"`, 1000)} {
+		text, err := json.Marshal(Clip(in))
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(text), MaxEcho+len(`""`)+len("…"), "%q…", in[:4])
+	}
+	require.Equal(t, "plain", Clip("plain"))
+	require.Equal(t, strings.Repeat("a", MaxEcho)+"…", Clip(strings.Repeat("a", MaxEcho+1)))
+}
