@@ -107,6 +107,18 @@ func (p *progress) rates(now time.Time) (blocks, rows float64, span time.Duratio
 	return float64(p.blocks-first.blocks) / span.Seconds(), float64(p.rows-first.rows) / span.Seconds(), span
 }
 
+// smooth folds a line's windowed rate into the rate the ETA is computed
+// from and returns it: the first rate as it is, then an exponential average
+// (etaSmoothing), so one stalled window lowers it by a fifth, not to zero.
+func (p *progress) smooth(rate float64) float64 {
+	if p.smoothed == 0 {
+		p.smoothed = rate
+	} else {
+		p.smoothed += etaSmoothing * (rate - p.smoothed)
+	}
+	return p.smoothed
+}
+
 // report logs a progress line every ProgressInterval until ctx ends.
 func (ix *Indexer) report(ctx context.Context, p *progress) {
 	ticker := time.NewTicker(ix.cfg.ProgressInterval)
@@ -130,11 +142,7 @@ func (ix *Indexer) logProgress(p *progress) {
 	now := time.Now()
 	rate, rowRate, span := p.rates(now)
 	if span > 0 {
-		if p.smoothed == 0 {
-			p.smoothed = rate
-		} else {
-			p.smoothed += etaSmoothing * (rate - p.smoothed)
-		}
+		p.smooth(rate)
 	}
 	height, head, anyBlock, blocks, rows, smoothed := p.height, p.head, p.any, p.blocks, p.rows, p.smoothed
 	quiet := p.quiet(now)

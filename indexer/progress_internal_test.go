@@ -56,3 +56,18 @@ func TestFollowerLogsQuietly(t *testing.T) {
 		}
 	}
 }
+
+// TestETAFollowsASmoothedRate: the ETA's rate starts at the first window's
+// rate and then moves a fifth of the way to each new one, so a window with
+// no commit (a slow batch) lowers it by a fifth instead of to zero (the
+// ETA of the report jumped from 4 s to none, and showed 0 s with
+// 10 s to go).
+func TestETAFollowsASmoothedRate(t *testing.T) {
+	t.Parallel()
+	p := newProgress(0, nil)
+	for i, c := range []struct{ rate, want float64 }{{10, 10}, {0, 8}, {0, 6.4}, {20, 9.12}} {
+		if got := p.smooth(c.rate); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Fatalf("line %d: smoothed rate %v after a window of %v blocks/s, want %v", i, got, c.rate, c.want)
+		}
+	}
+}
