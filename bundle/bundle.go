@@ -133,6 +133,9 @@ type OutcomeFields struct {
 	BlockHash string `json:"block_hash"`
 	ID        string `json:"id"`
 	Outcome   struct {
+		// ReceiptIDs are the receipts the outcome created (the document
+		// source follows them to assemble a status).
+		ReceiptIDs  []string        `json:"receipt_ids"`
 		GasBurnt    uint64          `json:"gas_burnt"`
 		TokensBurnt near.U128       `json:"tokens_burnt"`
 		ExecutorID  string          `json:"executor_id"`

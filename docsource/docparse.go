@@ -57,26 +57,12 @@ type docOutcome struct {
 }
 
 func parseOutcome(raw json.RawMessage) (docOutcome, error) {
-	var o struct {
-		BlockHash string `json:"block_hash"`
-		ID        string `json:"id"`
-		Outcome   struct {
-			ReceiptIDs  []string        `json:"receipt_ids"`
-			GasBurnt    uint64          `json:"gas_burnt"`
-			TokensBurnt near.U128       `json:"tokens_burnt"`
-			ExecutorID  string          `json:"executor_id"`
-			Status      json.RawMessage `json:"status"`
-			Logs        json.RawMessage `json:"logs"`
-		} `json:"outcome"`
-	}
-	if err := unmarshal(raw, &o); err != nil {
+	f := new(bundle.OutcomeFields)
+	if err := unmarshal(raw, f); err != nil {
 		return docOutcome{}, fmt.Errorf("decode execution outcome: %w", err)
 	}
-	d := docOutcome{raw: raw, id: o.ID, blockHash: o.BlockHash, receiptIDs: o.Outcome.ReceiptIDs, status: o.Outcome.Status}
+	d := docOutcome{raw: raw, id: f.ID, blockHash: f.BlockHash, receiptIDs: f.Outcome.ReceiptIDs, status: f.Outcome.Status}
 	if string(raw) != "null" {
-		f := &bundle.OutcomeFields{BlockHash: o.BlockHash, ID: o.ID}
-		f.Outcome.GasBurnt, f.Outcome.TokensBurnt, f.Outcome.ExecutorID = o.Outcome.GasBurnt, o.Outcome.TokensBurnt, o.Outcome.ExecutorID
-		f.Outcome.Status, f.Outcome.Logs = o.Outcome.Status, o.Outcome.Logs
 		d.fields = f
 	}
 	return d, nil
