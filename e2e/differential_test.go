@@ -18,10 +18,9 @@ import (
 func TestSkeletonBlocksAndChunks(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 120
-	dbURL := e2ekit.FreshDatabase(t)
 	chain := binary.Chain(t, maxHeight, "--seed", "7", "--shards", "4")
 	sim, shape := chain.Client, chain.Shape
-	binary.Index(t, 3*time.Minute, dbURL, chain.URL, shape.Head)
+	dbURL := binary.IndexChain(t, 3*time.Minute, chain)
 	_, _, serve := binary.Serve(t, dbURL)
 
 	var reqs []e2ekit.Request

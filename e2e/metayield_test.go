@@ -19,6 +19,17 @@ import (
 // chains: short enough that yields time out within them.
 const yieldTimeout = "20"
 
+// differentialChain starts the chain the differential tests of the binary
+// compare, from seed with args added: 4 shards at protocol 77 (global
+// contracts deployed, distributed and used), with relayed and yielded
+// traffic whose yields both resume and time out (--yield-timeout
+// yieldTimeout).
+func differentialChain(t *testing.T, maxHeight uint64, seed string, args ...string) e2ekit.SimChain {
+	t.Helper()
+	return binary.Chain(t, maxHeight, append([]string{"--seed", seed, "--shards", "4", "--protocol-version", "77",
+		"--yield-timeout", yieldTimeout}, args...)...)
+}
+
 // sampleHeights is how many heights the differential tests of the binary
 // sample (e2ekit.SampleRequests); the in-process tests ask them all.
 const sampleHeights = 12

@@ -23,14 +23,12 @@ import (
 func TestEveryMethodMatchesTheSimulator(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 160
-	dbURL := e2ekit.FreshDatabase(t)
 
 	// Protocol 77: global contracts are deployed, distributed and used.
-	chain := binary.Chain(t, maxHeight, "--seed", "5", "--shards", "4", "--protocol-version", "77",
-		"--yield-timeout", yieldTimeout)
+	chain := differentialChain(t, maxHeight, "5")
 	sim, shape := chain.Client, chain.Shape
 
-	binary.Index(t, 5*time.Minute, dbURL, chain.URL, shape.Head, "--genesis", chain.Genesis)
+	dbURL := binary.IndexChain(t, 5*time.Minute, chain, "--genesis", chain.Genesis)
 	_, _, serve := binary.Serve(t, dbURL, "--forward-url", chain.URL)
 
 	reqs := e2ekit.SampleRequests(t, sim, shape, sampleHeights, 5)

@@ -30,16 +30,15 @@ import (
 func TestEveryMethodMatchesTheSimulatorAcrossSplits(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 150
-	dbURL := e2ekit.FreshDatabase(t)
 
 	// Seed 3: children miss their first chunks (7 chunk headers repeat a
 	// parent's); the draw moves with the traffic mix (seed 5 stopped
 	// doing it when yields and relayed transactions joined the chain).
-	chain := binary.Chain(t, maxHeight, "--seed", "3", "--shards", "4", "--protocol-version", "77",
-		"--epoch-length", "30", "--reshard-at", "40,70,100", "--missing-chunk-rate", "0.25", "--yield-timeout", "20")
+	chain := differentialChain(t, maxHeight, "3",
+		"--epoch-length", "30", "--reshard-at", "40,70,100", "--missing-chunk-rate", "0.25")
 	sim, shape := chain.Client, chain.Shape
 
-	binary.Index(t, 5*time.Minute, dbURL, chain.URL, shape.Head, "--genesis", chain.Genesis)
+	dbURL := binary.IndexChain(t, 5*time.Minute, chain, "--genesis", chain.Genesis)
 	_, _, serve := binary.Serve(t, dbURL, "--forward-url", chain.URL)
 
 	// Relayed transactions and yields (resumed and timed out) cross the

@@ -26,8 +26,7 @@ import (
 func TestSourcesIndexIdenticalArchives(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 100
-	chain := binary.Chain(t, maxHeight, "--seed", "9", "--shards", "4", "--protocol-version", "77",
-		"--yield-timeout", yieldTimeout)
+	chain := differentialChain(t, maxHeight, "9")
 	sim, shape, simURL, genesisPath := chain.Client, chain.Shape, chain.URL, chain.Genesis
 
 	sources := []struct {

@@ -29,10 +29,8 @@ import (
 func TestVerify(t *testing.T) {
 	t.Parallel()
 	const maxHeight = 60
-	dbURL := e2ekit.FreshDatabase(t)
 	chain := binary.Chain(t, maxHeight, "--seed", "5", "--shards", "4", "--txs-per-block", "8", "--protocol-version", "77")
-	shape := chain.Shape
-	binary.Index(t, 3*time.Minute, dbURL, chain.URL, shape.Head, "--genesis", chain.Genesis)
+	dbURL := binary.IndexChain(t, 3*time.Minute, chain, "--genesis", chain.Genesis)
 	verify := func(against string, extra ...string) (string, int) {
 		args := append([]string{"verify", "--database-url", dbURL, "--against", against, "--sample", "20", "--seed", "2"}, extra...)
 		cmd := exec.Command(string(binary), args...)

@@ -53,6 +53,16 @@ func (b Binary) Index(t testing.TB, timeout time.Duration, dbURL, upstream strin
 	}
 }
 
+// IndexChain runs `nearline index` over chain, from its upstream up to its
+// head, into a FreshDatabase with args added, and fails the test unless it
+// exits 0 within timeout; it returns the database's URL.
+func (b Binary) IndexChain(t testing.TB, timeout time.Duration, chain SimChain, args ...string) string {
+	t.Helper()
+	dbURL := FreshDatabase(t)
+	b.Index(t, timeout, dbURL, chain.URL, chain.Shape.Head, args...)
+	return dbURL
+}
+
 // Serve starts `nearline serve --database-url dbURL --listen AnyPort
 // args...` and waits until it answers status; it returns the process, its
 // address (JSON-RPC and /metrics) and a client of it.
