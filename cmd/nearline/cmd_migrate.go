@@ -9,9 +9,8 @@ import (
 // runMigrate applies the embedded migrations; safe to run twice or from
 // several processes at once.
 func runMigrate(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "migrate", "[--database-url URL | --data-dir DIR]")
-	db := registerDatabaseFlags(fs, env)
-	if err := parseCommand(fs, args, db.check); err != nil {
+	db, err := parseDatabaseCommand(env, "migrate", args)
+	if err != nil {
 		return err
 	}
 	databaseURL, release, err := db.open(ctx, env, true)

@@ -12,9 +12,8 @@ import (
 // runStatus prints the archive's indexed ranges, the heights between them,
 // its counts, its history start and, on a streaming replica, its lag.
 func runStatus(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "status", "[--database-url URL | --data-dir DIR]")
-	db := registerDatabaseFlags(fs, env)
-	if err := parseCommand(fs, args, db.check); err != nil {
+	db, err := parseDatabaseCommand(env, "status", args)
+	if err != nil {
 		return err
 	}
 	s, closeStore, err := db.openStore(ctx, env, archiveUse{cfg: store.Config{MaxConns: 2}})

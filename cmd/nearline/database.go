@@ -39,6 +39,17 @@ func registerDatabaseFlags(fs *flag.FlagSet, env *environment) *databaseFlags {
 	}
 }
 
+// parseDatabaseCommand parses the args of a command whose only flags say
+// where the archive is (migrate, status).
+func parseDatabaseCommand(env *environment, name string, args []string) (*databaseFlags, error) {
+	fs := newFlagSet(env, name, "[--database-url URL | --data-dir DIR]")
+	db := registerDatabaseFlags(fs, env)
+	if err := parseCommand(fs, args, db.check); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
 // check refuses embedded-database flags beside a URL, where they would be
 // ignored.
 func (f *databaseFlags) check() error {
