@@ -150,13 +150,13 @@ func stringFlag(fs *flag.FlagSet, env *environment, name, envVar, def, help stri
 
 func intFlag(fs *flag.FlagSet, env *environment, name, envVar string, def int, r intRange, help string) *int {
 	p := &def
-	register(fs, env, &intValue{p: p, r: r}, name, envVar, help)
+	register(fs, env, &integerValue[int]{p: p, r: r}, name, envVar, help)
 	return p
 }
 
 func uint64Flag(fs *flag.FlagSet, env *environment, name, envVar string, def uint64, r uintRange, help string) *uint64 {
 	p := &def
-	register(fs, env, &uintValue{p: p, r: r}, name, envVar, help)
+	register(fs, env, &integerValue[uint64]{p: p, r: r}, name, envVar, help)
 	return p
 }
 

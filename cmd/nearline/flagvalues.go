@@ -42,29 +42,6 @@ func (r intRange) want() string {
 	return "want " + w
 }
 
-type intValue struct {
-	p *int
-	r intRange
-}
-
-func (v *intValue) kind() string { return "int" }
-
-func (v *intValue) String() string {
-	if v == nil || v.p == nil {
-		return "0"
-	}
-	return strconv.Itoa(*v.p)
-}
-
-func (v *intValue) Set(s string) error {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 0, strconv.IntSize)
-	if err != nil || !v.r.allows(int(n)) {
-		return fmt.Errorf("%s", v.r.want())
-	}
-	*v.p = int(n)
-	return nil
-}
-
 func (r intRange) allows(n int) bool {
 	return (n >= r.min && (r.max <= 0 || n <= r.max)) || (n == -1 && r.minusOne != "")
 }
@@ -85,27 +62,50 @@ func (r uintRange) want() string {
 	return fmt.Sprintf("want an integer from %d to %d", r.min, r.max)
 }
 
-type uintValue struct {
-	p *uint64
-	r uintRange
+func (r uintRange) allows(n uint64) bool { return n >= r.min && n <= r.max }
+
+// integerValue is an int or a uint64 flag, in any base strconv reads
+// with base 0 (0x10 too), refused out of its range r.
+type integerValue[T int | uint64] struct {
+	p *T
+	r interface {
+		allows(T) bool
+		want() string
+	}
 }
 
-func (v *uintValue) kind() string { return "uint" }
+// kind is "int" or "uint".
+func (v *integerValue[T]) kind() string {
+	if _, ok := any(*new(T)).(int); ok {
+		return "int"
+	}
+	return "uint"
+}
 
-func (v *uintValue) String() string {
+func (v *integerValue[T]) String() string {
 	if v == nil || v.p == nil {
 		return "0"
 	}
-	return strconv.FormatUint(*v.p, 10)
+	return fmt.Sprint(*v.p)
 }
 
-func (v *uintValue) Set(s string) error {
-	n, err := strconv.ParseUint(strings.TrimSpace(s), 0, 64)
-	if err != nil || n < v.r.min || n > v.r.max {
+func (v *integerValue[T]) Set(s string) error {
+	n, err := parseInteger[T](strings.TrimSpace(s))
+	if err != nil || !v.r.allows(n) {
 		return fmt.Errorf("%s", v.r.want())
 	}
 	*v.p = n
 	return nil
+}
+
+// parseInteger parses s as an int or a uint64, with base 0.
+func parseInteger[T int | uint64](s string) (T, error) {
+	if _, ok := any(*new(T)).(int); ok {
+		n, err := strconv.ParseInt(s, 0, strconv.IntSize)
+		return T(n), err
+	}
+	n, err := strconv.ParseUint(s, 0, 64)
+	return T(n), err
 }
 
 // floatValue is a number from min to max.
