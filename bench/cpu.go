@@ -5,10 +5,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-)
 
-// clockTicks is Linux's USER_HZ, the unit of /proc CPU times.
-const clockTicks = 100
+	"github.com/nearline/nearline/internal/procstat"
+)
 
 // cpuSample is CPU time used so far, in seconds, by process group: the
 // benchmark's own process (the indexer and store), the simulator child,
@@ -46,9 +45,9 @@ func sampleCPU(simPID int) cpuSample {
 		f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
 		for i, v := range f[1:] {
 			n, _ := strconv.ParseFloat(v, 64)
-			s.total += n / clockTicks
+			s.total += n / procstat.ClockTicks
 			if i != 3 && i != 4 { // idle, iowait
-				s.busy += n / clockTicks
+				s.busy += n / procstat.ClockTicks
 			}
 		}
 	}
@@ -56,27 +55,11 @@ func sampleCPU(simPID int) cpuSample {
 }
 
 // procSeconds is a process's user+system time (and its reaped children's).
+// Zero where it cannot be read.
 func procSeconds(pid int, children bool) float64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	d, err := procstat.ReadCPU(pid, children)
 	if err != nil {
 		return 0
 	}
-	_, rest, ok := strings.Cut(string(b), ") ") // comm may hold spaces
-	if !ok {
-		return 0
-	}
-	f := strings.Fields(rest) // f[0] is field 3 (state): utime is field 14
-	if len(f) < 15 {
-		return 0
-	}
-	n := 0.0
-	fields := []int{11, 12}
-	if children {
-		fields = append(fields, 13, 14)
-	}
-	for _, i := range fields {
-		v, _ := strconv.ParseFloat(f[i], 64)
-		n += v
-	}
-	return n / clockTicks
+	return d.Seconds()
 }

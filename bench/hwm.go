@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/nearline/nearline/internal/procstat"
 )
 
 // hwmWatch follows a child process's peak resident memory: VmHWM of
@@ -31,9 +28,9 @@ func watchHWM(pid int, interval time.Duration) *hwmWatch {
 		ticker := time.NewTicker(interval)
 		defer ticker.Stop()
 		for {
-			if v, err := readHWM(pid); err == nil {
+			if m, err := procstat.ReadMemory(pid); err == nil {
 				w.mu.Lock()
-				w.peak = max(w.peak, v)
+				w.peak = max(w.peak, m.Peak)
 				w.mu.Unlock()
 			}
 			select {
@@ -53,27 +50,4 @@ func (w *hwmWatch) finish() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.peak
-}
-
-// readHWM reads VmHWM (kB) of a process, in bytes.
-func readHWM(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:")); ok {
-			f := bytes.Fields(rest)
-			if len(f) == 0 {
-				break
-			}
-			kb, err := strconv.ParseInt(string(f[0]), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("VmHWM of %d: %w", pid, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM for process %d", pid)
 }

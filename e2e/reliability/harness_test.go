@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/nearline/nearline/internal/e2ekit"
+	"github.com/nearline/nearline/internal/procstat"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -60,6 +62,42 @@ func startSimAt(t testing.TB, addr string, seed, maxHeight int, extra ...string)
 	c.WaitReady(t, time.Minute)
 	head := e2ekit.WaitHead(t, c, uint64(maxHeight)-20, 3*time.Minute)
 	return &simChain{addr: addr, seed: seed, head: head, c: c, proc: p}
+}
+
+// processMemory reads VmHWM and VmRSS (bytes) of a process.
+func processMemory(tb testing.TB, pid int) (hwm, rss int64) {
+	tb.Helper()
+	m, err := procstat.ReadMemory(pid)
+	if err != nil {
+		tb.Fatalf("read serve's memory: %v", err)
+	}
+	return m.Peak, m.Resident
+}
+
+// servedChain is a simulated chain indexed from its genesis into a fresh
+// database and served by `nearline serve`.
+type servedChain struct {
+	chain *simChain
+	dbURL string
+	serve *e2ekit.Process
+	addr  string // serve's JSON-RPC address
+}
+
+// serveChain starts the simulator of seed up to maxHeight, indexes its
+// chain from its genesis.json up to its head into a fresh database (within
+// 3 minutes), then serves it and waits until serve answers.
+func serveChain(tb testing.TB, seed, maxHeight int) servedChain {
+	tb.Helper()
+	genesis := filepath.Join(tb.TempDir(), "genesis.json")
+	chain := startSim(tb, seed, maxHeight, "--genesis-out", genesis)
+	dbURL := e2ekit.FreshDatabase(tb)
+	if out, err := binary.Run(tb, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
+		tb.Fatalf("index: %v\n%s", err, e2ekit.Tail(out, 30))
+	}
+	p := binary.Start(tb, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort)
+	addr := p.ListenAddr(tb, "serving JSON-RPC")
+	e2ekit.NewClient(addr).WaitReady(tb, 30*time.Second)
+	return servedChain{chain: chain, dbURL: dbURL, serve: p, addr: addr}
 }
 
 // indexArgs are the arguments of `nearline index` from upstream (one or

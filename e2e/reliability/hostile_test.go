@@ -12,9 +12,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nearline/nearline/internal/e2ekit"
+	"github.com/nearline/nearline/internal/procstat"
 )
 
 // maxHostileErrorBytes bounds an error answer to hostile input: however
@@ -35,14 +33,8 @@ const maxHostileErrorBytes = 4 << 10
 // hang.
 func TestReliabilityHostileInput(t *testing.T) {
 	t.Parallel()
-	genesis := filepath.Join(t.TempDir(), "genesis.json")
-	chain := startSim(t, 66, 80, "--genesis-out", genesis)
-	dbURL := e2ekit.FreshDatabase(t)
-	if out, err := binary.Run(t, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
-		t.Fatalf("index: %v\n%s", err, e2ekit.Tail(out, 30))
-	}
-	addr := binary.Start(t, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort).ListenAddr(t, "serving JSON-RPC")
-	e2ekit.NewClient(addr).WaitReady(t, 30*time.Second)
+	archive := serveChain(t, 66, 80)
+	chain, addr := archive.chain, archive.addr
 	at := chain.head / 2
 
 	rpc := func(method string, params any) string {
@@ -215,17 +207,11 @@ func hostileServe(t *testing.T, extra ...string) (*e2ekit.Process, string) {
 // cpuTime is the user and system CPU time a process has used.
 func cpuTime(t *testing.T, pid int) time.Duration {
 	t.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := procstat.ReadCPU(pid, false)
 	if err != nil {
 		t.Fatalf("read serve's CPU time: %v", err)
 	}
-	// Fields after the command name (which may hold spaces), from state:
-	// utime and stime are the 12th and 13th, in clock ticks (100 a second).
-	_, rest, _ := strings.Cut(string(raw), ") ")
-	fields := strings.Fields(rest)
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return d
 }
 
 // hugeBase58Body is a block request whose block_id is n characters of

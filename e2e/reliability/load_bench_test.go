@@ -3,7 +3,6 @@
 package reliability
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -12,9 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,15 +51,8 @@ func BenchmarkServeLoad(b *testing.B) {
 		}
 		clients = n
 	}
-	genesis := filepath.Join(b.TempDir(), "genesis.json")
-	chain := startSim(b, 77, 300, "--genesis-out", genesis)
-	dbURL := e2ekit.FreshDatabase(b)
-	if out, err := binary.Run(b, 3*time.Minute, indexArgs(dbURL, chain.url(), chain.head, "--genesis", genesis)...); err != nil {
-		b.Fatalf("index: %v\n%s", err, e2ekit.Tail(out, 30))
-	}
-	srv := binary.Start(b, "serve", "--database-url", dbURL, "--listen", e2ekit.AnyPort)
-	addr := srv.ListenAddr(b, "serving JSON-RPC")
-	e2ekit.NewClient(addr).WaitReady(b, 30*time.Second)
+	archive := serveChain(b, 77, 300)
+	chain, dbURL, srv, addr := archive.chain, archive.dbURL, archive.serve, archive.addr
 
 	mix := loadMix(chain.head, blockHeights(b, dbURL))
 	var served, failed atomic.Int64
@@ -170,34 +160,6 @@ func blockHeights(b *testing.B, dbURL string) []uint64 {
 		out[i] = uint64(h)
 	}
 	return out
-}
-
-// processMemory reads VmHWM and VmRSS (bytes) of a process.
-func processMemory(b testing.TB, pid int) (hwm, rss int64) {
-	b.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatalf("read serve's memory: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 3 || fields[2] != "kB" {
-			continue
-		}
-		v, _ := strconv.ParseInt(fields[1], 10, 64)
-		switch fields[0] {
-		case "VmHWM:":
-			hwm = v << 10
-		case "VmRSS:":
-			rss = v << 10
-		}
-	}
-	if hwm == 0 {
-		b.Fatalf("no VmHWM in /proc/%d/status", pid)
-	}
-	return hwm, rss
 }
 
 // Benchmark versions of the harness helpers (which take *testing.T).
