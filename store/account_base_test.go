@@ -47,45 +47,37 @@ func requireNoBase(t *testing.T, s *store.Store, id string) {
 func TestAccountBases(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 4})
 	implicit, refunded := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
 	transfer := near.ActionView{Transfer: &near.TransferAction{Deposit: near.U128From64(5)}}
-
-	var batch []bundle.Bundle
-	for _, h := range c.Heights() {
-		b, ok := c.Bundle(h)
-		require.True(t, ok)
-		if h == 3 {
-			rs := &b.Chunks[0].View.Receipts
-			*rs = append(*rs,
-				receiptTo("r-new", "new.near", near.ActionView{CreateAccount: true}, transfer),
-				receiptTo("r-old", "old.near", transfer),
-				receiptTo("r-implicit", implicit, transfer),
-				receiptTo("r-gone", "gone.near", near.ActionView{DeleteAccount: &near.DeleteAccountAction{BeneficiaryID: storetest.Alice}}),
-				receiptTo("r-named", "named.near", transfer))
-			refund := receiptTo("r-refund", refunded, transfer)
-			refund.PredecessorID = "system"
-			*rs = append(*rs, refund)
-			pk := "ed25519:" + near.Base58Encode(make([]byte, 32))
-			acc := &near.Account{Amount: near.U128From64(5), CodeHash: "11111111111111111111111111111111", StorageUsage: 100}
-			b.Changes = append(b.Changes,
-				changeBy("r-new", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: "new.near", Account: acc}),
-				changeBy("r-old", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: "old.near", Account: acc}),
-				changeBy("r-implicit", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: implicit, Account: acc}),
-				changeBy("r-implicit", near.ChangeAccessKeyUpdate, near.StateChangeValue{AccountID: implicit, PublicKey: &pk, AccessKey: &near.AccessKeyView{}}),
-				changeBy("r-gone", near.ChangeAccountDeletion, near.StateChangeValue{AccountID: "gone.near"}),
-				// A gas refund returning allowance to a function-call key, and a
-				// named account's key written by a transfer: no creation.
-				changeBy("r-refund", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: refunded, Account: acc}),
-				changeBy("r-refund", near.ChangeAccessKeyUpdate, near.StateChangeValue{AccountID: refunded, PublicKey: &pk, AccessKey: &near.AccessKeyView{}}),
-				changeBy("r-named", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: "named.near", Account: acc}),
-				changeBy("r-named", near.ChangeAccessKeyUpdate, near.StateChangeValue{AccountID: "named.near", PublicKey: &pk, AccessKey: &near.AccessKeyView{}}))
+	s, c := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 4, Edit: func(b *bundle.Bundle) {
+		if b.Height() != 3 {
+			return
 		}
-		batch = append(batch, b)
-	}
-	_, err := s.Commit(ctx, batch)
-	require.NoError(t, err)
+		rs := &b.Chunks[0].View.Receipts
+		*rs = append(*rs,
+			receiptTo("r-new", "new.near", near.ActionView{CreateAccount: true}, transfer),
+			receiptTo("r-old", "old.near", transfer),
+			receiptTo("r-implicit", implicit, transfer),
+			receiptTo("r-gone", "gone.near", near.ActionView{DeleteAccount: &near.DeleteAccountAction{BeneficiaryID: storetest.Alice}}),
+			receiptTo("r-named", "named.near", transfer))
+		refund := receiptTo("r-refund", refunded, transfer)
+		refund.PredecessorID = "system"
+		*rs = append(*rs, refund)
+		pk := "ed25519:" + near.Base58Encode(make([]byte, 32))
+		acc := &near.Account{Amount: near.U128From64(5), CodeHash: "11111111111111111111111111111111", StorageUsage: 100}
+		b.Changes = append(b.Changes,
+			changeBy("r-new", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: "new.near", Account: acc}),
+			changeBy("r-old", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: "old.near", Account: acc}),
+			changeBy("r-implicit", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: implicit, Account: acc}),
+			changeBy("r-implicit", near.ChangeAccessKeyUpdate, near.StateChangeValue{AccountID: implicit, PublicKey: &pk, AccessKey: &near.AccessKeyView{}}),
+			changeBy("r-gone", near.ChangeAccountDeletion, near.StateChangeValue{AccountID: "gone.near"}),
+			// A gas refund returning allowance to a function-call key, and a
+			// named account's key written by a transfer: no creation.
+			changeBy("r-refund", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: refunded, Account: acc}),
+			changeBy("r-refund", near.ChangeAccessKeyUpdate, near.StateChangeValue{AccountID: refunded, PublicKey: &pk, AccessKey: &near.AccessKeyView{}}),
+			changeBy("r-named", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: "named.near", Account: acc}),
+			changeBy("r-named", near.ChangeAccessKeyUpdate, near.StateChangeValue{AccountID: "named.near", PublicKey: &pk, AccessKey: &near.AccessKeyView{}}))
+	}})
 
 	requireBase(t, s, "new.near", 3, "creation")
 	requireBase(t, s, implicit, 3, "creation")
@@ -97,7 +89,7 @@ func TestAccountBases(t *testing.T) {
 	// The bases are derived from the stored rows alone: derived again from
 	// them (as migration 00002 did for archives of layout 1, whose schema
 	// it was written for), they are the same.
-	_, err = s.Pool().Exec(ctx, "DELETE FROM account_bases")
+	_, err := s.Pool().Exec(ctx, "DELETE FROM account_bases")
 	require.NoError(t, err)
 	_, err = s.Pool().Exec(ctx, store.RecordBasesSQL, 0, 1_000_000)
 	require.NoError(t, err)
@@ -107,8 +99,7 @@ func TestAccountBases(t *testing.T) {
 	require.Equal(t, 3, count(t, s, "account_bases"))
 
 	// Re-committing the same heights changes nothing.
-	_, err = s.Commit(ctx, batch[1:])
-	require.NoError(t, err)
+	commitRange(t, s, c, 2, 4, 1)
 	requireBase(t, s, "new.near", 3, "creation")
 
 	// A snapshot records a base (also for an account that did not exist);

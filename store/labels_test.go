@@ -30,10 +30,7 @@ func TestNewLabelsAreAddedInOrder(t *testing.T) {
 		t.Cleanup(s.Close)
 		stores = append(stores, s)
 	}
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 3})
-	for i, h := range []uint64{1, 2} {
-		b, ok := c.Bundle(h)
-		require.True(t, ok)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 3, Edit: func(b *bundle.Bundle) {
 		text := `{"cause":{"type":"gas_key_refund"},"type":"gas_key_nonce_update","change":{"account_id":"alice.near","index":2,"nonce":11}}`
 		var view near.StateChangeWithCauseView
 		require.NoError(t, json.Unmarshal([]byte(text), &view))
@@ -43,11 +40,9 @@ func TestNewLabelsAreAddedInOrder(t *testing.T) {
 		tx := &b.Chunks[0].View.Transactions[0]
 		tx.Actions = append(tx.Actions, future)
 		b.Chunks[0].JSON = nil
-		if i > 0 {
-			b.Skipped = nil
-		}
-		_, err := stores[i].Commit(ctx, []bundle.Bundle{b})
-		require.NoError(t, err, "block %d", h)
+	}})
+	for i, h := range []uint64{1, 2} {
+		commitRange(t, stores[i], c, h, h, h-1)
 	}
 
 	labels := func(typ string) []string {

@@ -133,7 +133,6 @@ func TestStateHistoryMatchesReplay(t *testing.T) {
 func TestContractStatePrefixAndLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
 	// Keys around prefix boundaries: "k", "k\xff", "k\xff\xff", "l".
 	var changes []bundle.StateChange
 	for _, k := range []string{"a", "k", "k1", "k\xff", "k\xff\xff", "l", "\xff\xff"} {
@@ -142,11 +141,7 @@ func TestContractStatePrefixAndLimit(t *testing.T) {
 			Cause: near.StateChangeCauseView{Type: "receipt_processing", ReceiptHash: storetest.FakeHash(k)},
 			Type:  near.ChangeDataUpdate, Change: near.StateChangeValue{AccountID: storetest.Contract, KeyBase64: &key, ValueBase64: &value}}})
 	}
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 1})
-	b, _ := c.Bundle(1)
-	b.Changes = changes
-	_, err := s.Commit(ctx, []bundle.Bundle{b})
-	require.NoError(t, err)
+	s, _ := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 1, Edit: func(b *bundle.Bundle) { b.Changes = changes }})
 
 	keysOf := func(prefix string) []string {
 		items, err := s.ContractStateAt(ctx, storetest.Contract, []byte(prefix), 1, 0)
@@ -163,7 +158,7 @@ func TestContractStatePrefixAndLimit(t *testing.T) {
 	require.Len(t, keysOf(""), 7)
 	require.Empty(t, keysOf("z"))
 
-	_, err = s.ContractStateAt(ctx, storetest.Contract, nil, 1, 30)
+	_, err := s.ContractStateAt(ctx, storetest.Contract, nil, 1, 30)
 	require.ErrorIs(t, err, store.ErrTooLarge)
 	items, err := s.ContractStateAt(ctx, storetest.Contract, []byte("a"), 1, 30)
 	require.NoError(t, err)
@@ -173,9 +168,7 @@ func TestContractStatePrefixAndLimit(t *testing.T) {
 func TestStateQueriesUseIndexScans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 30})
-	commitRange(t, s, c, 1, 30, 0)
+	s, _ := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 30})
 	_, err := s.Pool().Exec(ctx, `ANALYZE`)
 	require.NoError(t, err)
 	plan := func(q string, args ...any) string {

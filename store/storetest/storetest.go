@@ -290,6 +290,20 @@ func NewStore(t testing.TB) *store.Store {
 	return s
 }
 
+// NewChainStore opens a store as NewStore does and commits to it, in one
+// batch, the chain cfg describes; it returns both.
+func NewChainStore(t testing.TB, cfg ChainConfig) (*store.Store, *Chain) {
+	t.Helper()
+	s := NewStore(t)
+	c := NewChain(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := s.Commit(ctx, c.Batch(cfg.Start, cfg.End, 0)); err != nil {
+		t.Fatalf("storetest: commit the chain: %v", err)
+	}
+	return s, c
+}
+
 func setPartitionSize(ctx context.Context, url string) error {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
