@@ -177,16 +177,7 @@ func TestStateQueriesUseIndexScans(t *testing.T) {
 		defer conn.Release()
 		_, err = conn.Exec(ctx, "SET enable_seqscan = off")
 		require.NoError(t, err)
-		rows, err := conn.Query(ctx, "EXPLAIN "+q, args...)
-		require.NoError(t, err)
-		var lines []string
-		for rows.Next() {
-			var line string
-			require.NoError(t, rows.Scan(&line))
-			lines = append(lines, line)
-		}
-		require.NoError(t, rows.Err())
-		return strings.Join(lines, "\n")
+		return strings.Join(rowList(t, conn, "EXPLAIN "+q, args...), "\n")
 	}
 	for name, p := range map[string]string{
 		"account at":   plan(`SELECT * FROM account_history WHERE account_id = $1 AND block_height <= $2 ORDER BY block_height DESC LIMIT 1`, storetest.Alice, int64(10)),
