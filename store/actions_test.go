@@ -23,24 +23,22 @@ import (
 func TestActionDetailOnlyWhereTypedColumnsFallShort(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 1})
-	b, ok := c.Bundle(1)
-	require.True(t, ok)
 	code := []byte("\x00asm deployed")
 	var other near.ActionView
 	require.NoError(t, json.Unmarshal([]byte(`{"FutureAction":{"sender_id":"a.near","future":1}}`), &other))
-	b.Chunks[0].View.Transactions[0].Actions = []near.ActionView{
-		{Transfer: &near.TransferAction{Deposit: near.U128From64(5)}},
-		{FunctionCall: &near.FunctionCallAction{MethodName: "go", Args: []byte("{\"to\":1}"), Gas: 7, Deposit: near.U128From64(0)}},
-		{DeployContract: &near.DeployContractAction{Code: code}},
-		{AddKey: &near.AddKeyAction{PublicKey: "ed25519:K", AccessKey: near.AccessKeyView{Nonce: 0,
-			Permission: near.AccessKeyPermission{}}}},
-		other,
-	}
-	b.Chunks[0].JSON = nil
-	_, err := s.Commit(ctx, []bundle.Bundle{b})
-	require.NoError(t, err)
+	s, c := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 1, Edit: func(b *bundle.Bundle) {
+		b.Chunks[0].View.Transactions[0].Actions = []near.ActionView{
+			{Transfer: &near.TransferAction{Deposit: near.U128From64(5)}},
+			{FunctionCall: &near.FunctionCallAction{MethodName: "go", Args: []byte("{\"to\":1}"), Gas: 7, Deposit: near.U128From64(0)}},
+			{DeployContract: &near.DeployContractAction{Code: code}},
+			{AddKey: &near.AddKeyAction{PublicKey: "ed25519:K", AccessKey: near.AccessKeyView{Nonce: 0,
+				Permission: near.AccessKeyPermission{}}}},
+			other,
+		}
+		b.Chunks[0].JSON = nil
+	}})
+	b, ok := c.Bundle(1)
+	require.True(t, ok)
 
 	rows, err := s.Pool().Query(ctx, `SELECT kind, detail::text, code_hash, method_name, gas FROM actions
 		WHERE parent_kind = 'transaction' AND shard_id = 0 ORDER BY action_index`)
@@ -88,10 +86,6 @@ func TestActionDetailOnlyWhereTypedColumnsFallShort(t *testing.T) {
 func TestDelegatedActionsSayWhoPaidAndWhoActed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 1})
-	b, ok := c.Bundle(1)
-	require.True(t, ok)
 	delegate := near.ActionView{Delegate: &near.SignedDelegateAction{
 		DelegateAction: near.DelegateAction{SenderID: "user.near", ReceiverID: "app.near", Nonce: 7, MaxBlockHeight: 100, PublicKey: "ed25519:U",
 			Actions: []near.ActionView{
@@ -99,14 +93,15 @@ func TestDelegatedActionsSayWhoPaidAndWhoActed(t *testing.T) {
 				{Transfer: &near.TransferAction{Deposit: near.U128From64(3)}},
 			}},
 		Signature: "ed25519:S"}}
-	tx := &b.Chunks[0].View.Transactions[0]
-	tx.SignerID, tx.ReceiverID, tx.Actions = "relayer.near", "user.near", []near.ActionView{delegate}
-	rc := &b.Chunks[0].View.Receipts[0]
-	rc.Receipt = near.ReceiptEnumView{Action: &near.ActionReceiptView{SignerID: "relayer.near", SignerPublicKey: "ed25519:R",
-		OutputDataReceivers: []near.DataReceiverView{}, InputDataIDs: []string{}, Actions: []near.ActionView{delegate}}}
-	b.Chunks[0].JSON = nil
-	_, err := s.Commit(ctx, []bundle.Bundle{b})
-	require.NoError(t, err)
+	var tx *near.SignedTransactionView
+	s, _ := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 1, Edit: func(b *bundle.Bundle) {
+		tx = &b.Chunks[0].View.Transactions[0]
+		tx.SignerID, tx.ReceiverID, tx.Actions = "relayer.near", "user.near", []near.ActionView{delegate}
+		rc := &b.Chunks[0].View.Receipts[0]
+		rc.Receipt = near.ReceiptEnumView{Action: &near.ActionReceiptView{SignerID: "relayer.near", SignerPublicKey: "ed25519:R",
+			OutputDataReceivers: []near.DataReceiverView{}, InputDataIDs: []string{}, Actions: []near.ActionView{delegate}}}
+		b.Chunks[0].JSON = nil
+	}})
 
 	for _, parent := range []string{"transaction", "receipt"} {
 		rows, err := s.Pool().Query(ctx, `SELECT action_index, kind, delegate_parent_index, delegated_by, delegate_sender_id, public_key, method_name

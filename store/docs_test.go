@@ -27,9 +27,7 @@ func exampleQueries(t *testing.T) []string { return docs.SQL(t, docsFile, "## Ex
 func TestExampleQueriesRunOnTheSchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 2*storetest.PartitionSize + 10})
-	commitRange(t, s, c, 1, 2*storetest.PartitionSize+10, 0)
+	s, _ := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 2*storetest.PartitionSize + 10})
 	queries := exampleQueries(t)
 	require.GreaterOrEqual(t, len(queries), 8)
 	for _, q := range queries {

@@ -6,34 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
-
-// bundles returns the chain's blocks in [lo, hi] with Skipped filled as
-// the indexer fills them: from the block before (prev), or from lo when
-// the batch begins a range (prev 0).
-func bundles(c *storetest.Chain, lo, hi, prev uint64) []bundle.Bundle {
-	var out []bundle.Bundle
-	from := lo
-	if prev > 0 {
-		from = prev + 1
-	}
-	for h := lo; h <= hi; h++ {
-		b, ok := c.Bundle(h)
-		if !ok {
-			continue
-		}
-		b.Skipped = nil
-		for k := from; k < h; k++ {
-			b.Skipped = append(b.Skipped, k)
-		}
-		from = h + 1
-		out = append(out, b)
-	}
-	return out
-}
 
 func openCursor(t *testing.T, url, cursor string) *store.Store {
 	t.Helper()
@@ -56,13 +31,13 @@ func TestRangesJoinOnlyWhenTheyLink(t *testing.T) {
 
 	url := storetest.NewDatabaseURL(t)
 	lo, hi := openCursor(t, url, "lo"), openCursor(t, url, "hi")
-	_, err := hi.Commit(ctx, bundles(c, 25, 40, 0))
+	_, err := hi.Commit(ctx, c.Batch(25, 40, 0))
 	require.NoError(t, err)
 	st, err := hi.Status(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []store.Segment{{First: 25, Last: 40}}, st.Segments, "the range starts at the skipped height")
 
-	_, err = lo.Commit(ctx, bundles(c, 10, 20, 0))
+	_, err = lo.Commit(ctx, c.Batch(10, 20, 0))
 	require.NoError(t, err)
 	st, err = lo.Status(ctx)
 	require.NoError(t, err)
@@ -71,7 +46,7 @@ func TestRangesJoinOnlyWhenTheyLink(t *testing.T) {
 	require.EqualValues(t, 4, st.Gaps)
 
 	// A fork: block 24 is not the one block 26 links to.
-	forked := bundles(c, 21, 24, 20)
+	forked := c.Batch(21, 24, 20)
 	forked[len(forked)-1].Block.Header.Hash = storetest.FakeHash("fork")
 	_, err = lo.Commit(ctx, forked)
 	require.ErrorIs(t, err, store.ErrContinuity)
@@ -83,7 +58,7 @@ func TestRangesJoinOnlyWhenTheyLink(t *testing.T) {
 	require.NoError(t, lo.Pool().QueryRow(ctx, `SELECT count(*) FROM blocks WHERE height BETWEEN 21 AND 24`).Scan(&stored))
 	require.Zero(t, stored)
 
-	_, err = lo.Commit(ctx, bundles(c, 21, 24, 20))
+	_, err = lo.Commit(ctx, c.Batch(21, 24, 20))
 	require.NoError(t, err)
 	st, err = lo.Status(ctx)
 	require.NoError(t, err)
@@ -94,9 +69,9 @@ func TestRangesJoinOnlyWhenTheyLink(t *testing.T) {
 	// Below: a range committed on top of another must link to its end.
 	url = storetest.NewDatabaseURL(t)
 	lo, hi = openCursor(t, url, "lo"), openCursor(t, url, "hi")
-	_, err = lo.Commit(ctx, bundles(c, 10, 30, 0))
+	_, err = lo.Commit(ctx, c.Batch(10, 30, 0))
 	require.NoError(t, err)
-	wrong := bundles(c, 31, 40, 0)
+	wrong := c.Batch(31, 40, 0)
 	wrong[0].Block.Header.PrevHash = storetest.FakeHash("elsewhere")
 	_, err = hi.Commit(ctx, wrong)
 	require.ErrorIs(t, err, store.ErrContinuity)
@@ -104,7 +79,7 @@ func TestRangesJoinOnlyWhenTheyLink(t *testing.T) {
 	_, ok, err := hi.Cursor(ctx)
 	require.NoError(t, err)
 	require.False(t, ok)
-	_, err = hi.Commit(ctx, bundles(c, 31, 40, 0))
+	_, err = hi.Commit(ctx, c.Batch(31, 40, 0))
 	require.NoError(t, err)
 	latest, _, err := hi.LatestBlock(ctx)
 	require.NoError(t, err)
@@ -119,9 +94,9 @@ func TestLinkBelowAndRangeAbove(t *testing.T) {
 	c := storetest.NewChain(storetest.ChainConfig{Start: 10, End: 60, Skipped: map[uint64]bool{41: true, 42: true}})
 	url := storetest.NewDatabaseURL(t)
 	a, b, mid := openCursor(t, url, "a"), openCursor(t, url, "b"), openCursor(t, url, "mid")
-	_, err := a.Commit(ctx, bundles(c, 10, 20, 0))
+	_, err := a.Commit(ctx, c.Batch(10, 20, 0))
 	require.NoError(t, err)
-	_, err = b.Commit(ctx, bundles(c, 41, 60, 0))
+	_, err = b.Commit(ctx, c.Batch(41, 60, 0))
 	require.NoError(t, err)
 
 	l, ok, err := mid.LinkBelow(ctx, 21)

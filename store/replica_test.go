@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,19 +45,7 @@ func TestReadOnlyRoleReadsEveryPartition(t *testing.T) {
 	t.Cleanup(func() { admin.Close(context.Background()) })
 	// The role is the server's, not the database's: dropped after the
 	// database (cleanups run last first), with what it was granted.
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Logf("drop role %s: %v", role, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP ROLE IF EXISTS `+role); err != nil {
-			t.Logf("drop role %s: %v", role, err)
-		}
-	})
+	storetest.ExecAtCleanup(t, base, `DROP ROLE IF EXISTS `+role)
 	u, err := url.Parse(base)
 	require.NoError(t, err)
 	dbName := strings.TrimPrefix(u.Path, "/")

@@ -54,25 +54,18 @@ type historyKey struct {
 // change is stored in block_changes as it came, and has no history rows.
 var errUnknownChangeType = errors.New("unknown state change type")
 
-// changeKind returns the history kind a change type writes.
+// changeKind returns the history kind a change type writes, and whether the
+// change deletes the entry.
 func changeKind(changeType string) (kind string, deleted bool, err error) {
-	switch changeType {
-	case near.ChangeAccountUpdate:
-		return "account", false, nil
-	case near.ChangeAccountDeletion:
-		return "account", true, nil
-	case near.ChangeAccessKeyUpdate:
-		return "access_key", false, nil
-	case near.ChangeAccessKeyDeletion:
-		return "access_key", true, nil
-	case near.ChangeDataUpdate:
-		return "data", false, nil
-	case near.ChangeDataDeletion:
-		return "data", true, nil
-	case near.ChangeContractCodeUpdate:
-		return "code", false, nil
-	case near.ChangeContractCodeDeletion:
-		return "code", true, nil
+	for _, k := range [...]struct{ kind, update, deletion string }{
+		{"account", near.ChangeAccountUpdate, near.ChangeAccountDeletion},
+		{"access_key", near.ChangeAccessKeyUpdate, near.ChangeAccessKeyDeletion},
+		{"data", near.ChangeDataUpdate, near.ChangeDataDeletion},
+		{"code", near.ChangeContractCodeUpdate, near.ChangeContractCodeDeletion},
+	} {
+		if changeType == k.update || changeType == k.deletion {
+			return k.kind, changeType == k.deletion, nil
+		}
 	}
 	return "", false, fmt.Errorf("%w %q", errUnknownChangeType, changeType)
 }

@@ -14,23 +14,12 @@ import (
 )
 
 // commitRange commits the chain's blocks in [lo, hi] in one batch, filling
-// Skipped as the indexer would.
-func commitRange(t *testing.T, s *store.Store, c *storetest.Chain, lo, hi uint64, prev uint64) {
+// Skipped as the indexer would, and returns what the commit counted.
+func commitRange(t *testing.T, s *store.Store, c *storetest.Chain, lo, hi uint64, prev uint64) store.CommitStats {
 	t.Helper()
-	var batch []bundle.Bundle
-	for h := lo; h <= hi; h++ {
-		b, ok := c.Bundle(h)
-		if !ok {
-			continue
-		}
-		for k := prev + 1; k < h; k++ {
-			b.Skipped = append(b.Skipped, k)
-		}
-		prev = h
-		batch = append(batch, b)
-	}
-	_, err := s.Commit(context.Background(), batch)
+	stats, err := s.Commit(context.Background(), c.Batch(lo, hi, prev))
 	require.NoError(t, err)
+	return stats
 }
 
 func count(t *testing.T, s *store.Store, table string) int {
@@ -155,9 +144,7 @@ func TestCommitAndReadBlocks(t *testing.T) {
 func TestCommitTwiceNeverDuplicates(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 40, Skipped: map[uint64]bool{7: true}})
-	commitRange(t, s, c, 1, 40, 0)
+	s, c := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 40, Skipped: map[uint64]bool{7: true}})
 	before := tableCounts(t, s)
 	for table, n := range before {
 		if table != "skipped_heights" {
@@ -177,9 +164,7 @@ func TestCommitTwiceNeverDuplicates(t *testing.T) {
 func TestStateChangesOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 8})
-	commitRange(t, s, c, 1, 8, 0)
+	s, c := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 8})
 	b, _ := c.Bundle(8)
 	accountTypes := []string{near.ChangeAccountUpdate, near.ChangeAccountDeletion}
 
@@ -280,9 +265,7 @@ func TestStatus(t *testing.T) {
 func TestReceiptReadsTheChunkItCameIn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 8})
-	commitRange(t, s, c, 1, 8, 0)
+	s, c := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 8})
 	found := 0
 	for h := uint64(1); h <= 8; h++ {
 		b, ok := c.Bundle(h)
@@ -310,9 +293,7 @@ func TestReceiptReadsTheChunkItCameIn(t *testing.T) {
 func TestReceiptTxNamesTheTransactionWhoseStatusListsIt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 8})
-	commitRange(t, s, c, 1, 8, 0)
+	s, c := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 8})
 	b, ok := c.Bundle(8)
 	require.True(t, ok)
 	require.NotEmpty(t, b.TxStatuses)

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -36,18 +38,18 @@ func TestUnknownFieldsAndVariantsAreStoredAndServedVerbatim(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 8})
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 8, Edit: func(b *bundle.Bundle) {
+		if b.Height() != 8 {
+			return
+		}
+		for _, text := range newerChanges {
+			var view near.StateChangeWithCauseView
+			require.NoError(t, json.Unmarshal([]byte(text), &view))
+			b.Changes = append(b.Changes, bundle.StateChange{View: view, JSON: json.RawMessage(text)})
+		}
+	}})
 	commitRange(t, s, c, 1, 7, 0)
-
-	b, ok := c.Bundle(8)
-	require.True(t, ok)
-	for _, text := range newerChanges {
-		var view near.StateChangeWithCauseView
-		require.NoError(t, json.Unmarshal([]byte(text), &view))
-		b.Changes = append(b.Changes, bundle.StateChange{View: view, JSON: json.RawMessage(text)})
-	}
-	stats, err := s.Commit(ctx, []bundle.Bundle{b})
-	require.NoError(t, err, "what Nearline does not model never stops a commit")
+	stats := commitRange(t, s, c, 8, 8, 7) // what Nearline does not model never stops a commit
 	require.Equal(t, map[string]int{
 		"state_change:gas_key_nonce_update":        1,
 		"access_key_permission:GasKeyFunctionCall": 1,
@@ -102,4 +104,113 @@ func TestUnknownFieldsAndVariantsAreStoredAndServedVerbatim(t *testing.T) {
 	var extras int
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM access_key_history WHERE extra IS NOT NULL`).Scan(&extras))
 	require.Equal(t, 1, extras, "a key with nothing beyond nonce and permission stores NULL")
+}
+
+// TestGlobalContractDistributionIsKeptAndTimed commits a chunk that carries
+// a GlobalContractDistribution receipt (for shard 1) beside an action
+// Nearline does not model: the distribution is recorded, its code kept,
+// and it is not counted as unknown; the code is on shard 1 from the first
+// chunk shard 1 has at or after the receipt's block (shard 1 misses its
+// chunks at 8 and 9), and on no other shard.
+func TestGlobalContractDistributionIsKeptAndTimed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	var receipts []near.ReceiptView
+	require.NoError(t, json.Unmarshal([]byte(newerReceipts), &receipts))
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 12, Missing: func(h uint64, shard int) bool {
+		return shard == 1 && (h == 8 || h == 9)
+	}, Edit: func(b *bundle.Bundle) {
+		if b.Height() != 8 {
+			return
+		}
+		require.Equal(t, uint64(0), b.Chunks[0].View.Header.ShardID)
+		b.Chunks[0].View.Receipts = append(b.Chunks[0].View.Receipts, receipts...)
+		b.Chunks[0].JSON = nil // stored as encoded from the view
+	}})
+	commitRange(t, s, c, 1, 7, 0)
+	stats := commitRange(t, s, c, 8, 8, 7)
+	require.Equal(t, map[string]int{"action:TransferToGasKey": 1}, stats.Unknown,
+		"a distribution receipt is modelled; the gas-key action is not")
+	commitRange(t, s, c, 9, 12, 8)
+
+	id := near.GlobalContractID{AccountID: "code.near"}
+	for h, want := range map[uint64]bool{7: false, 8: false, 9: false, 10: true, 12: true} {
+		code, hash, err := s.GlobalContractCodeAt(ctx, id, 1, h)
+		if !want {
+			require.ErrorIs(t, err, store.ErrNotFound, "height %d", h)
+			continue
+		}
+		require.NoError(t, err, "height %d", h)
+		require.Equal(t, []byte("\x00asm"), code)
+		require.Equal(t, near.HashOf(code).String(), hash)
+	}
+	_, _, err := s.GlobalContractCodeAt(ctx, id, 0, 12)
+	require.ErrorIs(t, err, store.ErrNotFound, "the receipt targets shard 1 only")
+	_, _, err = s.GlobalContractCodeAt(ctx, near.GlobalContractID{CodeHash: near.HashOf([]byte("\x00asm")).String()}, 1, 12)
+	require.ErrorIs(t, err, store.ErrNotFound, "deployed by account id, not by hash")
+}
+
+// TestNewLabelsAreAddedInOrder: a change type, a cause and an action kind
+// the enum types do not have yet are added by the commit that first writes
+// them, in their byte-order place, once (a second store, with nothing
+// cached, commits the same labels again); rows read them back as text and
+// sort by them as text sorts.
+func TestNewLabelsAreAddedInOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := storetest.NewDatabaseURL(t)
+	var stores []*store.Store
+	for range 2 {
+		s, err := store.Open(ctx, url, store.Config{})
+		require.NoError(t, err)
+		t.Cleanup(s.Close)
+		stores = append(stores, s)
+	}
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 3, Edit: func(b *bundle.Bundle) {
+		text := `{"cause":{"type":"gas_key_refund"},"type":"gas_key_nonce_update","change":{"account_id":"alice.near","index":2,"nonce":11}}`
+		var view near.StateChangeWithCauseView
+		require.NoError(t, json.Unmarshal([]byte(text), &view))
+		b.Changes = append(b.Changes, bundle.StateChange{View: view, JSON: json.RawMessage(text)})
+		var future near.ActionView
+		require.NoError(t, json.Unmarshal([]byte(`{"FutureAction":{"x":1}}`), &future))
+		tx := &b.Chunks[0].View.Transactions[0]
+		tx.Actions = append(tx.Actions, future)
+		b.Chunks[0].JSON = nil
+	}})
+	for i, h := range []uint64{1, 2} {
+		commitRange(t, stores[i], c, h, h, h-1)
+	}
+
+	labels := func(typ string) []string {
+		rows, _ := stores[0].Pool().Query(ctx, `SELECT enumlabel::text FROM pg_enum WHERE enumtypid = $1::regtype ORDER BY enumsortorder`, typ)
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return out
+	}
+	require.Equal(t, []string{"access_key_deletion", "access_key_update", "account_deletion", "account_update",
+		"contract_code_deletion", "contract_code_update", "data_deletion", "data_update", "gas_key_nonce_update"},
+		labels("state_change_type"))
+	causes := labels("state_change_cause")
+	require.Contains(t, causes, "gas_key_refund")
+	require.IsIncreasing(t, causes, "in byte order")
+	kinds := labels("action_kind")
+	require.Contains(t, kinds, "FutureAction")
+	require.IsIncreasing(t, kinds, "in byte order")
+
+	var n int
+	require.NoError(t, stores[0].Pool().QueryRow(ctx, `SELECT count(*) FROM state_changes
+		WHERE change_type = 'gas_key_nonce_update' AND cause_type::text = 'gas_key_refund'`).Scan(&n))
+	require.Equal(t, 2, n)
+	rows, _ := stores[0].Pool().Query(ctx, `SELECT DISTINCT kind::text FROM actions ORDER BY 1`)
+	byText, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	rows, _ = stores[0].Pool().Query(ctx, `SELECT kind::text FROM (SELECT DISTINCT kind FROM actions) k ORDER BY kind`)
+	byLabel, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Contains(t, byLabel, "FutureAction")
+	require.Equal(t, byText, byLabel, "labels sort as their text")
+	got, err := stores[1].StateChangesJSON(ctx, 2, []string{"gas_key_nonce_update", "not_a_type"}, []string{"alice.near"})
+	require.NoError(t, err)
+	require.Len(t, got, 1, "asking for a type no row has is no error")
 }

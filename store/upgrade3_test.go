@@ -126,9 +126,7 @@ func TestLayout2ArchiveUpgradesInPlace(t *testing.T) {
 func TestPackedDocumentsAreNotCompressedAgain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 2*storetest.PartitionSize + 5})
-	commitRange(t, s, c, 1, 2*storetest.PartitionSize+5, 0)
+	s, c := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 2*storetest.PartitionSize + 5})
 	rows, err := s.Pool().Query(ctx, `SELECT c.relname || '.' || a.attname, a.attstorage::text
 		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
 		WHERE (c.relname LIKE 'chunks%' AND a.attname = 'doc')

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -34,10 +35,15 @@ VALUES (8, '\x005b5d', '\x005b5d'), (9, '\x005b5d', '\x005b5d'), (150, '\x005b5d
 const stateChangesInOrder = `SELECT block_height || ':' || index_in_block || ':' || account_id || ':' || change_type
 	|| ':' || cause_type || ':' || coalesce(cause_receipt_hash, '-') FROM state_changes ORDER BY 1`
 
+// querier is a pool or one of its connections.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // rowList returns the text of each row of query, a single text column.
-func rowList(t *testing.T, pool *pgxpool.Pool, query string) []string {
+func rowList(t *testing.T, db querier, query string, args ...any) []string {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), query)
+	rows, err := db.Query(context.Background(), query, args...)
 	require.NoError(t, err)
 	var out []string
 	for rows.Next() {

@@ -20,6 +20,9 @@ type ChainConfig struct {
 	// Missing marks (height, shard) pairs whose chunk is missing: the block
 	// repeats the shard's previous chunk.
 	Missing func(height uint64, shard int) bool
+	// Edit, when set, changes each block as it is built: a test's own
+	// receipts, changes or actions. The next block links to the edited one.
+	Edit func(b *bundle.Bundle)
 }
 
 // Chain is a deterministic fake chain: each block carries per shard one
@@ -59,6 +62,9 @@ func NewChain(cfg ChainConfig) *Chain {
 			continue
 		}
 		b := c.block(h, prev, lastChunk)
+		if cfg.Edit != nil {
+			cfg.Edit(b)
+		}
 		c.bundles[h] = b
 		c.heights = append(c.heights, h)
 		prev = b
@@ -77,6 +83,30 @@ func (c *Chain) Bundle(height uint64) (bundle.Bundle, bool) {
 		return bundle.Bundle{}, false
 	}
 	return *b, true
+}
+
+// Batch returns the chain's blocks in [lo, hi], each with Skipped filled as
+// the indexer fills it: the heights without a block since the block before
+// (prev), or since lo when the batch begins a range (prev 0).
+func (c *Chain) Batch(lo, hi, prev uint64) []bundle.Bundle {
+	var out []bundle.Bundle
+	from := lo
+	if prev > 0 {
+		from = prev + 1
+	}
+	for _, h := range c.heights {
+		if h < lo || h > hi {
+			continue
+		}
+		b := *c.bundles[h]
+		b.Skipped = nil
+		for k := from; k < h; k++ {
+			b.Skipped = append(b.Skipped, k)
+		}
+		from = h + 1
+		out = append(out, b)
+	}
+	return out
 }
 
 // BlockHash returns the hash of the block at height.

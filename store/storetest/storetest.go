@@ -260,20 +260,27 @@ func createDatabase(t testing.TB, tmpl string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create test database: %w", err)
 	}
+	ExecAtCleanup(t, base, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
+	return withDatabase(base, name)
+}
+
+// ExecAtCleanup runs sql on the server at url when t ends, logging (not
+// failing t) when it cannot: for what a test makes on the server beside
+// its database, such as a role, and for the database itself.
+func ExecAtCleanup(t testing.TB, url, sql string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
+		conn, err := pgx.Connect(ctx, url)
 		if err != nil {
-			t.Logf("storetest: drop %s: %v", name, err)
+			t.Logf("storetest: %s: %v", sql, err)
 			return
 		}
 		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
-			t.Logf("storetest: drop %s: %v", name, err)
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Logf("storetest: %s: %v", sql, err)
 		}
 	})
-	return withDatabase(base, name)
 }
 
 // NewStore opens a store on a fresh migrated database, closed when t ends.
@@ -288,6 +295,20 @@ func NewStore(t testing.TB) *store.Store {
 	}
 	t.Cleanup(s.Close)
 	return s
+}
+
+// NewChainStore opens a store as NewStore does and commits to it, in one
+// batch, the chain cfg describes; it returns both.
+func NewChainStore(t testing.TB, cfg ChainConfig) (*store.Store, *Chain) {
+	t.Helper()
+	s := NewStore(t)
+	c := NewChain(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := s.Commit(ctx, c.Batch(cfg.Start, cfg.End, 0)); err != nil {
+		t.Fatalf("storetest: commit the chain: %v", err)
+	}
+	return s, c
 }
 
 func setPartitionSize(ctx context.Context, url string) error {

@@ -2,6 +2,7 @@ package storetest_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -88,4 +90,26 @@ func TestLocalClusterWithoutURLOrDocker(t *testing.T) {
 	out, err := runChild(t, "TestLocalClusterWithoutURLOrDocker")
 	require.NoError(t, err, "the child test must pass on the local test cluster:\n%s", out)
 	require.Contains(t, out, "--- PASS: TestLocalClusterWithoutURLOrDocker")
+}
+
+// TestBatchFillsSkippedAndKeepsEdits: a batch's blocks name the heights
+// without a block since the block before (prev), or since lo when prev is
+// 0, and carry what Edit changed; the chain's own blocks stay as built.
+func TestBatchFillsSkippedAndKeepsEdits(t *testing.T) {
+	t.Parallel()
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 9, Skipped: map[uint64]bool{3: true, 6: true, 7: true},
+		Edit: func(b *bundle.Bundle) { b.Block.Author = fmt.Sprint("edited-", b.Height()) }})
+	var heights []uint64
+	var skipped [][]uint64
+	for _, b := range c.Batch(4, 9, 2) {
+		heights = append(heights, b.Height())
+		skipped = append(skipped, b.Skipped)
+		require.Equal(t, fmt.Sprint("edited-", b.Height()), b.Block.Author)
+	}
+	require.Equal(t, []uint64{4, 5, 8, 9}, heights)
+	require.Equal(t, [][]uint64{{3}, nil, {6, 7}, nil}, skipped)
+	require.Equal(t, []uint64{6, 7}, c.Batch(6, 9, 0)[0].Skipped, "a range's first block names the heights from lo")
+	b, ok := c.Bundle(4)
+	require.True(t, ok)
+	require.Nil(t, b.Skipped)
 }
