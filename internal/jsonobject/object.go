@@ -34,13 +34,10 @@ func Members(raw []byte) ([]Member, error) {
 func Each(raw []byte, fn func(key string, value json.RawMessage) error) error {
 	p := &parser{doc: raw}
 	p.space()
-	if p.pos >= len(p.doc) || p.doc[p.pos] != '{' {
+	if !p.at('{') {
 		return errNotObject
 	}
-	p.pos++
-	p.space()
-	if p.pos < len(p.doc) && p.doc[p.pos] == '}' {
-		p.pos++
+	if p.enter('}') {
 		return p.end()
 	}
 	for {
@@ -186,13 +183,10 @@ func Items(raw []byte) ([]json.RawMessage, error) {
 func EachItem(raw []byte, fn func(item json.RawMessage) error) error {
 	p := &parser{doc: raw}
 	p.space()
-	if p.pos >= len(p.doc) || p.doc[p.pos] != '[' {
+	if !p.at('[') {
 		return errNotArray
 	}
-	p.pos++
-	p.space()
-	if p.pos < len(p.doc) && p.doc[p.pos] == ']' {
-		p.pos++
+	if p.enter(']') {
 		return p.end()
 	}
 	for {
