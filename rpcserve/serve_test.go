@@ -37,6 +37,18 @@ func serveInBackground(t *testing.T, ctx context.Context, h http.Handler, cfg Se
 	return ln.Addr().String(), served
 }
 
+// requireServeReturns requires that Serve, whose result done receives,
+// returns nil within the given time, and fails with failure if it does not.
+func requireServeReturns(t *testing.T, done <-chan error, within time.Duration, failure string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(within):
+		t.Fatal(failure)
+	}
+}
+
 func TestServeAnswersAndShutsDown(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
@@ -70,12 +82,7 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 	require.Contains(t, string(body), `go_goroutines`)
 
 	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not shut down")
-	}
+	requireServeReturns(t, done, 20*time.Second, "serve did not shut down")
 }
 
 func TestServeRejectsBadConfig(t *testing.T) {
@@ -143,12 +150,7 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 	require.NoError(t, got.err)
 	require.Equal(t, http.StatusOK, got.code)
 	require.Contains(t, got.body, `"height":3`)
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not return after the in-flight request finished")
-	}
+	requireServeReturns(t, done, 20*time.Second, "serve did not return after the in-flight request finished")
 }
 
 // TestServeDrainsBeforeClosing: once ctx ends, a new request is answered
@@ -184,12 +186,7 @@ func TestServeDrainsBeforeClosing(t *testing.T) {
 	require.Equal(t, near.KindInternal, env.Error.Name)
 	require.Contains(t, string(env.Error.Data), "shutting down")
 
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after draining")
-	}
+	requireServeReturns(t, done, 10*time.Second, "Serve did not return after draining")
 	_, err = client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
 	require.Error(t, err, "the port is closed after draining")
 }
@@ -234,12 +231,7 @@ func TestServeAnswersAConnectionAcceptedWhileDraining(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after draining")
-	}
+	requireServeReturns(t, done, 10*time.Second, "Serve did not return after draining")
 }
 
 // TestServeCapsConnections: beyond MaxConnections, a new connection is not
