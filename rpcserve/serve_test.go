@@ -158,36 +158,22 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 // port is closed after it.
 func TestServeDrainsBeforeClosing(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	h := newTestHandler(t, &fakeBackend{}, Config{}, nil)
-	addr, done := serveInBackground(t, ctx, h, ServeConfig{DrainTime: 2 * time.Second})
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
+	srv := serveToDrain(t, 2*time.Second)
+	resp, err := srv.health()
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
-	cancel()
-	var status int
-	var body []byte
-	wait.For(t, 2*time.Second, "a 503 while draining", func() bool {
-		resp, err := client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		status = resp.StatusCode
-		body, _ = io.ReadAll(resp.Body)
-		return status == http.StatusServiceUnavailable
-	})
+	srv.cancel()
+	body := srv.await503(t)
 	var env near.Response
 	require.NoError(t, json.Unmarshal(body, &env))
 	require.NotNil(t, env.Error)
 	require.Equal(t, near.KindInternal, env.Error.Name)
 	require.Contains(t, string(env.Error.Data), "shutting down")
 
-	requireServeReturns(t, done, 10*time.Second, "Serve did not return after draining")
-	_, err = client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
+	requireServeReturns(t, srv.done, 10*time.Second, "Serve did not return after draining")
+	_, err = srv.health()
 	require.Error(t, err, "the port is closed after draining")
 }
 
@@ -197,19 +183,10 @@ func TestServeDrainsBeforeClosing(t *testing.T) {
 // close it unanswered, since it reads the request after Shutdown began.)
 func TestServeAnswersAConnectionAcceptedWhileDraining(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	h := newTestHandler(t, &fakeBackend{}, Config{}, nil)
-	addr, done := serveInBackground(t, ctx, h, ServeConfig{DrainTime: 300 * time.Millisecond})
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	cancel()
-	wait.For(t, 2*time.Second, "a 503 while draining", func() bool {
-		resp, err := client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusServiceUnavailable
-	})
+	srv := serveToDrain(t, 300*time.Millisecond)
+	addr := srv.addr
+	srv.cancel()
+	srv.await503(t)
 	held, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer held.Close()
@@ -231,7 +208,48 @@ func TestServeAnswersAConnectionAcceptedWhileDraining(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 
-	requireServeReturns(t, done, 10*time.Second, "Serve did not return after draining")
+	requireServeReturns(t, srv.done, 10*time.Second, "Serve did not return after draining")
+}
+
+// drainServer is Serve over a fakeBackend, with a DrainTime, for the tests
+// of the drain: cancel starts it.
+type drainServer struct {
+	addr   string
+	done   <-chan error
+	cancel context.CancelFunc
+	client *http.Client
+}
+
+func serveToDrain(t *testing.T, drainTime time.Duration) drainServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h := newTestHandler(t, &fakeBackend{}, Config{}, nil)
+	addr, done := serveInBackground(t, ctx, h, ServeConfig{DrainTime: drainTime})
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	return drainServer{addr: addr, done: done, cancel: cancel, client: client}
+}
+
+// health posts a health request on a new connection.
+func (s drainServer) health() (*http.Response, error) {
+	return s.client.Post("http://"+s.addr, "application/json", strings.NewReader(`{"method":"health"}`))
+}
+
+// await503 waits for a health request answered 503, as while draining,
+// and returns the answer's body.
+func (s drainServer) await503(t *testing.T) []byte {
+	t.Helper()
+	var body []byte
+	wait.For(t, 2*time.Second, "a 503 while draining", func() bool {
+		resp, err := s.health()
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ = io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusServiceUnavailable
+	})
+	return body
 }
 
 // TestServeCapsConnections: beyond MaxConnections, a new connection is not
