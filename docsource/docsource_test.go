@@ -103,21 +103,10 @@ func requireSameBundle(t *testing.T, want, got *bundle.Bundle, what string) {
 	h := want.Height()
 	require.Equal(t, string(want.BlockJSON), string(got.BlockJSON), "%s: block %d", what, h)
 	require.Equal(t, want.Block, got.Block, "%s: block view %d", what, h)
-	require.Equal(t, len(want.Chunks), len(got.Chunks), "%s: chunks of %d", what, h)
-	for i := range want.Chunks {
-		require.Equal(t, string(want.Chunks[i].JSON), string(got.Chunks[i].JSON), "%s: chunk %d of %d", what, i, h)
-		require.Equal(t, want.Chunks[i].View, got.Chunks[i].View, "%s: chunk view %d of %d", what, i, h)
-	}
-	require.Equal(t, len(want.OlderChunks), len(got.OlderChunks), "%s: older chunks of %d", what, h)
-	for i := range want.OlderChunks {
-		require.Equal(t, string(want.OlderChunks[i].JSON), string(got.OlderChunks[i].JSON), "%s: older chunk %d of %d", what, i, h)
-	}
+	requireSameParts(t, what, "chunk", h, want.Chunks, got.Chunks, func(c bundle.Chunk) (json.RawMessage, any) { return c.JSON, c.View })
+	requireSameParts(t, what, "older chunk", h, want.OlderChunks, got.OlderChunks, func(c bundle.Chunk) (json.RawMessage, any) { return c.JSON, nil })
 	require.Equal(t, want.Effects, got.Effects, "%s: effects of %d", what, h)
-	require.Equal(t, len(want.Changes), len(got.Changes), "%s: changes of %d", what, h)
-	for i := range want.Changes {
-		require.Equal(t, string(want.Changes[i].JSON), string(got.Changes[i].JSON), "%s: change %d of %d", what, i, h)
-		require.Equal(t, want.Changes[i].View, got.Changes[i].View, "%s: change view %d of %d", what, i, h)
-	}
+	requireSameParts(t, what, "change", h, want.Changes, got.Changes, func(c bundle.StateChange) (json.RawMessage, any) { return c.JSON, c.View })
 	require.Equal(t, len(want.TxStatuses), len(got.TxStatuses), "%s: tx statuses of %d", what, h)
 	for i := range want.TxStatuses {
 		w, g := want.TxStatuses[i], got.TxStatuses[i]
@@ -128,6 +117,20 @@ func requireSameBundle(t *testing.T, want, got *bundle.Bundle, what string) {
 	}
 	require.Equal(t, want.ProtocolConfig, got.ProtocolConfig, "%s: protocol config at %d", what, h)
 	require.Equal(t, want.ShardIDs, got.ShardIDs, "%s: shard ids at %d", what, h)
+}
+
+// requireSameParts compares one list of a bundle's answers, each named
+// noun: as many in got as in want, the JSON of each byte for byte and its
+// decoded view (parts returns a nil view where only the JSON is compared).
+func requireSameParts[P any](t *testing.T, what, noun string, h uint64, want, got []P, parts func(P) (json.RawMessage, any)) {
+	t.Helper()
+	require.Equal(t, len(want), len(got), "%s: %ss of %d", what, noun, h)
+	for i := range want {
+		wantJSON, wantView := parts(want[i])
+		gotJSON, gotView := parts(got[i])
+		require.Equal(t, string(wantJSON), string(gotJSON), "%s: %s %d of %d", what, noun, i, h)
+		require.Equal(t, wantView, gotView, "%s: %s view %d of %d", what, noun, i, h)
+	}
 }
 
 // writeLake writes the simulator's lake objects for heights lo..hi into a
