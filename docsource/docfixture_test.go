@@ -250,20 +250,29 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		block, err := st.BlockView(ctx, near.HeightID(height))
 		require.NoError(t, err)
 		require.JSONEq(t, string(b.BlockJSON), string(block))
-		for _, c := range b.Chunks {
-			got, err := st.ChunkView(ctx, c.View.Header.ChunkHash)
-			require.NoError(t, err)
-			require.JSONEq(t, string(c.JSON), string(got))
-		}
+		requireStoredAsCame(t, b.Chunks, func(c bundle.Chunk) (came, stored []byte, err error) {
+			stored, err = st.ChunkView(ctx, c.View.Header.ChunkHash)
+			return c.JSON, stored, err
+		})
 		effects, err := st.BlockEffects(ctx, height)
 		require.NoError(t, err)
 		require.Equal(t, b.Effects, effects)
-		for _, s := range b.TxStatuses {
-			got, err := st.TxStatus(ctx, s.TxHash, s.SignerID)
-			require.NoError(t, err)
-			require.JSONEq(t, string(s.JSON), string(got))
-		}
+		requireStoredAsCame(t, b.TxStatuses, func(s bundle.TxStatus) (came, stored []byte, err error) {
+			stored, err = st.TxStatus(ctx, s.TxHash, s.SignerID)
+			return s.JSON, stored, err
+		})
 		t.Logf("%s: %d chunks, %d transactions, %d changes, %d effects", filepath.Base(file), len(b.Chunks), len(b.TxStatuses), len(b.Changes), len(b.Effects))
+	}
+}
+
+// requireStoredAsCame requires each of parts, read back from the store by
+// read, to be the JSON it came with.
+func requireStoredAsCame[P any](t *testing.T, parts []P, read func(P) (came, stored []byte, err error)) {
+	t.Helper()
+	for _, p := range parts {
+		came, stored, err := read(p)
+		require.NoError(t, err)
+		require.JSONEq(t, string(came), string(stored))
 	}
 }
 
