@@ -26,17 +26,13 @@ import (
 	"github.com/nearline/nearline/store/storetest"
 )
 
-// realDocument is a recorded block document, decoded loosely to check a
-// Bundle against.
-type realDocument struct {
-	Block struct {
-		Header struct {
-			Height uint64 `json:"height"`
-		} `json:"header"`
-	} `json:"block"`
+// recordedDocument is a recorded block document decoded loosely, its
+// block as B and each shard's chunk as C.
+type recordedDocument[B, C any] struct {
+	Block  B `json:"block"`
 	Shards []struct {
-		ShardID uint64                     `json:"shard_id"`
-		Chunk   map[string]json.RawMessage `json:"chunk"`
+		ShardID uint64 `json:"shard_id"`
+		Chunk   C      `json:"chunk"`
 		Outcome []struct {
 			ExecutionOutcome json.RawMessage `json:"execution_outcome"`
 			Receipt          json.RawMessage `json:"receipt"`
@@ -44,6 +40,31 @@ type realDocument struct {
 		StateChanges []json.RawMessage `json:"state_changes"`
 	} `json:"shards"`
 }
+
+// testnetDocument is a block document recorded on testnet: its file's name
+// and its body.
+type testnetDocument struct {
+	name string
+	body []byte
+}
+
+// testnetDocuments reads the three block documents recorded on testnet.
+func testnetDocuments(t *testing.T) []testnetDocument {
+	t.Helper()
+	files := fixture.Glob(t, "real/neardata/testnet-*.json")
+	require.Len(t, files, 3)
+	docs := make([]testnetDocument, len(files))
+	for i, file := range files {
+		body, err := os.ReadFile(file)
+		require.NoError(t, err)
+		docs[i] = testnetDocument{name: filepath.Base(file), body: body}
+	}
+	return docs
+}
+
+// replayWaits are the tx waits of the sources over a recorded document:
+// short, its transactions being all the chain there is.
+var replayWaits = rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
 
 func compact(t *testing.T, raw []byte) string {
 	t.Helper()
@@ -106,13 +127,16 @@ func splitLake(t *testing.T, height uint64, body []byte) string {
 func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}}
-	files := fixture.Glob(t, "real/neardata/testnet-*.json")
-	require.Len(t, files, 3)
-	for _, file := range files {
-		body, err := os.ReadFile(file)
-		require.NoError(t, err)
-		var doc realDocument
+	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}
+	for _, recorded := range testnetDocuments(t) {
+		body := recorded.body
+		// Loosely decoded to check a Bundle against: the block's height,
+		// each chunk's members.
+		var doc recordedDocument[struct {
+			Header struct {
+				Height uint64 `json:"height"`
+			} `json:"header"`
+		}, map[string]json.RawMessage]
 		require.NoError(t, json.Unmarshal(body, &doc))
 		height := doc.Block.Header.Height
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
@@ -128,10 +152,10 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, height, head)
 			b, err := src.Bundle(ctx, height)
-			require.NoError(t, err, file)
+			require.NoError(t, err, recorded.name)
 			bundles = append(bundles, b)
 		}
-		requireSameBundle(t, bundles[0], bundles[1], "lake vs neardata "+filepath.Base(file))
+		requireSameBundle(t, bundles[0], bundles[1], "lake vs neardata "+recorded.name)
 		b := bundles[0]
 
 		var whole struct {
@@ -261,7 +285,7 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 			stored, err = st.TxStatus(ctx, s.TxHash, s.SignerID)
 			return s.JSON, stored, err
 		})
-		t.Logf("%s: %d chunks, %d transactions, %d changes, %d effects", filepath.Base(file), len(b.Chunks), len(b.TxStatuses), len(b.Changes), len(b.Effects))
+		t.Logf("%s: %d chunks, %d transactions, %d changes, %d effects", recorded.name, len(b.Chunks), len(b.TxStatuses), len(b.Changes), len(b.Effects))
 	}
 }
 
