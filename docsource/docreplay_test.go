@@ -490,8 +490,7 @@ func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 		rpcSrc := simtest.NodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{Waits: replayWaits})
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
 		require.NoError(t, err)
-		docSrc, err := docsource.NewDocSource(neardata, rpcClient(t, replay.URL), docsource.DocConfig{Waits: replayWaits})
-		require.NoError(t, err)
+		docSrc := docSource(t, neardata, rpcClient(t, replay.URL), replayWaits)
 		var bundles []*bundle.Bundle
 		for _, src := range []indexer.Source{rpcSrc, docSrc} {
 			src.Prepare(height)
