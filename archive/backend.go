@@ -180,3 +180,20 @@ func New(st Store, vm *nearvm.Runtime, cfg Config, logger *slog.Logger) (*Backen
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// readFailed is a failed store read as the archive answers it: what the
+// store has not found (older than the archive's first block, or not
+// indexed yet) becomes a ForwardError giving reason, for an upstream may
+// hold it; any other error is wrapped as what.
+func readFailed(err error, reason *near.Error, what string) error {
+	if isNotFound(err) {
+		return &rpcserve.ForwardError{Reason: reason}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// noProtocolConfig is the reason given when the protocol config of a
+// block's epoch is not in the archive.
+func noProtocolConfig(height uint64) *near.Error {
+	return near.InternalError(fmt.Sprintf("The protocol config of block #%d is not in the archive", height))
+}

@@ -29,13 +29,20 @@ func archiveHandler(t testing.TB, st Store, cfg rpcserve.Config, acfg Config) ht
 	return h
 }
 
+// serve posts the JSON-RPC request body to h and returns the recorded
+// answer.
+func serve(h http.Handler, body string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+	return rec
+}
+
 // rpc posts one request and returns its result or error.
 func rpc(t *testing.T, h http.Handler, method string, params any) (json.RawMessage, *near.Error) {
 	t.Helper()
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "t", "method": method, "params": params})
 	require.NoError(t, err)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(string(body))))
+	rec := serve(h, string(body))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	var resp near.Response
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &resp), rec.Body.String())

@@ -77,10 +77,8 @@ func (a *Backend) partialQuery(ctx context.Context, req near.QueryRequest, at ne
 		switch {
 		case errors.Is(err, store.ErrDeleted):
 			return nil, near.UnknownAccessKey(req.PublicKey, at)
-		case isNotFound(err):
-			return nil, forward
 		case err != nil:
-			return nil, fmt.Errorf("read access key %s of %s at %d: %w", req.PublicKey, req.AccountID, at.BlockHeight, err)
+			return nil, readFailed(err, forward.Reason, fmt.Sprintf("read access key %s of %s at %d", req.PublicKey, req.AccountID, at.BlockHeight))
 		}
 		return near.AccessKeyResult{AccessKeyView: key, BlockStamp: at}, nil
 	}
@@ -91,10 +89,8 @@ func (a *Backend) partialQuery(ctx context.Context, req near.QueryRequest, at ne
 	switch {
 	case errors.Is(err, store.ErrDeleted):
 		return nil, near.UnknownAccount(req.AccountID, at)
-	case isNotFound(err):
-		return nil, forward
 	case err != nil:
-		return nil, fmt.Errorf("read account %s at %d: %w", req.AccountID, at.BlockHeight, err)
+		return nil, readFailed(err, forward.Reason, fmt.Sprintf("read account %s at %d", req.AccountID, at.BlockHeight))
 	}
 	if req.RequestType == near.QueryViewAccount {
 		return near.AccountView{Account: acc, BlockStamp: at}, nil

@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/nearline/nearline/rpcserve"
@@ -29,8 +27,7 @@ func BenchmarkArchive(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(c.body)))
+				rec := serve(h, c.body)
 				if rec.Code != http.StatusOK || !json.Valid(rec.Body.Bytes()) {
 					b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 				}
@@ -51,8 +48,7 @@ func BenchmarkArchiveParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(bodies[i%2])))
+			rec := serve(h, bodies[i%2])
 			if rec.Code != http.StatusOK {
 				b.Fatalf("status %d", rec.Code)
 			}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcserve"
 )
 
 // block returns the stored `block` result.
@@ -30,12 +29,9 @@ func (a *Backend) chunk(ctx context.Context, req near.ChunkRequest) (json.RawMes
 		return nil, err
 	}
 	view, err := a.store.ChunkView(ctx, hash)
-	if isNotFound(err) {
-		// A chunk the archive lacks may be older than its first block.
-		return nil, &rpcserve.ForwardError{Reason: near.UnknownChunk(hash)}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read chunk %s: %w", hash, err)
+		// A chunk the archive lacks may be older than its first block.
+		return nil, readFailed(err, near.UnknownChunk(hash), "read chunk "+hash)
 	}
 	return view, nil
 }
@@ -222,12 +218,8 @@ func (a *Backend) protocolConfig(ctx context.Context, ref near.BlockReference) (
 		return nil, err
 	}
 	cfg, err := a.store.ProtocolConfigAt(ctx, stamp.BlockHeight)
-	if isNotFound(err) {
-		return nil, &rpcserve.ForwardError{Reason: near.InternalError(fmt.Sprintf(
-			"The protocol config of block #%d is not in the archive", stamp.BlockHeight))}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read protocol config at %d: %w", stamp.BlockHeight, err)
+		return nil, readFailed(err, noProtocolConfig(stamp.BlockHeight), fmt.Sprintf("read protocol config at %d", stamp.BlockHeight))
 	}
 	return cfg, nil
 }

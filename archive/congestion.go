@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcserve"
 )
 
 // congestionLevel answers `EXPERIMENTAL_congestion_level` as nearcore does:
@@ -19,19 +18,12 @@ func (a *Backend) congestionLevel(ctx context.Context, req near.ChunkRequest) (*
 		return nil, err
 	}
 	info, included, err := a.store.ChunkCongestion(ctx, hash)
-	if isNotFound(err) {
-		return nil, &rpcserve.ForwardError{Reason: near.UnknownChunk(hash)}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read congestion info of chunk %s: %w", hash, err)
+		return nil, readFailed(err, near.UnknownChunk(hash), "read congestion info of chunk "+hash)
 	}
 	protocol, err := a.store.ProtocolConfigAt(ctx, included)
-	if isNotFound(err) {
-		return nil, &rpcserve.ForwardError{Reason: near.InternalError(fmt.Sprintf(
-			"The protocol config of block #%d is not in the archive", included))}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read protocol config at %d: %w", included, err)
+		return nil, readFailed(err, noProtocolConfig(included), fmt.Sprintf("read protocol config at %d", included))
 	}
 	cfg, err := near.CongestionConfigOf(protocol)
 	if err != nil {

@@ -138,12 +138,9 @@ func (a *Backend) checkState(ctx context.Context, stamp near.BlockStamp, fl flav
 }
 
 func (a *Backend) genesisHeight(ctx context.Context) (uint64, error) {
-	raw, err := a.store.GenesisConfig(ctx)
-	if isNotFound(err) {
-		return 0, &rpcserve.ForwardError{Reason: near.InternalError("The genesis config is not in the archive yet")}
-	}
+	raw, err := a.genesisConfig(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("read genesis config: %w", err)
+		return 0, err
 	}
 	var g struct {
 		GenesisHeight uint64 `json:"genesis_height"`

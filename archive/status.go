@@ -16,11 +16,8 @@ import (
 // genesisConfig returns the stored genesis config.
 func (a *Backend) genesisConfig(ctx context.Context) (json.RawMessage, error) {
 	cfg, err := a.store.GenesisConfig(ctx)
-	if isNotFound(err) {
-		return nil, &rpcserve.ForwardError{Reason: near.InternalError("The genesis config is not in the archive yet")}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read genesis config: %w", err)
+		return nil, readFailed(err, near.InternalError("The genesis config is not in the archive yet"), "read genesis config")
 	}
 	return cfg, nil
 }
@@ -29,12 +26,9 @@ func (a *Backend) genesisConfig(ctx context.Context) (json.RawMessage, error) {
 // stored, `tx` without its `receipts`.
 func (a *Backend) tx(ctx context.Context, req near.TxRequest, withReceipts bool) (json.RawMessage, error) {
 	status, err := a.store.TxStatus(ctx, req.TxHash, req.SenderAccountID)
-	if isNotFound(err) {
-		// Older than the archive, or not final yet: an upstream may know it.
-		return nil, &rpcserve.ForwardError{Reason: near.UnknownTransaction(req.TxHash)}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read transaction %s: %w", req.TxHash, err)
+		// Older than the archive, or not final yet: an upstream may know it.
+		return nil, readFailed(err, near.UnknownTransaction(req.TxHash), "read transaction "+req.TxHash)
 	}
 	if withReceipts {
 		return status, nil
@@ -51,11 +45,8 @@ func (a *Backend) tx(ctx context.Context, req near.TxRequest, withReceipts bool)
 // may be known upstream.
 func (a *Backend) receipt(ctx context.Context, receiptID string) (json.RawMessage, error) {
 	view, err := a.store.Receipt(ctx, receiptID)
-	if isNotFound(err) {
-		return nil, &rpcserve.ForwardError{Reason: near.UnknownReceipt(receiptID)}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read receipt %s: %w", receiptID, err)
+		return nil, readFailed(err, near.UnknownReceipt(receiptID), "read receipt "+receiptID)
 	}
 	return view, nil
 }
@@ -65,11 +56,8 @@ func (a *Backend) receipt(ctx context.Context, receiptID string) (json.RawMessag
 // data receipt, or older than the archive) may be known upstream.
 func (a *Backend) receiptToTx(ctx context.Context, receiptID string) (*near.ReceiptToTxView, error) {
 	txHash, signer, err := a.store.ReceiptTx(ctx, receiptID)
-	if isNotFound(err) {
-		return nil, &rpcserve.ForwardError{Reason: near.UnknownReceipt(receiptID)}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read transaction of receipt %s: %w", receiptID, err)
+		return nil, readFailed(err, near.UnknownReceipt(receiptID), "read transaction of receipt "+receiptID)
 	}
 	return &near.ReceiptToTxView{TransactionHash: txHash, SenderAccountID: signer}, nil
 }

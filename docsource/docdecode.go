@@ -50,21 +50,31 @@ func splitDocument(b []byte) (*BlockDocument, error) {
 		case "block":
 			return rawValue(b, at, &doc.Block)
 		case "shards":
-			doc.Shards = nil
-			if isNull(b, at) {
-				return at + 4, nil
-			}
-			doc.Shards = []DocumentShard{}
-			return scanArray(b, at, func(at int) (int, error) {
+			return scanList(b, at, &doc.Shards, func(at int) (DocumentShard, int, error) {
 				var sh DocumentShard
 				end, _, err := scanShard(b, at, &sh)
-				doc.Shards = append(doc.Shards, sh)
-				return end, err
+				return sh, end, err
 			})
 		}
 		return skipValue(b, at)
 	})
 	return &doc, whole(b, end, err)
+}
+
+// scanList takes the array at b[at] apart into *list, each item by item
+// (which returns it and the offset past it; an item is kept even when its
+// scan fails); null leaves *list nil, [] makes it empty, not nil.
+func scanList[T any](b []byte, at int, list *[]T, item func(at int) (T, int, error)) (int, error) {
+	*list = nil
+	if isNull(b, at) {
+		return at + 4, nil
+	}
+	*list = []T{}
+	return scanArray(b, at, func(at int) (int, error) {
+		v, end, err := item(at)
+		*list = append(*list, v)
+		return end, err
+	})
 }
 
 // isNull reports whether the value at b[at] is null.
@@ -103,28 +113,16 @@ func scanShard(b []byte, at int, sh *DocumentShard) (end int, hasID bool, err er
 		case "chunk":
 			return rawValue(b, at, &sh.Chunk)
 		case "receipt_execution_outcomes":
-			sh.ReceiptExecutionOutcomes = nil
-			if isNull(b, at) {
-				return at + 4, nil
-			}
-			sh.ReceiptExecutionOutcomes = []DocumentReceiptOutcome{}
-			return scanArray(b, at, func(at int) (int, error) {
+			return scanList(b, at, &sh.ReceiptExecutionOutcomes, func(at int) (DocumentReceiptOutcome, int, error) {
 				var ro DocumentReceiptOutcome
 				end, err := scanReceiptOutcome(b, at, &ro)
-				sh.ReceiptExecutionOutcomes = append(sh.ReceiptExecutionOutcomes, ro)
-				return end, err
+				return ro, end, err
 			})
 		case "state_changes":
-			sh.StateChanges = nil
-			if isNull(b, at) {
-				return at + 4, nil
-			}
-			sh.StateChanges = []json.RawMessage{}
-			return scanArray(b, at, func(at int) (int, error) {
+			return scanList(b, at, &sh.StateChanges, func(at int) (json.RawMessage, int, error) {
 				var v json.RawMessage
 				end, err := rawValue(b, at, &v)
-				sh.StateChanges = append(sh.StateChanges, v)
-				return end, err
+				return v, end, err
 			})
 		}
 		return skipValue(b, at)

@@ -26,17 +26,13 @@ import (
 	"github.com/nearline/nearline/store/storetest"
 )
 
-// realDocument is a recorded block document, decoded loosely to check a
-// Bundle against.
-type realDocument struct {
-	Block struct {
-		Header struct {
-			Height uint64 `json:"height"`
-		} `json:"header"`
-	} `json:"block"`
+// recordedDocument is a recorded block document decoded loosely, its
+// block as B and each shard's chunk as C.
+type recordedDocument[B, C any] struct {
+	Block  B `json:"block"`
 	Shards []struct {
-		ShardID uint64                     `json:"shard_id"`
-		Chunk   map[string]json.RawMessage `json:"chunk"`
+		ShardID uint64 `json:"shard_id"`
+		Chunk   C      `json:"chunk"`
 		Outcome []struct {
 			ExecutionOutcome json.RawMessage `json:"execution_outcome"`
 			Receipt          json.RawMessage `json:"receipt"`
@@ -44,6 +40,31 @@ type realDocument struct {
 		StateChanges []json.RawMessage `json:"state_changes"`
 	} `json:"shards"`
 }
+
+// testnetDocument is a block document recorded on testnet: its file's name
+// and its body.
+type testnetDocument struct {
+	name string
+	body []byte
+}
+
+// testnetDocuments reads the three block documents recorded on testnet.
+func testnetDocuments(t *testing.T) []testnetDocument {
+	t.Helper()
+	files := fixture.Glob(t, "real/neardata/testnet-*.json")
+	require.Len(t, files, 3)
+	docs := make([]testnetDocument, len(files))
+	for i, file := range files {
+		body, err := os.ReadFile(file)
+		require.NoError(t, err)
+		docs[i] = testnetDocument{name: filepath.Base(file), body: body}
+	}
+	return docs
+}
+
+// replayWaits are the tx waits of the sources over a recorded document:
+// short, its transactions being all the chain there is.
+var replayWaits = rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
 
 func compact(t *testing.T, raw []byte) string {
 	t.Helper()
@@ -106,13 +127,16 @@ func splitLake(t *testing.T, height uint64, body []byte) string {
 func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}}
-	files := fixture.Glob(t, "real/neardata/testnet-*.json")
-	require.Len(t, files, 3)
-	for _, file := range files {
-		body, err := os.ReadFile(file)
-		require.NoError(t, err)
-		var doc realDocument
+	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}
+	for _, recorded := range testnetDocuments(t) {
+		body := recorded.body
+		// Loosely decoded to check a Bundle against: the block's height,
+		// each chunk's members.
+		var doc recordedDocument[struct {
+			Header struct {
+				Height uint64 `json:"height"`
+			} `json:"header"`
+		}, map[string]json.RawMessage]
 		require.NoError(t, json.Unmarshal(body, &doc))
 		height := doc.Block.Header.Height
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
@@ -128,10 +152,10 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, height, head)
 			b, err := src.Bundle(ctx, height)
-			require.NoError(t, err, file)
+			require.NoError(t, err, recorded.name)
 			bundles = append(bundles, b)
 		}
-		requireSameBundle(t, bundles[0], bundles[1], "lake vs neardata "+filepath.Base(file))
+		requireSameBundle(t, bundles[0], bundles[1], "lake vs neardata "+recorded.name)
 		b := bundles[0]
 
 		var whole struct {
@@ -250,20 +274,29 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		block, err := st.BlockView(ctx, near.HeightID(height))
 		require.NoError(t, err)
 		require.JSONEq(t, string(b.BlockJSON), string(block))
-		for _, c := range b.Chunks {
-			got, err := st.ChunkView(ctx, c.View.Header.ChunkHash)
-			require.NoError(t, err)
-			require.JSONEq(t, string(c.JSON), string(got))
-		}
+		requireStoredAsCame(t, b.Chunks, func(c bundle.Chunk) (came, stored []byte, err error) {
+			stored, err = st.ChunkView(ctx, c.View.Header.ChunkHash)
+			return c.JSON, stored, err
+		})
 		effects, err := st.BlockEffects(ctx, height)
 		require.NoError(t, err)
 		require.Equal(t, b.Effects, effects)
-		for _, s := range b.TxStatuses {
-			got, err := st.TxStatus(ctx, s.TxHash, s.SignerID)
-			require.NoError(t, err)
-			require.JSONEq(t, string(s.JSON), string(got))
-		}
-		t.Logf("%s: %d chunks, %d transactions, %d changes, %d effects", filepath.Base(file), len(b.Chunks), len(b.TxStatuses), len(b.Changes), len(b.Effects))
+		requireStoredAsCame(t, b.TxStatuses, func(s bundle.TxStatus) (came, stored []byte, err error) {
+			stored, err = st.TxStatus(ctx, s.TxHash, s.SignerID)
+			return s.JSON, stored, err
+		})
+		t.Logf("%s: %d chunks, %d transactions, %d changes, %d effects", recorded.name, len(b.Chunks), len(b.TxStatuses), len(b.Changes), len(b.Effects))
+	}
+}
+
+// requireStoredAsCame requires each of parts, read back from the store by
+// read, to be the JSON it came with.
+func requireStoredAsCame[P any](t *testing.T, parts []P, read func(P) (came, stored []byte, err error)) {
+	t.Helper()
+	for _, p := range parts {
+		came, stored, err := read(p)
+		require.NoError(t, err)
+		require.JSONEq(t, string(came), string(stored))
 	}
 }
 

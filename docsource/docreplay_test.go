@@ -9,12 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +19,6 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/rpcsource"
@@ -95,18 +91,7 @@ func newReplayNode(t *testing.T, documents [][]byte) *replayNode {
 	n := &replayNode{blocks: map[string]*replayBlock{}, chunks: map[string]json.RawMessage{},
 		txs: map[string]replayTx{}, outcomes: map[string]replayOutcome{}}
 	for _, body := range documents {
-		var doc struct {
-			Block  json.RawMessage `json:"block"`
-			Shards []struct {
-				ShardID uint64          `json:"shard_id"`
-				Chunk   json.RawMessage `json:"chunk"`
-				Outcome []struct {
-					ExecutionOutcome json.RawMessage `json:"execution_outcome"`
-					Receipt          json.RawMessage `json:"receipt"`
-				} `json:"receipt_execution_outcomes"`
-				StateChanges []json.RawMessage `json:"state_changes"`
-			} `json:"shards"`
-		}
+		var doc recordedDocument[json.RawMessage, json.RawMessage]
 		require.NoError(t, json.Unmarshal(body, &doc))
 		var header struct {
 			Header struct {
@@ -495,30 +480,25 @@ func (n *replayNode) txStatus(tx replayTx, withReceipts bool) json.RawMessage {
 func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	files := fixture.Glob(t, "real/neardata/testnet-*.json")
-	require.Len(t, files, 3)
-	for _, file := range files {
-		body, err := os.ReadFile(file)
-		require.NoError(t, err)
+	for _, recorded := range testnetDocuments(t) {
+		body := recorded.body
 		node := newReplayNode(t, [][]byte{body})
 		height := node.head.height
 		replay := httptest.NewServer(node)
 		t.Cleanup(replay.Close)
 
-		rpcSrc := simtest.NodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}})
+		rpcSrc := simtest.NodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{Waits: replayWaits})
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
 		require.NoError(t, err)
-		docSrc, err := docsource.NewDocSource(neardata, rpcClient(t, replay.URL),
-			docsource.DocConfig{Waits: rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}})
-		require.NoError(t, err)
+		docSrc := docSource(t, neardata, rpcClient(t, replay.URL), replayWaits)
 		var bundles []*bundle.Bundle
 		for _, src := range []indexer.Source{rpcSrc, docSrc} {
 			src.Prepare(height)
 			b, err := src.Bundle(ctx, height)
-			require.NoError(t, err, file)
+			require.NoError(t, err, recorded.name)
 			bundles = append(bundles, b)
 		}
-		name := filepath.Base(file)
+		name := recorded.name
 		requireSameBundle(t, bundles[0], bundles[1], "rpc replay vs neardata "+name)
 
 		st := storetest.NewStore(t)

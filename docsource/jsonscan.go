@@ -162,12 +162,9 @@ func skipContainer(b []byte, i int, end byte) (int, error) {
 // which value passes (descending into it, or skipping it) and returns the
 // offset past. It returns the offset past the object.
 func scanObject(b []byte, i int, value func(key []byte, at int) (int, error)) (int, error) {
-	if i >= len(b) || b[i] != '{' {
-		return 0, scanError(i, "want an object")
-	}
-	i++
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
+	i, empty, err := enter(b, i, '{', '}', "want an object")
+	if empty || err != nil {
+		return i, err
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
@@ -198,15 +195,11 @@ func scanObject(b []byte, i int, value func(key []byte, at int) (int, error)) (i
 // scanArray passes the array at b[i] as scanObject passes an object,
 // calling value with the offset of each item.
 func scanArray(b []byte, i int, value func(at int) (int, error)) (int, error) {
-	if i >= len(b) || b[i] != '[' {
-		return 0, scanError(i, "want an array")
-	}
-	i++
-	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
+	i, empty, err := enter(b, i, '[', ']', "want an array")
+	if empty || err != nil {
+		return i, err
 	}
 	for {
-		var err error
 		if i, err = value(i); err != nil {
 			return 0, err
 		}
@@ -214,6 +207,20 @@ func scanArray(b []byte, i int, value func(at int) (int, error)) (int, error) {
 			return i, err
 		}
 	}
+}
+
+// enter passes the opening byte of the container at b[i] (else the error
+// says want); empty says the container closed at once, the offset then
+// being past it.
+func enter(b []byte, i int, opening, closing byte, want string) (next int, empty bool, err error) {
+	if i >= len(b) || b[i] != opening {
+		return 0, false, scanError(i, want)
+	}
+	i++
+	if i < len(b) && b[i] == closing {
+		return i + 1, true, nil
+	}
+	return i, false, nil
 }
 
 // afterValue passes the ',' after a value of a container, or its closing

@@ -16,6 +16,15 @@ import (
 	"github.com/nearline/nearline/store/storetest"
 )
 
+// splitConfig is the chain the tests here run: three shards, one split
+// three times (at the first epoch starts at or after 20, 35 and 50), up to
+// maxHeight; the seed, the rate of missing chunks and the transactions a
+// block holds are each test's.
+func splitConfig(seed uint64, missingChunkRate float64, txsPerBlock int, maxHeight uint64) sim.Config {
+	return sim.Config{Seed: seed, Shards: 3, SkipRate: 0.1, MissingChunkRate: missingChunkRate, TxsPerBlock: txsPerBlock,
+		EpochLength: 15, ReshardAt: []uint64{20, 35, 50}, ViewStateLimit: -1, MaxHeight: maxHeight}
+}
+
 // TestSourcesAgreeOnShardsAcrossSplits fetches every height of a chain that
 // splits a shard three times through the RPC source and the three document
 // sources, the lake directory without a head RPC (it reads the layout off
@@ -26,11 +35,8 @@ import (
 // nil (the headers' shard ids are the layout's).
 func TestSourcesAgreeOnShardsAcrossSplits(t *testing.T) {
 	t.Parallel()
-	cfg := sim.Config{Seed: 21, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.35, TxsPerBlock: 4, EpochLength: 15,
-		ReshardAt: []uint64{20, 35, 50}, ViewStateLimit: -1}
 	const maxHeight = 75
-	cfg.MaxHeight = maxHeight
-	chain := simtest.New(t, cfg)
+	chain := simtest.New(t, splitConfig(21, 0.35, 4, maxHeight))
 	want, sources := chainSources(t, chain, maxHeight)
 	want.Prepare(0)
 	for _, src := range sources {
@@ -78,10 +84,8 @@ func shardQuery(t *testing.T) string {
 func TestShardQueryFindsEachAccountsShard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := sim.Config{Seed: 4, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.1, TxsPerBlock: 6, EpochLength: 15,
-		ReshardAt: []uint64{20, 35, 50}, ViewStateLimit: -1}
 	const maxHeight = 70
-	cfg.MaxHeight = maxHeight
+	cfg := splitConfig(4, 0.1, 6, maxHeight)
 	chain := simtest.New(t, cfg)
 	s := storetest.NewStore(t)
 	genesis, _ := simtest.GenesisFile(t, chain.Node)

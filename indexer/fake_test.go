@@ -52,6 +52,14 @@ func newFakeSource(c *storetest.Chain, head uint64) *fakeSource {
 	return s
 }
 
+// newFakeRun is what most indexer tests start from: testChain's chain, a
+// fakeSource serving it up to head, and a fresh store.
+func newFakeRun(t *testing.T, head uint64) (*storetest.Chain, *fakeSource, *store.Store) {
+	t.Helper()
+	c := testChain()
+	return c, newFakeSource(c, head), storetest.NewStore(t)
+}
+
 func (s *fakeSource) FinalHead(context.Context) (uint64, error) {
 	s.polls.Add(1)
 	return s.head.Load(), nil

@@ -37,9 +37,7 @@ func testChain() *storetest.Chain {
 func TestBackfillIsCompleteAndOrdered(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := testChain()
-	s := storetest.NewStore(t)
-	src := newFakeSource(c, 100)
+	c, src, s := newFakeRun(t, 100)
 	src.latency = time.Millisecond
 	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(70), Workers: 4, BatchSize: 7}, src, s, nil)
 	require.NoError(t, err)
@@ -90,9 +88,7 @@ func TestToOnSkippedHeightWaitsForTheLinkingBlock(t *testing.T) {
 
 func TestFollowWaitsForHeadAndStopsCleanly(t *testing.T) {
 	t.Parallel()
-	c := testChain()
-	s := storetest.NewStore(t)
-	src := newFakeSource(c, 10)
+	_, src, s := newFakeRun(t, 10)
 	ix, err := indexer.New(indexer.Config{From: ptr(1), BatchSize: 5, PollInterval: 5 * time.Millisecond}, src, s, nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -130,9 +126,7 @@ func TestFollowWaitsForHeadAndStopsCleanly(t *testing.T) {
 
 func TestResumeAfterCancelAtRandomPoints(t *testing.T) {
 	t.Parallel()
-	c := testChain()
-	s := storetest.NewStore(t)
-	src := newFakeSource(c, 100)
+	c, src, s := newFakeRun(t, 100)
 	src.latency = 2 * time.Millisecond
 	runs := 0
 	for ; runs < 500; runs++ {
@@ -176,9 +170,7 @@ func (f *failingSink) Write(ctx context.Context, b *store.Batch) (store.CommitSt
 
 func TestResumeAfterSinkFailsMidCommit(t *testing.T) {
 	t.Parallel()
-	c := testChain()
-	s := storetest.NewStore(t)
-	src := newFakeSource(c, 100)
+	c, src, s := newFakeRun(t, 100)
 	failures := 0
 	for attempt := 0; attempt < 20; attempt++ {
 		sink := &failingSink{Store: s, failAt: 1 + rand.IntN(4)}
@@ -200,9 +192,7 @@ func TestResumeAfterSinkFailsMidCommit(t *testing.T) {
 
 func TestReindexRangeNeverDuplicates(t *testing.T) {
 	t.Parallel()
-	c := testChain()
-	s := storetest.NewStore(t)
-	src := newFakeSource(c, 100)
+	_, src, s := newFakeRun(t, 100)
 	run := func(from, to uint64) {
 		ix, err := indexer.New(indexer.Config{From: ptr(from), To: ptr(to), BatchSize: 8}, src, s, nil)
 		require.NoError(t, err)
@@ -227,9 +217,7 @@ func TestReindexRangeNeverDuplicates(t *testing.T) {
 func TestContinuityMismatchStopsBeforeTheBadBlock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := testChain()
-	s := storetest.NewStore(t)
-	src := newFakeSource(c, 100)
+	c, src, s := newFakeRun(t, 100)
 	bad, _ := c.Bundle(30)
 	bad.Block.Header.PrevHash = storetest.FakeHash("a fork")
 	src.override[30] = bad
@@ -244,9 +232,7 @@ func TestContinuityMismatchStopsBeforeTheBadBlock(t *testing.T) {
 
 func TestBlockOverAHeightReportedMissingIsAMismatch(t *testing.T) {
 	t.Parallel()
-	c := testChain()
-	s := storetest.NewStore(t)
-	src := newFakeSource(c, 100)
+	c, src, s := newFakeRun(t, 100)
 	// The upstream says 12 has no block, yet 13 links to a block at 12.
 	b13, _ := c.Bundle(13)
 	src.override[13] = b13
@@ -275,16 +261,39 @@ func requireContinuityStop(t *testing.T, s *store.Store, src indexer.Source, cfg
 	require.Equal(t, latest, h)
 }
 
+// configCase is one configuration a constructor is given; wantErr is ""
+// for a valid one.
+type configCase[C any] struct {
+	name    string
+	cfg     C
+	wantErr string
+}
+
+// requireConfigChecks builds each case's configuration with build: a valid
+// one must build something, an invalid one must build nothing and be
+// refused with an error containing prefix and wantErr.
+func requireConfigChecks[C, T any](t *testing.T, prefix string, cases []configCase[C], build func(C) (*T, error)) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			built, err := build(c.cfg)
+			if c.wantErr == "" {
+				require.NoError(t, err)
+				require.NotNil(t, built)
+				return
+			}
+			require.ErrorContains(t, err, prefix+c.wantErr)
+			require.Nil(t, built)
+		})
+	}
+}
+
 // TestConfigValidation: zero means the default for every field, so the zero
 // value is valid; a negative value or --to below --from is refused, naming
 // the setting.
 func TestConfigValidation(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name    string
-		cfg     indexer.Config
-		wantErr string // "" for valid
-	}{
+	requireConfigChecks(t, "configure indexer: ", []configCase[indexer.Config]{
 		{"zero value: every default", indexer.Config{}, ""},
 		{"explicit values", indexer.Config{Workers: 1, BatchSize: 1, PollInterval: time.Millisecond}, ""},
 		{"to equals from", indexer.Config{From: ptr(5), To: ptr(5)}, ""},
@@ -295,16 +304,9 @@ func TestConfigValidation(t *testing.T) {
 		{"negative progress interval", indexer.Config{ProgressInterval: -time.Second}, "progress interval -1s"},
 		{"negative revisit interval", indexer.Config{RevisitInterval: -time.Second}, "revisit interval -1s"},
 		{"negative database retry", indexer.Config{DatabaseRetry: -time.Minute}, "database retry -1m0s"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := indexer.New(c.cfg, nil, nil, nil)
-			if c.wantErr == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorContains(t, err, "configure indexer: "+c.wantErr)
-		})
-	}
+	}, func(cfg indexer.Config) (*indexer.Indexer, error) {
+		return indexer.New(cfg, nil, nil, nil)
+	})
 }
 
 // TestNodeConfigValidation: zero means the default for every field; -1 is
@@ -312,11 +314,7 @@ func TestConfigValidation(t *testing.T) {
 // NewNodeSource, naming the setting.
 func TestNodeConfigValidation(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name    string
-		cfg     rpcsource.NodeConfig
-		wantErr string // "" for valid
-	}{
+	requireConfigChecks(t, "configure node source: ", []configCase[rpcsource.NodeConfig]{
 		{"zero value: every default", rpcsource.NodeConfig{}, ""},
 		{"no upstream bound", rpcsource.NodeConfig{MaxInFlight: -1}, ""},
 		{"upstream bound of one", rpcsource.NodeConfig{MaxInFlight: 1}, ""},
@@ -327,18 +325,9 @@ func TestNodeConfigValidation(t *testing.T) {
 		{"negative tx stall wait", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: -time.Second}}, "tx stall wait -1s"},
 		{"negative tx poll interval", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: -time.Millisecond}}, "tx poll interval -1ms"},
 		{"negative behind retries", rpcsource.NodeConfig{Waits: rpcsource.Waits{BehindRetries: -1}}, "behind retries -1"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			src, err := rpcsource.NewNodeSource(nil, c.cfg, nil)
-			if c.wantErr == "" {
-				require.NoError(t, err)
-				require.NotNil(t, src)
-				return
-			}
-			require.ErrorContains(t, err, "configure node source: "+c.wantErr)
-			require.Nil(t, src)
-		})
-	}
+	}, func(cfg rpcsource.NodeConfig) (*rpcsource.NodeSource, error) {
+		return rpcsource.NewNodeSource(nil, cfg, nil)
+	})
 }
 
 func TestRestartAfterToIsANoOp(t *testing.T) {
@@ -415,9 +404,7 @@ func TestTransientDatabaseErrorsAreRetried(t *testing.T) {
 // stored), so chunks below it are not fetched again.
 func TestPrepareTellsTheSourceTheArchiveFloor(t *testing.T) {
 	t.Parallel()
-	c := testChain()
-	s := storetest.NewStore(t)
-	src := newFakeSource(c, 40)
+	_, src, s := newFakeRun(t, 40)
 	for _, r := range [][2]uint64{{5, 10}, {11, 20}} {
 		ix, err := indexer.New(indexer.Config{From: ptr(r[0]), To: ptr(r[1])}, src, s, nil)
 		require.NoError(t, err)

@@ -23,22 +23,15 @@ import (
 
 func TestMetricsReportProgress(t *testing.T) {
 	t.Parallel()
-	s := storetest.NewStore(t)
+	_, src, s := newFakeRun(t, 40)
 	m, reg := newMetrics(t)
 	m.UpstreamError("http_5xx")
 	m.UpstreamError("http_5xx")
-	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(30), BatchSize: 10, Metrics: m}, newFakeSource(testChain(), 40), s, nil)
+	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(30), BatchSize: 10, Metrics: m}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(context.Background()))
 
-	srv := httptest.NewServer(metrics.Handler(reg))
-	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	text := string(body)
+	text := scrape(t, reg)
 	require.Contains(t, text, "nearline_indexed_height 30\n")
 	require.Contains(t, text, "nearline_head_height 40\n")
 	require.Contains(t, text, "nearline_indexed_blocks_total 26\n", "30 heights, 4 of them skipped (5, 17-19)")
@@ -73,9 +66,7 @@ func TestUnknownVariantsAreCountedAndLoggedOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(context.Background()), "an unknown variant never stops the indexer")
 
-	rec := httptest.NewRecorder()
-	metrics.Handler(reg).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	require.Contains(t, rec.Body.String(), `nearline_unknown_variants_total{kind="state_change:gas_key_nonce_update"} 3`)
+	require.Contains(t, scrape(t, reg), `nearline_unknown_variants_total{kind="state_change:gas_key_nonce_update"} 3`)
 	require.Equal(t, 1, strings.Count(logs.String(), "kind=state_change:gas_key_nonce_update"), "logged once per kind:\n%s", logs.String())
 }
 
@@ -111,9 +102,7 @@ func TestMalformedEventLogsAreCountedAndLogged(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(context.Background()), "a malformed event log never stops the indexer")
 
-	rec := httptest.NewRecorder()
-	metrics.Handler(reg).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	require.Contains(t, rec.Body.String(), "nearline_malformed_event_logs_total 3\n")
+	require.Contains(t, scrape(t, reg), "nearline_malformed_event_logs_total 3\n")
 	require.Equal(t, 3, strings.Count(logs.String(), "malformed event log skipped"), logs.String())
 	var minted int
 	require.NoError(t, s.Pool().QueryRow(context.Background(), `SELECT count(*) FROM ft_events WHERE event = 'ft_mint'`).Scan(&minted))
@@ -127,4 +116,18 @@ func newMetrics(t *testing.T) (*indexer.Metrics, *prometheus.Registry) {
 	m, err := indexer.NewMetrics(reg)
 	require.NoError(t, err)
 	return m, reg
+}
+
+// scrape serves reg's metrics over HTTP and returns the text a scraper
+// reads.
+func scrape(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	srv := httptest.NewServer(metrics.Handler(reg))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(body)
 }

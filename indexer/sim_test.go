@@ -3,6 +3,7 @@ package indexer_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,16 +52,24 @@ func TestIndexSimulatedChainThroughFaultyUpstream(t *testing.T) {
 	simtest.Check(t, chain.Node, s, 0, maxHeight)
 }
 
-func TestSnapshotAccountsStartHistory(t *testing.T) {
-	t.Parallel()
-	cfg := sim.Config{Seed: 2, Shards: 2, TxsPerBlock: 4, ViewStateLimit: -1}
-	cfg.MaxHeight = 60
+// snapshotAtStart simulates cfg's chain and, into a fresh store, snapshots
+// its genesis accounts and extra (accounts it does not have) at height, as
+// `nearline snapshot` does; it returns the genesis accounts.
+func snapshotAtStart(t *testing.T, cfg sim.Config, height uint64, extra ...string) (*simtest.Chain, *store.Store, *near.Client, []string) {
+	t.Helper()
 	chain := simtest.New(t, cfg)
 	s := storetest.NewStore(t)
 	client := chain.Client(t)
 	_, accounts := simtest.GenesisFile(t, chain.Node)
+	require.NoError(t, basestate.Snapshot(context.Background(), client, s, height, append(slices.Clone(accounts), extra...), nil))
+	return chain, s, client, accounts
+}
+
+func TestSnapshotAccountsStartHistory(t *testing.T) {
+	t.Parallel()
+	chain, s, client, accounts := snapshotAtStart(t, sim.Config{Seed: 2, Shards: 2, TxsPerBlock: 4, ViewStateLimit: -1, MaxHeight: 60},
+		30, "nobody-here.near")
 	ctx := context.Background()
-	require.NoError(t, basestate.Snapshot(ctx, client, s, 30, append(accounts, "nobody-here.near"), nil))
 	start, err := s.HistoryStart(ctx)
 	require.NoError(t, err)
 	require.Equal(t, uint64(30), start)
@@ -202,15 +211,10 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 // stored accounts and keys encode back to exactly what it served.
 func TestSnapshotOfANewerNearcoreKeepsItsMembers(t *testing.T) {
 	t.Parallel()
-	cfg := sim.Config{Seed: 2, Shards: 2, TxsPerBlock: 4, ViewStateLimit: -1, NearcoreNext: true}
-	cfg.MaxHeight = 40
-	chain := simtest.New(t, cfg)
-	s := storetest.NewStore(t)
-	client := chain.Client(t)
-	_, accounts := simtest.GenesisFile(t, chain.Node)
-	ctx := context.Background()
 	const height = 30
-	require.NoError(t, basestate.Snapshot(ctx, client, s, height, accounts, nil))
+	_, s, client, accounts := snapshotAtStart(t, sim.Config{Seed: 2, Shards: 2, TxsPerBlock: 4, ViewStateLimit: -1, NearcoreNext: true, MaxHeight: 40},
+		height)
+	ctx := context.Background()
 	for _, id := range accounts {
 		served := func(requestType string) (json.RawMessage, near.BlockStamp) {
 			raw, err := client.CallRaw(ctx, "query", map[string]any{"request_type": requestType, "block_id": height, "account_id": id})

@@ -84,13 +84,4 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	require.ErrorContains(t, err, "still below it")
 }
 
-// nodeSource returns a NodeSource reading rpc, failing the test on a
-// configuration error.
-func nodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
-	tb.Helper()
-	src, err := rpcsource.NewNodeSource(rpc, cfg, nil)
-	require.NoError(tb, err)
-	return src
-}
-
 var _ indexer.Source = (*rpcsource.NodeSource)(nil)

@@ -131,10 +131,7 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 // plan instead of thinning it.
 func TestPlanStopsOnTheArchivesOwnFailure(t *testing.T) {
 	t.Parallel()
-	archive := targetFunc(func(r struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}) (string, error) {
+	archive := targetFunc(func(r targetRequest) (string, error) {
 		if r.Method == "status" {
 			return `{"result":{"sync_info":{"earliest_block_height":1,"latest_block_height":9}}}`, nil
 		}
@@ -143,10 +140,7 @@ func TestPlanStopsOnTheArchivesOwnFailure(t *testing.T) {
 	_, err := NewPlan(context.Background(), archive, PlanConfig{Sample: 3}, nil)
 	require.ErrorContains(t, err, "ask archive block: it answered INTERNAL_ERROR")
 
-	empty := targetFunc(func(struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}) (string, error) {
+	empty := targetFunc(func(targetRequest) (string, error) {
 		return `{"error":{"name":"HANDLER_ERROR","cause":{"name":"NOT_SYNCED_YET","info":{}}}}`, nil
 	})
 	_, err = NewPlan(context.Background(), empty, PlanConfig{}, nil)

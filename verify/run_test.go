@@ -15,17 +15,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// targetFunc is a Target from a function of the request.
-type targetFunc func(r struct {
+// targetRequest is what a targetFunc is given of a request.
+type targetRequest struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
-}) (string, error)
+}
+
+// targetFunc is a Target from a function of the request.
+type targetFunc func(r targetRequest) (string, error)
 
 func (f targetFunc) Answer(_ context.Context, body []byte) ([]byte, error) {
-	var r struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
+	var r targetRequest
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, err
 	}
@@ -51,10 +51,7 @@ func TestRunCountsIdenticalDifferentAndForwarded(t *testing.T) {
 			NewRequest("gas_price", map[string]any{"block_id": h}),
 			NewRequest("EXPERIMENTAL_receipt", map[string]any{"block_id": h}))
 	}
-	archive := targetFunc(func(r struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}) (string, error) {
+	archive := targetFunc(func(r targetRequest) (string, error) {
 		h := heightOf(r.Params)
 		switch {
 		case r.Method == "EXPERIMENTAL_receipt" && h%2 == 0:
@@ -65,10 +62,7 @@ func TestRunCountsIdenticalDifferentAndForwarded(t *testing.T) {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","result":{"height":%d,"gas_price":"%d"},"id":"verify"}`, h, 100+h), nil
 	})
 	var nodeAsked atomic.Int64
-	node := targetFunc(func(r struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}) (string, error) {
+	node := targetFunc(func(r targetRequest) (string, error) {
 		nodeAsked.Add(1)
 		h := heightOf(r.Params)
 		switch {
@@ -115,16 +109,10 @@ func TestRunCountsIdenticalDifferentAndForwarded(t *testing.T) {
 
 func TestRunStopsWhenTheNodeCannotBeAsked(t *testing.T) {
 	t.Parallel()
-	ok := targetFunc(func(struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}) (string, error) {
+	ok := targetFunc(func(targetRequest) (string, error) {
 		return `{"result":1}`, nil
 	})
-	down := targetFunc(func(struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}) (string, error) {
+	down := targetFunc(func(targetRequest) (string, error) {
 		return "", fmt.Errorf("%w: connection refused", ErrUnreachable)
 	})
 	reqs := []Request{NewRequest("block", map[string]any{"block_id": 1}), NewRequest("block", map[string]any{"block_id": 2})}
@@ -133,10 +121,7 @@ func TestRunStopsWhenTheNodeCannotBeAsked(t *testing.T) {
 
 	// A node answering something that is not a JSON-RPC response is not
 	// reachable either.
-	garbage := targetFunc(func(struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}) (string, error) {
+	garbage := targetFunc(func(targetRequest) (string, error) {
 		return "<html>", nil
 	})
 	_, err = Run(context.Background(), ok, garbage, reqs, RunConfig{}, nil)
