@@ -177,7 +177,8 @@ func onOff(on bool) string {
 }
 
 // explainPage runs EXPLAIN ANALYZE on a page and reports its plan's nodes
-// and whether it is one index scan of account_activity under a Limit.
+// and whether it is one index range scan of account_activity under a Limit
+// (and the sort of each height's rows).
 func explainPage(ctx context.Context, conn *pgx.Conn, args ...any) (string, bool, error) {
 	var raw []byte
 	if err := conn.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+activityPageSQL, args...).Scan(&raw); err != nil {
@@ -218,8 +219,17 @@ func explainPage(ctx context.Context, conn *pgx.Conn, args ...any) (string, bool
 	}
 	top := plans[0].Plan
 	walk(top)
-	one := top.NodeType == "Limit" && len(top.Plans) == 1 && top.Plans[0].NodeType == "Index Scan" &&
-		top.Plans[0].IndexName == "account_activity_pkey" && len(top.Plans[0].Plans) == 0 && top.Plans[0].Filter == ""
+	// Since migration 00016 the page is one range of the (account_id,
+	// block_height) index, the rest of the key sorted per height
+	// (Incremental Sort) and the cursor's own height filtered.
+	one := false
+	if top.NodeType == "Limit" && len(top.Plans) == 1 {
+		scan := top.Plans[0]
+		if scan.NodeType == "Incremental Sort" && len(scan.Plans) == 1 {
+			scan = scan.Plans[0]
+		}
+		one = scan.NodeType == "Index Scan" && scan.IndexName == "account_activity_account_idx" && len(scan.Plans) == 0
+	}
 	return strings.Join(parts, " → "), one, nil
 }
 

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -211,4 +212,43 @@ func TestActivityRefsBecomePlacesAndBack(t *testing.T) {
 		require.Equal(t, []string{"", "", "", "", "R2"},
 			rowList(t, pool, `SELECT ref_id FROM account_activity ORDER BY ref_id`), "only the event keeps its receipt id")
 	})
+}
+
+// indexesOf lists the definitions of the indexes of account_activity and
+// of the parents of the other tables migration 16 changes.
+const indexesOf = `SELECT indexdef FROM pg_indexes WHERE tablename IN ('account_activity', 'ft_events', 'nft_events',
+	'mt_events', 'receipts', 'transactions', 'execution_outcomes') ORDER BY indexname`
+
+// TestIndexesNarrowAndBack: migration 16 keys account_activity by
+// (account_id, block_height) with a unique key for token event rows only,
+// narrows the token events' account indexes, indexes receipt and
+// transaction hashes by hash and drops the outcomes' BRIN; the rows read
+// the same, a token event row is still refused twice, and the down
+// migration restores every index as it was.
+func TestIndexesNarrowAndBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	before := rowList(t, emptyArchiveAt(t, 15), indexesOf)
+	pool := roundTrip(t, 16, activityRows, activityWithHashes, 5, func(pool *pgxpool.Pool) {
+		after := strings.Join(rowList(t, pool, indexesOf), "\n")
+		for _, want := range []string{
+			"account_activity_account_idx ON public.account_activity USING btree (account_id, block_height)",
+			`account_activity_event_key ON public.account_activity USING btree (account_id, block_height, kind, ref_id, "position") WHERE (ref_id <> ''::text)`,
+			"ft_events_account_idx ON ONLY public.ft_events USING btree (account_id, block_height)",
+			"receipts_receipt_id_idx ON ONLY public.receipts USING hash (receipt_id)",
+			"transactions_hash_idx ON ONLY public.transactions USING hash (hash)",
+		} {
+			require.Contains(t, after, want)
+		}
+		require.NotContains(t, after, "account_activity_pkey")
+		require.NotContains(t, after, "execution_outcomes_block_height_idx")
+		_, err := pool.Exec(ctx, `INSERT INTO account_activity (account_id, block_height, kind, ref_id, position,
+			source_height) VALUES ('b.near', 9, 'ft', 'R2', 1, 8)`)
+		require.ErrorContains(t, err, "account_activity_event_key", "a token event row is kept once")
+		tag, err := pool.Exec(ctx, `INSERT INTO account_activity (account_id, block_height, kind, ref_id, position,
+			source_height) VALUES ('b.near', 9, 'ft', 'R2', 1, 8) ON CONFLICT DO NOTHING`)
+		require.NoError(t, err)
+		require.Zero(t, tag.RowsAffected(), "the commit's ON CONFLICT still finds the event's key")
+	})
+	require.Equal(t, before, rowList(t, pool, indexesOf), "the down migration restores the indexes")
 }
