@@ -28,28 +28,22 @@ type Metrics struct {
 // NewMetrics returns the indexer's metrics, registered on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		indexedHeight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nearline_indexed_height",
-			Help: "Height of the last committed block."}),
-		headHeight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nearline_head_height",
-			Help: "Height of the upstream's latest final block."}),
-		blocks: prometheus.NewCounter(prometheus.CounterOpts{Name: "nearline_indexed_blocks_total",
-			Help: "Blocks committed (rate() gives blocks per second)."}),
-		rows: prometheus.NewCounter(prometheus.CounterOpts{Name: "nearline_indexed_rows_total",
-			Help: "Rows written (rate() gives rows per second)."}),
-		blockRate: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nearline_blocks_per_second",
-			Help: "Blocks committed per second over the last progress interval."}),
-		rowRate: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nearline_rows_per_second",
-			Help: "Rows written per second over the last progress interval."}),
-		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nearline_upstream_errors_total",
-			Help: "Failed upstream attempts by kind (timeout, http_5xx, http_429, malformed, ...)."}, []string{"kind"}),
-		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nearline_unknown_variants_total",
-			Help: "Things stored as the upstream served them that Nearline does not model, by kind (state_change:<type>, receipt:<kind>, action:<kind>, access_key_permission:<variant>)."}, []string{"kind"}),
-		malformed: prometheus.NewCounter(prometheus.CounterOpts{Name: "nearline_malformed_event_logs_total",
-			Help: "EVENT_JSON logs of NEP-141, NEP-171 or NEP-245 skipped because they do not follow their standard (each is logged)."}),
+		indexedHeight: gauge("nearline_indexed_height", "Height of the last committed block."),
+		headHeight:    gauge("nearline_head_height", "Height of the upstream's latest final block."),
+		blocks:        counter("nearline_indexed_blocks_total", "Blocks committed (rate() gives blocks per second)."),
+		rows:          counter("nearline_indexed_rows_total", "Rows written (rate() gives rows per second)."),
+		blockRate:     gauge("nearline_blocks_per_second", "Blocks committed per second over the last progress interval."),
+		rowRate:       gauge("nearline_rows_per_second", "Rows written per second over the last progress interval."),
+		upstreamErrors: counterByKind("nearline_upstream_errors_total",
+			"Failed upstream attempts by kind (timeout, http_5xx, http_429, malformed, ...)."),
+		unknown: counterByKind("nearline_unknown_variants_total",
+			"Things stored as the upstream served them that Nearline does not model, by kind (state_change:<type>, receipt:<kind>, action:<kind>, access_key_permission:<variant>)."),
+		malformed: counter("nearline_malformed_event_logs_total",
+			"EVENT_JSON logs of NEP-141, NEP-171 or NEP-245 skipped because they do not follow their standard (each is logged)."),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "nearline_commit_seconds",
 			Help: "Latency of one batch commit.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
-		dbRetries: prometheus.NewCounter(prometheus.CounterOpts{Name: "nearline_database_retries_total",
-			Help: "Database calls of the indexer retried after a transient error (connection lost, server restarting)."}),
+		dbRetries: counter("nearline_database_retries_total",
+			"Database calls of the indexer retried after a transient error (connection lost, server restarting)."),
 	}
 	for _, c := range []prometheus.Collector{m.indexedHeight, m.headHeight, m.blocks, m.rows, m.blockRate, m.rowRate,
 		m.upstreamErrors, m.unknown, m.malformed, m.commitSeconds, m.dbRetries} {
@@ -58,6 +52,21 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// gauge is a metric of one value that goes up and down.
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
+
+// counter is a metric of one value that only goes up.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+// counterByKind is a counter per value of the label "kind".
+func counterByKind(name, help string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"kind"})
 }
 
 // UpstreamError counts a failed upstream attempt; pass it as

@@ -250,14 +250,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 		if !ae.retryable {
 			return nil, fmt.Errorf("call %s on %s: %w", method, c.cfg.Endpoints[idx], ae.err)
 		}
-		c.cfg.OnError(ae.kind)
-		c.cfg.Logger.Warn("upstream call failed, retrying", "method", method, "upstream", c.cfg.Endpoints[idx],
-			"kind", ae.kind, "attempt", attempt+1, "err", ae.err)
-		last = fmt.Errorf("%s: %w", c.cfg.Endpoints[idx], ae.err)
-		retryAfter = 0
-		if n == 1 {
-			retryAfter = ae.retryAfter // with another endpoint, fail over at once
-		}
+		last, retryAfter = c.cfg.retrying(ae, idx, attempt, "upstream call failed, retrying", "method", method)
 	}
 	if len(gcd) > 0 && (len(gcd) == n || last == nil) {
 		var parts []string
@@ -268,6 +261,20 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 			method, params, strings.Join(parts, ", "), ErrNeedsArchival)
 	}
 	return nil, fmt.Errorf("call %s: %w: %d attempts failed, last: %w", method, ErrUnavailable, c.cfg.MaxAttempts, last)
+}
+
+// retrying books a retryable failure ae of endpoint idx at attempt
+// (0-based): it is counted (OnError) and logged as msg with key and value
+// first. It returns the error to report should every attempt fail, and the
+// Retry-After to honour before the next attempt: ae's with one endpoint,
+// none with another to fail over to at once.
+func (c ClientConfig) retrying(ae *attemptError, idx, attempt int, msg, key, value string) (last error, retryAfter time.Duration) {
+	c.OnError(ae.kind)
+	c.Logger.Warn(msg, key, value, "upstream", c.Endpoints[idx], "kind", ae.kind, "attempt", attempt+1, "err", ae.err)
+	if len(c.Endpoints) == 1 {
+		retryAfter = ae.retryAfter
+	}
+	return fmt.Errorf("%s: %w", c.Endpoints[idx], ae.err), retryAfter
 }
 
 // backoff is the wait before a retry: uniform in [0, min(MaxBackoff,

@@ -88,14 +88,9 @@ func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error
 		if !errors.As(err, &ae) {
 			return fmt.Errorf("get %s%s: %w", g.cfg.Endpoints[idx], path, err)
 		}
-		g.cfg.OnError(ae.kind)
-		g.cfg.Logger.Warn("upstream fetch failed, retrying", "path", path, "upstream", g.cfg.Endpoints[idx],
-			"kind", ae.kind, "attempt", attempt+1, "err", ae.err)
-		last = fmt.Errorf("%s: %w", g.cfg.Endpoints[idx], ae.err)
-		retryAfter = 0
+		last, retryAfter = g.cfg.retrying(ae, idx, attempt, "upstream fetch failed, retrying", "path", path)
 		if n == 1 {
-			retryAfter = ae.retryAfter // with another endpoint, fail over at once
-			g.pace.hold(ae.retryAfter) // and the other requests to it wait too
+			g.pace.hold(ae.retryAfter) // the other requests to the one endpoint wait too
 		}
 	}
 	return fmt.Errorf("get %s: %w: %d attempts failed, last: %w", path, ErrUnavailable, g.cfg.MaxAttempts, last)

@@ -28,16 +28,16 @@ func ParseChunkRequest(params json.RawMessage) (ChunkRequest, *Error) {
 	}
 	switch {
 	case raw.ChunkID != nil && raw.BlockID == nil && raw.ShardID == nil:
-		if _, err := ParseCryptoHash(*raw.ChunkID); err != nil {
-			return ChunkRequest{}, ParseError(fmt.Sprintf("Failed parsing args: invalid chunk hash %q", Clip(*raw.ChunkID)))
+		if perr := hashArg("chunk hash", *raw.ChunkID); perr != nil {
+			return ChunkRequest{}, perr
 		}
 		return ChunkRequest{ChunkID: *raw.ChunkID}, nil
 	case raw.ChunkID == nil && raw.BlockID != nil && raw.ShardID != nil:
-		var id BlockID
-		if err := id.UnmarshalJSON(raw.BlockID); err != nil {
-			return ChunkRequest{}, ParseError("Failed parsing args: " + err.Error())
+		id, perr := parseBlockID(raw.BlockID)
+		if perr != nil {
+			return ChunkRequest{}, perr
 		}
-		return ChunkRequest{BlockID: &id, ShardID: *raw.ShardID}, nil
+		return ChunkRequest{BlockID: id, ShardID: *raw.ShardID}, nil
 	}
 	return ChunkRequest{}, ParseError("Failed parsing args: expected `chunk_id`, or `block_id` and `shard_id`")
 }
@@ -87,60 +87,46 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 	if err := decodeParams(params, &raw); err != nil {
 		return QueryRequest{}, err
 	}
-	if raw.RequestType == nil {
-		return QueryRequest{}, ParseError("Failed parsing args: missing field `request_type`")
-	}
-	q := QueryRequest{RequestType: *raw.RequestType}
-	need := func(name string, v *string) (string, *Error) {
-		if v == nil {
-			return "", ParseError(fmt.Sprintf("Failed parsing args: missing field `%s`", name))
-		}
-		return *v, nil
-	}
+	var q QueryRequest
 	var perr *Error
+	if q.RequestType, perr = required("request_type", raw.RequestType); perr != nil {
+		return q, perr
+	}
 	if q.RequestType == QueryViewGlobalContractCode {
-		if q.CodeHash, perr = need("code_hash", raw.CodeHash); perr != nil {
+		if q.CodeHash, perr = required("code_hash", raw.CodeHash); perr != nil {
 			return q, perr
 		}
-		if _, err := ParseCryptoHash(q.CodeHash); err != nil {
-			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid code hash %q", Clip(q.CodeHash)))
+		if perr = hashArg("code hash", q.CodeHash); perr != nil {
+			return q, perr
 		}
 	} else {
-		if q.AccountID, perr = need("account_id", raw.AccountID); perr != nil {
+		if q.AccountID, perr = required("account_id", raw.AccountID); perr != nil {
 			return q, perr
 		}
-		if !ValidAccountID(q.AccountID) {
-			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", Clip(q.AccountID)))
+		if perr = accountArg(q.AccountID); perr != nil {
+			return q, perr
 		}
 	}
 	switch q.RequestType {
 	case QueryViewAccount, QueryViewCode, QueryViewAccessKeyList,
 		QueryViewGasKeyList, QueryViewGlobalContractCode, QueryViewGlobalContractCodeByAccountID:
 	case QueryViewAccessKey, QueryViewGasKey:
-		if q.PublicKey, perr = need("public_key", raw.PublicKey); perr != nil {
+		if q.PublicKey, perr = required("public_key", raw.PublicKey); perr != nil {
 			return q, perr
 		}
 		if !ValidPublicKey(q.PublicKey) {
-			return q, ParseError(fmt.Sprintf("Failed parsing args: invalid public key %q", Clip(q.PublicKey)))
+			return q, invalidArg("public key", q.PublicKey)
 		}
 	case QueryViewState:
-		prefix, perr := need("prefix_base64", raw.PrefixBase64)
-		if perr != nil {
-			return q, perr
-		}
-		if q.Prefix, perr = decodeBase64("prefix_base64", prefix); perr != nil {
+		if q.Prefix, perr = base64Arg("prefix_base64", raw.PrefixBase64); perr != nil {
 			return q, perr
 		}
 		q.IncludeProof = raw.IncludeProof != nil && *raw.IncludeProof
 	case QueryCallFunction:
-		if q.MethodName, perr = need("method_name", raw.MethodName); perr != nil {
+		if q.MethodName, perr = required("method_name", raw.MethodName); perr != nil {
 			return q, perr
 		}
-		args, perr := need("args_base64", raw.ArgsBase64)
-		if perr != nil {
-			return q, perr
-		}
-		if q.Args, perr = decodeBase64("args_base64", args); perr != nil {
+		if q.Args, perr = base64Arg("args_base64", raw.ArgsBase64); perr != nil {
 			return q, perr
 		}
 	default:
@@ -154,12 +140,58 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 	return q, nil
 }
 
-func decodeBase64(field, s string) ([]byte, *Error) {
+// required returns the value of the params member name, or the PARSE_ERROR
+// of params that lack it.
+func required[T any](name string, v *T) (T, *Error) {
+	if v == nil {
+		var zero T
+		return zero, ParseError(fmt.Sprintf("Failed parsing args: missing field `%s`", name))
+	}
+	return *v, nil
+}
+
+// base64Arg decodes the required base64 member name.
+func base64Arg(name string, v *string) ([]byte, *Error) {
+	s, perr := required(name, v)
+	if perr != nil {
+		return nil, perr
+	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil, ParseError(fmt.Sprintf("Failed parsing args: `%s` is not valid base64", field))
+		return nil, ParseError(fmt.Sprintf("Failed parsing args: `%s` is not valid base64", name))
 	}
 	return b, nil
+}
+
+// invalidArg is the PARSE_ERROR of a member whose value is not a valid what
+// ("account id", "chunk hash").
+func invalidArg(what, value string) *Error {
+	return ParseError(fmt.Sprintf("Failed parsing args: invalid %s %q", what, Clip(value)))
+}
+
+// hashArg checks that value is a crypto hash; what names it in the error.
+func hashArg(what, value string) *Error {
+	if _, err := ParseCryptoHash(value); err != nil {
+		return invalidArg(what, value)
+	}
+	return nil
+}
+
+// accountArg checks that value is a valid account id.
+func accountArg(value string) *Error {
+	if !ValidAccountID(value) {
+		return invalidArg("account id", value)
+	}
+	return nil
+}
+
+// parseBlockID reads a block_id member: a height or a block hash.
+func parseBlockID(raw []byte) (*BlockID, *Error) {
+	var id BlockID
+	if err := id.UnmarshalJSON(raw); err != nil {
+		return nil, ParseError("Failed parsing args: " + err.Error())
+	}
+	return &id, nil
 }
 
 // Changes types.
@@ -197,35 +229,30 @@ func ParseChangesRequest(params json.RawMessage) (ChangesRequest, *Error) {
 	if err := decodeParams(params, &raw); err != nil {
 		return ChangesRequest{}, err
 	}
-	if raw.ChangesType == nil {
-		return ChangesRequest{}, ParseError("Failed parsing args: missing field `changes_type`")
+	var c ChangesRequest
+	var perr *Error
+	if c.ChangesType, perr = required("changes_type", raw.ChangesType); perr != nil {
+		return c, perr
 	}
-	c := ChangesRequest{ChangesType: *raw.ChangesType}
 	switch c.ChangesType {
 	case ChangesAccount, ChangesAllAccessKey, ChangesContractCode, ChangesData:
-		if raw.AccountIDs == nil {
-			return c, ParseError("Failed parsing args: missing field `account_ids`")
+		if c.AccountIDs, perr = required("account_ids", raw.AccountIDs); perr != nil {
+			return c, perr
 		}
-		c.AccountIDs = *raw.AccountIDs
 		for _, id := range c.AccountIDs {
-			if !ValidAccountID(id) {
-				return c, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", Clip(id)))
+			if perr = accountArg(id); perr != nil {
+				return c, perr
 			}
 		}
 		if c.ChangesType == ChangesData {
-			if raw.KeyPrefixBase64 == nil {
-				return c, ParseError("Failed parsing args: missing field `key_prefix_base64`")
-			}
-			var perr *Error
-			if c.KeyPrefix, perr = decodeBase64("key_prefix_base64", *raw.KeyPrefixBase64); perr != nil {
+			if c.KeyPrefix, perr = base64Arg("key_prefix_base64", raw.KeyPrefixBase64); perr != nil {
 				return c, perr
 			}
 		}
 	case ChangesSingleAccessKey:
-		if raw.Keys == nil {
-			return c, ParseError("Failed parsing args: missing field `keys`")
+		if c.Keys, perr = required("keys", raw.Keys); perr != nil {
+			return c, perr
 		}
-		c.Keys = *raw.Keys
 		for _, k := range c.Keys {
 			if !ValidAccountID(k.AccountID) || !ValidPublicKey(k.PublicKey) {
 				return c, ParseError(fmt.Sprintf("Failed parsing args: invalid key %s/%s", Clip(k.AccountID), Clip(k.PublicKey)))
@@ -270,11 +297,7 @@ func ParseGasPriceRequest(params json.RawMessage) (*BlockID, *Error) {
 	if raw == nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil, nil
 	}
-	var id BlockID
-	if err := id.UnmarshalJSON(raw); err != nil {
-		return nil, ParseError("Failed parsing args: " + err.Error())
-	}
-	return &id, nil
+	return parseBlockID(raw)
 }
 
 // TxRequest is a parsed `tx` / `EXPERIMENTAL_tx_status` request.
@@ -312,11 +335,11 @@ func ParseTxRequest(params json.RawMessage) (TxRequest, *Error) {
 			r.WaitUntil = *raw.WaitUntil
 		}
 	}
-	if _, err := ParseCryptoHash(r.TxHash); err != nil {
-		return r, ParseError(fmt.Sprintf("Failed parsing args: invalid transaction hash %q", Clip(r.TxHash)))
+	if perr := hashArg("transaction hash", r.TxHash); perr != nil {
+		return r, perr
 	}
-	if !ValidAccountID(r.SenderAccountID) {
-		return r, ParseError(fmt.Sprintf("Failed parsing args: invalid account id %q", Clip(r.SenderAccountID)))
+	if perr := accountArg(r.SenderAccountID); perr != nil {
+		return r, perr
 	}
 	switch r.WaitUntil {
 	case "", "NONE", "INCLUDED", "EXECUTED_OPTIMISTIC", "INCLUDED_FINAL", "EXECUTED", "FINAL":
@@ -334,11 +357,12 @@ func ParseReceiptRequest(params json.RawMessage) (string, *Error) {
 	if err := decodeParams(params, &raw); err != nil {
 		return "", err
 	}
-	if raw.ReceiptID == nil {
-		return "", ParseError("Failed parsing args: missing field `receipt_id`")
+	id, perr := required("receipt_id", raw.ReceiptID)
+	if perr != nil {
+		return "", perr
 	}
-	if _, err := ParseCryptoHash(*raw.ReceiptID); err != nil {
-		return "", ParseError(fmt.Sprintf("Failed parsing args: invalid receipt id %q", Clip(*raw.ReceiptID)))
+	if perr := hashArg("receipt id", id); perr != nil {
+		return "", perr
 	}
-	return *raw.ReceiptID, nil
+	return id, nil
 }

@@ -144,11 +144,11 @@ func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 	}
 	if raw.BlockID != nil && !bytes.Equal(bytes.TrimSpace(raw.BlockID), []byte("null")) {
 		given++
-		var id BlockID
-		if err := id.UnmarshalJSON(raw.BlockID); err != nil {
-			return ref, ParseError("Failed parsing args: " + err.Error())
+		id, perr := parseBlockID(raw.BlockID)
+		if perr != nil {
+			return ref, perr
 		}
-		ref.BlockID = &id
+		ref.BlockID = id
 	}
 	if raw.SyncCheckpoint != nil {
 		given++

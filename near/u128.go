@@ -22,19 +22,21 @@ var errU128Overflow = errors.New("u128 overflow")
 
 // Add returns a+b, or an error when it overflows.
 func (a U128) Add(b U128) (U128, error) {
-	lo, carry := bits.Add64(a.Lo, b.Lo, 0)
-	hi, carry := bits.Add64(a.Hi, b.Hi, carry)
-	if carry != 0 {
-		return U128{}, errU128Overflow
-	}
-	return U128{Hi: hi, Lo: lo}, nil
+	return a.carried(b, bits.Add64)
 }
 
 // Sub returns a-b, or an error when b > a.
 func (a U128) Sub(b U128) (U128, error) {
-	lo, borrow := bits.Sub64(a.Lo, b.Lo, 0)
-	hi, borrow := bits.Sub64(a.Hi, b.Hi, borrow)
-	if borrow != 0 {
+	return a.carried(b, bits.Sub64)
+}
+
+// carried applies op (bits.Add64 or bits.Sub64) to the low halves of a and
+// b, then to the high halves with the low halves' carry (or borrow); one
+// out of the high halves is an overflow.
+func (a U128) carried(b U128, op func(x, y, carry uint64) (uint64, uint64)) (U128, error) {
+	lo, carry := op(a.Lo, b.Lo, 0)
+	hi, carry := op(a.Hi, b.Hi, carry)
+	if carry != 0 {
 		return U128{}, errU128Overflow
 	}
 	return U128{Hi: hi, Lo: lo}, nil

@@ -33,9 +33,7 @@ func storageDefs() []hostDef {
 			st[0] = 0
 		}},
 		{"storage_read", 3, 1, func(ctx context.Context, s *callState, st []uint64) {
-			key := s.storageKey(st[0], st[1])
-			s.chargeBytes(costStorageBase, costStorageByte, uint64(len(key)))
-			v := s.get(ctx, key)
+			_, v := s.lookup(ctx, st[0], st[1])
 			if !v.found {
 				st[0] = 0
 				return
@@ -45,9 +43,7 @@ func storageDefs() []hostDef {
 		}},
 		{"storage_remove", 3, 1, func(ctx context.Context, s *callState, st []uint64) {
 			s.prohibitedInView("storage_remove")
-			key := s.storageKey(st[0], st[1])
-			s.chargeBytes(costStorageBase, costStorageByte, uint64(len(key)))
-			old := s.get(ctx, key)
+			key, old := s.lookup(ctx, st[0], st[1])
 			if !old.found {
 				st[0] = 0
 				return
@@ -59,9 +55,8 @@ func storageDefs() []hostDef {
 			st[0] = 1
 		}},
 		{"storage_has_key", 2, 1, func(ctx context.Context, s *callState, st []uint64) {
-			key := s.storageKey(st[0], st[1])
-			s.chargeBytes(costStorageBase, costStorageByte, uint64(len(key)))
-			st[0] = boolU64(s.get(ctx, key).found)
+			_, v := s.lookup(ctx, st[0], st[1])
+			st[0] = boolU64(v.found)
 		}},
 		// The iterator functions were removed from the protocol; nearcore
 		// answers every call with HostError::Deprecated.
@@ -86,6 +81,15 @@ func (s *callState) storageKey(length, ptr uint64) []byte {
 		s.fail(errLimit("KeyLengthExceeded", "a storage key", uint64(len(key)), maxLengthStorageKey))
 	}
 	return append([]byte(nil), key...)
+}
+
+// lookup reads the key of length at ptr (storageKey), charges the storage
+// base cost and its bytes, and returns it with its value (get): the start
+// of storage_read, storage_remove and storage_has_key.
+func (s *callState) lookup(ctx context.Context, length, ptr uint64) ([]byte, cachedRead) {
+	key := s.storageKey(length, ptr)
+	s.chargeBytes(costStorageBase, costStorageByte, uint64(len(key)))
+	return key, s.get(ctx, key)
 }
 
 // get reads key through the call's own writes, then the per-call cache,

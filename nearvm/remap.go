@@ -53,31 +53,18 @@ func (m remapper) constExpr(r *reader, out []byte) ([]byte, error) {
 }
 
 func (m remapper) globals(r *reader) ([]byte, error) {
-	n, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
-	out := appendU32(nil, n)
-	for i := uint32(0); i < n; i++ {
+	return vec(r, nil, func(_ uint32, out []byte) ([]byte, error) {
 		typ, err := r.bytes(2)
 		if err != nil {
 			return nil, err
 		}
-		if out, err = m.constExpr(r, append(out, typ...)); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+		return m.constExpr(r, append(out, typ...))
+	})
 }
 
 // elements rewrites the element section in all eight encodings.
 func (m remapper) elements(r *reader) ([]byte, error) {
-	n, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
-	out := appendU32(nil, n)
-	for i := uint32(0); i < n; i++ {
+	return vec(r, nil, func(_ uint32, out []byte) ([]byte, error) {
 		flags, err := r.u32()
 		if err != nil {
 			return nil, err
@@ -105,26 +92,17 @@ func (m remapper) elements(r *reader) ([]byte, error) {
 			}
 			out = append(out, b)
 		}
-		count, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		out = appendU32(out, count)
-		for j := uint32(0); j < count; j++ {
+		return vec(r, out, func(_ uint32, out []byte) ([]byte, error) {
 			if flags&0x04 != 0 {
-				if out, err = m.constExpr(r, out); err != nil {
-					return nil, err
-				}
-				continue
+				return m.constExpr(r, out)
 			}
 			idx, err := r.u32()
 			if err != nil {
 				return nil, err
 			}
-			out = appendU32(out, m.fn(idx))
-		}
-	}
-	return out, nil
+			return appendU32(out, m.fn(idx)), nil
+		})
+	})
 }
 
 // code instruments every function body: each straight-line run of
@@ -134,13 +112,8 @@ func (m remapper) elements(r *reader) ([]byte, error) {
 // wazero's compile time, close to the original; any unbounded execution
 // passes a loop header or a function entry.
 func (m remapper) code(r *reader, gasIdx uint32, opCost uint64) ([]byte, error) {
-	n, err := r.u32()
-	if err != nil {
-		return nil, err
-	}
-	out := appendU32(make([]byte, 0, len(r.buf)*3/2), n)
 	var body, seg []byte
-	for i := uint32(0); i < n; i++ {
+	return vec(r, make([]byte, 0, len(r.buf)*3/2), func(i uint32, out []byte) ([]byte, error) {
 		raw, err := r.sized()
 		if err != nil {
 			return nil, err
@@ -150,7 +123,23 @@ func (m remapper) code(r *reader, gasIdx uint32, opCost uint64) ([]byte, error) 
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
 		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
+		return append(out, body...), nil
+	})
+}
+
+// vec rewrites a wasm vector read from r, a u32 count and then its items:
+// it appends the count to out, then each item as item rewrites it (i its
+// index, from 0).
+func vec(r *reader, out []byte, item func(i uint32, out []byte) ([]byte, error)) ([]byte, error) {
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out = appendU32(out, n)
+	for i := uint32(0); i < n; i++ {
+		if out, err = item(i, out); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

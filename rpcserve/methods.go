@@ -15,25 +15,25 @@ type methodFunc func(ctx context.Context, b Backend, params json.RawMessage) (an
 // methodTable is the explicit list of methods answered from the Backend.
 func methodTable() map[string]methodFunc {
 	return map[string]methodFunc{
-		"block":                         blockMethod,
-		"chunk":                         chunkMethod,
-		"EXPERIMENTAL_congestion_level": congestionLevelMethod,
+		"block":                         parsed(blockReference, Backend.Block, raw),
+		"chunk":                         parsed(chunkRequest, Backend.Chunk, raw),
+		"EXPERIMENTAL_congestion_level": parsed(chunkRequest, Backend.CongestionLevel, found),
 		"block_effects":                 blockEffectsMethod,
 		"EXPERIMENTAL_changes_in_block": changesInBlockMethod,
 		"changes":                       changesMethod,
 		"EXPERIMENTAL_changes":          changesMethod,
 		"query":                         queryMethod,
-		"gas_price":                     gasPriceMethod,
+		"gas_price":                     parsed(near.ParseGasPriceRequest, Backend.GasPrice, found),
 		"genesis_config":                genesisConfigMethod,
 		"EXPERIMENTAL_genesis_config":   genesisConfigMethod,
-		"EXPERIMENTAL_protocol_config":  protocolConfigMethod,
+		"EXPERIMENTAL_protocol_config":  parsed(near.ParseBlockReference, Backend.ProtocolConfig, raw),
 		"status":                        statusMethod,
 		"health":                        healthMethod,
 		"tx":                            txMethod(false),
 		"EXPERIMENTAL_tx_status":        txMethod(true),
 		"validators":                    validatorsMethod,
-		"EXPERIMENTAL_receipt":          receiptMethod,
-		"EXPERIMENTAL_receipt_to_tx":    receiptToTxMethod,
+		"EXPERIMENTAL_receipt":          parsed(near.ParseReceiptRequest, Backend.Receipt, raw),
+		"EXPERIMENTAL_receipt_to_tx":    parsed(near.ParseReceiptRequest, Backend.ReceiptToTx, found),
 		// nearcore 2.x's structured forms of query: the same results, and
 		// errors (CONTRACT_EXECUTION_ERROR, UNKNOWN_ACCESS_KEY) as errors.
 		"EXPERIMENTAL_view_account":         viewMethod(near.QueryViewAccount),
@@ -114,30 +114,29 @@ func found[T any](v *T, err error) (any, error) {
 	return v, nil
 }
 
-func blockMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
-	ref, perr := near.ParseBlockReference(blockParams(params))
-	if perr != nil {
-		return nil, perr
+// parsed is a method whose params parse reads (a PARSE_ERROR as it comes)
+// and that asks the Backend with ask, whose answer result checks (raw or
+// found).
+func parsed[P, R any](parse func(json.RawMessage) (P, *near.Error), ask func(Backend, context.Context, P) (R, error), result func(R, error) (any, error)) methodFunc {
+	return func(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
+		p, perr := parse(params)
+		if perr != nil {
+			return nil, perr
+		}
+		return result(ask(b, ctx, p))
 	}
-	return raw(b.Block(ctx, ref))
 }
 
-func chunkMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
-	req, perr := near.ParseChunkRequest(chunkParams(params))
-	if perr != nil {
-		return nil, perr
-	}
-	return raw(b.Chunk(ctx, req))
+// blockReference reads `block`'s params, legacy positional forms included.
+func blockReference(params json.RawMessage) (near.BlockReference, *near.Error) {
+	return near.ParseBlockReference(blockParams(params))
 }
 
-// congestionLevelMethod takes `chunk`'s params (legacy positional forms
-// included), as nearcore parses both with one chunk reference parser.
-func congestionLevelMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
-	req, perr := near.ParseChunkRequest(chunkParams(params))
-	if perr != nil {
-		return nil, perr
-	}
-	return found(b.CongestionLevel(ctx, req))
+// chunkRequest reads `chunk`'s params, legacy positional forms included;
+// EXPERIMENTAL_congestion_level takes them too, as nearcore parses both
+// with one chunk reference parser.
+func chunkRequest(params json.RawMessage) (near.ChunkRequest, *near.Error) {
+	return near.ParseChunkRequest(chunkParams(params))
 }
 
 // blockEffectsResult carries the effects under both names: `changes`
@@ -219,40 +218,8 @@ func stateChangesError(err error) error {
 	return &shaped
 }
 
-func receiptMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
-	id, perr := near.ParseReceiptRequest(params)
-	if perr != nil {
-		return nil, perr
-	}
-	return raw(b.Receipt(ctx, id))
-}
-
-func receiptToTxMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
-	id, perr := near.ParseReceiptRequest(params)
-	if perr != nil {
-		return nil, perr
-	}
-	return found(b.ReceiptToTx(ctx, id))
-}
-
-func gasPriceMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
-	id, perr := near.ParseGasPriceRequest(params)
-	if perr != nil {
-		return nil, perr
-	}
-	return found(b.GasPrice(ctx, id))
-}
-
 func genesisConfigMethod(ctx context.Context, b Backend, _ json.RawMessage) (any, error) {
 	return raw(b.GenesisConfig(ctx))
-}
-
-func protocolConfigMethod(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
-	ref, perr := near.ParseBlockReference(params)
-	if perr != nil {
-		return nil, perr
-	}
-	return raw(b.ProtocolConfig(ctx, ref))
 }
 
 func statusMethod(ctx context.Context, b Backend, _ json.RawMessage) (any, error) {

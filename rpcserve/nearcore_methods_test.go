@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,11 +38,7 @@ func nearcoreMethods(t *testing.T) []string {
 	for p := range openapi.Paths {
 		set[strings.TrimPrefix(p, "/")] = true
 	}
-	methods := make([]string, 0, len(set))
-	for m := range set {
-		methods = append(methods, m)
-	}
-	sort.Strings(methods)
+	methods := slices.Sorted(maps.Keys(set))
 	require.GreaterOrEqual(t, len(methods), 40, "the OpenRPC and OpenAPI files name at least 40 methods")
 	return methods
 }
@@ -63,11 +60,7 @@ func nearcoreQueryTypes(t *testing.T) []string {
 	for _, m := range re.FindAllSubmatch(schema, -1) {
 		set[string(m[1])] = true
 	}
-	types := make([]string, 0, len(set))
-	for typ := range set {
-		types = append(types, typ)
-	}
-	sort.Strings(types)
+	types := slices.Sorted(maps.Keys(set))
 	require.GreaterOrEqual(t, len(types), 10, "RpcQueryRequest names at least 10 request types")
 	return types
 }

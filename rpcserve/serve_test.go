@@ -37,6 +37,18 @@ func serveInBackground(t *testing.T, ctx context.Context, h http.Handler, cfg Se
 	return ln.Addr().String(), served
 }
 
+// requireServeReturns requires that Serve, whose result done receives,
+// returns nil within the given time, and fails with failure if it does not.
+func requireServeReturns(t *testing.T, done <-chan error, within time.Duration, failure string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(within):
+		t.Fatal(failure)
+	}
+}
+
 func TestServeAnswersAndShutsDown(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
@@ -70,12 +82,7 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 	require.Contains(t, string(body), `go_goroutines`)
 
 	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not shut down")
-	}
+	requireServeReturns(t, done, 20*time.Second, "serve did not shut down")
 }
 
 func TestServeRejectsBadConfig(t *testing.T) {
@@ -143,12 +150,7 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 	require.NoError(t, got.err)
 	require.Equal(t, http.StatusOK, got.code)
 	require.Contains(t, got.body, `"height":3`)
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not return after the in-flight request finished")
-	}
+	requireServeReturns(t, done, 20*time.Second, "serve did not return after the in-flight request finished")
 }
 
 // TestServeDrainsBeforeClosing: once ctx ends, a new request is answered
@@ -156,41 +158,22 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 // port is closed after it.
 func TestServeDrainsBeforeClosing(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	h := newTestHandler(t, &fakeBackend{}, Config{}, nil)
-	addr, done := serveInBackground(t, ctx, h, ServeConfig{DrainTime: 2 * time.Second})
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
+	srv := serveToDrain(t, 2*time.Second)
+	resp, err := srv.health()
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
-	cancel()
-	var status int
-	var body []byte
-	wait.For(t, 2*time.Second, "a 503 while draining", func() bool {
-		resp, err := client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		status = resp.StatusCode
-		body, _ = io.ReadAll(resp.Body)
-		return status == http.StatusServiceUnavailable
-	})
+	srv.cancel()
+	body := srv.await503(t)
 	var env near.Response
 	require.NoError(t, json.Unmarshal(body, &env))
 	require.NotNil(t, env.Error)
 	require.Equal(t, near.KindInternal, env.Error.Name)
 	require.Contains(t, string(env.Error.Data), "shutting down")
 
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after draining")
-	}
-	_, err = client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
+	requireServeReturns(t, srv.done, 10*time.Second, "Serve did not return after draining")
+	_, err = srv.health()
 	require.Error(t, err, "the port is closed after draining")
 }
 
@@ -200,19 +183,10 @@ func TestServeDrainsBeforeClosing(t *testing.T) {
 // close it unanswered, since it reads the request after Shutdown began.)
 func TestServeAnswersAConnectionAcceptedWhileDraining(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	h := newTestHandler(t, &fakeBackend{}, Config{}, nil)
-	addr, done := serveInBackground(t, ctx, h, ServeConfig{DrainTime: 300 * time.Millisecond})
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	cancel()
-	wait.For(t, 2*time.Second, "a 503 while draining", func() bool {
-		resp, err := client.Post("http://"+addr, "application/json", strings.NewReader(`{"method":"health"}`))
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusServiceUnavailable
-	})
+	srv := serveToDrain(t, 300*time.Millisecond)
+	addr := srv.addr
+	srv.cancel()
+	srv.await503(t)
 	held, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer held.Close()
@@ -234,12 +208,48 @@ func TestServeAnswersAConnectionAcceptedWhileDraining(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after draining")
-	}
+	requireServeReturns(t, srv.done, 10*time.Second, "Serve did not return after draining")
+}
+
+// drainServer is Serve over a fakeBackend, with a DrainTime, for the tests
+// of the drain: cancel starts it.
+type drainServer struct {
+	addr   string
+	done   <-chan error
+	cancel context.CancelFunc
+	client *http.Client
+}
+
+func serveToDrain(t *testing.T, drainTime time.Duration) drainServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h := newTestHandler(t, &fakeBackend{}, Config{}, nil)
+	addr, done := serveInBackground(t, ctx, h, ServeConfig{DrainTime: drainTime})
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	return drainServer{addr: addr, done: done, cancel: cancel, client: client}
+}
+
+// health posts a health request on a new connection.
+func (s drainServer) health() (*http.Response, error) {
+	return s.client.Post("http://"+s.addr, "application/json", strings.NewReader(`{"method":"health"}`))
+}
+
+// await503 waits for a health request answered 503, as while draining,
+// and returns the answer's body.
+func (s drainServer) await503(t *testing.T) []byte {
+	t.Helper()
+	var body []byte
+	wait.For(t, 2*time.Second, "a 503 while draining", func() bool {
+		resp, err := s.health()
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ = io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusServiceUnavailable
+	})
+	return body
 }
 
 // TestServeCapsConnections: beyond MaxConnections, a new connection is not

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nearline/nearline/internal/bounds"
 	"github.com/nearline/nearline/nearvm"
 )
 
@@ -198,8 +199,8 @@ func (c Config) validate() error {
 	if c.Shards < 1 || c.Shards > 16 {
 		return fmt.Errorf("shards %d: want 1 to 16", c.Shards)
 	}
-	if c.EpochLength < 2 {
-		return fmt.Errorf("epoch length %d: want at least 2", c.EpochLength)
+	if err := bounds.AtLeast("epoch length", c.EpochLength, 2); err != nil {
+		return err
 	}
 	if c.TxsPerBlock < 0 || c.TxsPerBlock > 1000 {
 		return fmt.Errorf("txs per block %d: want 0 to 1000", c.TxsPerBlock)

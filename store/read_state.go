@@ -8,7 +8,6 @@ import (
 	"math/big"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -160,27 +159,9 @@ func (s *Store) AccessKeysAt(ctx context.Context, accountID string, height uint6
 		return nil, fmt.Errorf("read access keys of %s at %d: %w", accountID, height, err)
 	}
 	sort.SliceStable(keys, func(i, j int) bool {
-		return bytes.Compare(trieKeyBytes(keys[i].PublicKey), trieKeyBytes(keys[j].PublicKey)) < 0
+		return bytes.Compare(near.PublicKeyBorsh(keys[i].PublicKey), near.PublicKeyBorsh(keys[j].PublicKey)) < 0
 	})
 	return keys, nil
-}
-
-// trieKeyBytes is a public key as borsh puts it in the trie: a key type byte
-// (0 ed25519, 1 secp256k1) then the key bytes.
-func trieKeyBytes(publicKey string) []byte {
-	curve, data, ok := strings.Cut(publicKey, ":")
-	if !ok {
-		curve, data = "ed25519", publicKey
-	}
-	raw, err := near.Base58Decode(data)
-	if err != nil {
-		return []byte(publicKey)
-	}
-	typ := byte(0)
-	if curve == "secp256k1" {
-		typ = 1
-	}
-	return append([]byte{typ}, raw...)
 }
 
 const codeAtSQL = `

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/nearline/nearline/internal/bounds"
 	"github.com/nearline/nearline/internal/packed"
 )
 
@@ -64,8 +65,8 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	if c.MaxConns < 1 {
-		return fmt.Errorf("max conns %d: want at least 1", c.MaxConns)
+	if err := bounds.AtLeast("max conns", c.MaxConns, 1); err != nil {
+		return err
 	}
 	if c.MinConns < 0 || c.MinConns > c.MaxConns {
 		return fmt.Errorf("min conns %d: want 0 to max conns %d", c.MinConns, c.MaxConns)

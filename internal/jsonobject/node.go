@@ -201,10 +201,7 @@ func (p *parser) skip(depth int) error {
 		if c == '[' {
 			closing = ']'
 		}
-		p.pos++
-		p.space()
-		if p.pos < len(p.doc) && p.doc[p.pos] == closing {
-			p.pos++
+		if p.enter(closing) {
 			return nil
 		}
 		for {
@@ -267,7 +264,7 @@ func (p *parser) str() ([]byte, error) {
 // (quoted) and decoded.
 func (p *parser) key() (raw []byte, name string, err error) {
 	p.space()
-	if p.pos >= len(p.doc) || p.doc[p.pos] != '"' {
+	if !p.at('"') {
 		return nil, "", fmt.Errorf("parse JSON: want a member name at byte %d", p.pos)
 	}
 	if raw, err = p.str(); err != nil {
@@ -277,7 +274,7 @@ func (p *parser) key() (raw []byte, name string, err error) {
 		return nil, "", fmt.Errorf("parse JSON: member name at byte %d: %w", p.pos, err)
 	}
 	p.space()
-	if p.pos >= len(p.doc) || p.doc[p.pos] != ':' {
+	if !p.at(':') {
 		return nil, "", fmt.Errorf("parse JSON: want ':' at byte %d", p.pos)
 	}
 	p.pos++
@@ -300,10 +297,7 @@ func decodeKey(raw []byte) (string, error) {
 
 func (p *parser) object(depth int) (*Node, error) {
 	n := &Node{kind: '{'}
-	p.pos++ // {
-	p.space()
-	if p.pos < len(p.doc) && p.doc[p.pos] == '}' {
-		p.pos++
+	if p.enter('}') {
 		return n, nil
 	}
 	for {
@@ -324,10 +318,7 @@ func (p *parser) object(depth int) (*Node, error) {
 
 func (p *parser) array(depth int) (*Node, error) {
 	n := &Node{kind: '['}
-	p.pos++ // [
-	p.space()
-	if p.pos < len(p.doc) && p.doc[p.pos] == ']' {
-		p.pos++
+	if p.enter(']') {
 		return n, nil
 	}
 	for {
@@ -340,6 +331,24 @@ func (p *parser) array(depth int) (*Node, error) {
 			return n, err
 		}
 	}
+}
+
+// at reports whether the byte at p.pos is c.
+func (p *parser) at(c byte) bool {
+	return p.pos < len(p.doc) && p.doc[p.pos] == c
+}
+
+// enter consumes the opening delimiter of an object or array (at p.pos)
+// and the whitespace after it, and reports whether the container is
+// empty: closing follows, and is consumed too.
+func (p *parser) enter(closing byte) (empty bool) {
+	p.pos++
+	p.space()
+	if p.at(closing) {
+		p.pos++
+		return true
+	}
+	return false
 }
 
 // next reads the ',' between items or the closing delimiter.

@@ -33,17 +33,7 @@ func Members(raw []byte) ([]Member, error) {
 // returned.
 func Each(raw []byte, fn func(key string, value json.RawMessage) error) error {
 	p := &parser{doc: raw}
-	p.space()
-	if p.pos >= len(p.doc) || p.doc[p.pos] != '{' {
-		return errNotObject
-	}
-	p.pos++
-	p.space()
-	if p.pos < len(p.doc) && p.doc[p.pos] == '}' {
-		p.pos++
-		return p.end()
-	}
-	for {
+	return p.walk('{', '}', errNotObject, func() error {
 		key, name, err := p.key()
 		if err != nil {
 			return err
@@ -53,10 +43,27 @@ func Each(raw []byte, fn func(key string, value json.RawMessage) error) error {
 		if err := p.skip(0); err != nil {
 			return fmt.Errorf("value of %s: %w", key, err)
 		}
-		if err := fn(name, p.doc[start:p.pos]); err != nil {
+		return fn(name, p.doc[start:p.pos])
+	})
+}
+
+// walk reads p's document, which must be one object or array (opening ...
+// closing, else errNot) and nothing after it, calling item to read each
+// member or element from p in turn; an error from item ends the walk and
+// is returned.
+func (p *parser) walk(opening, closing byte, errNot error, item func() error) error {
+	p.space()
+	if !p.at(opening) {
+		return errNot
+	}
+	if p.enter(closing) {
+		return p.end()
+	}
+	for {
+		if err := item(); err != nil {
 			return err
 		}
-		if done, err := p.next('}'); err != nil {
+		if done, err := p.next(closing); err != nil {
 			return err
 		} else if done {
 			return p.end()
@@ -185,29 +192,12 @@ func Items(raw []byte) ([]json.RawMessage, error) {
 // for byte (a slice of raw); an error from fn ends the walk and is returned.
 func EachItem(raw []byte, fn func(item json.RawMessage) error) error {
 	p := &parser{doc: raw}
-	p.space()
-	if p.pos >= len(p.doc) || p.doc[p.pos] != '[' {
-		return errNotArray
-	}
-	p.pos++
-	p.space()
-	if p.pos < len(p.doc) && p.doc[p.pos] == ']' {
-		p.pos++
-		return p.end()
-	}
-	for {
+	return p.walk('[', ']', errNotArray, func() error {
 		p.space()
 		start := p.pos
 		if err := p.skip(0); err != nil {
 			return err
 		}
-		if err := fn(p.doc[start:p.pos]); err != nil {
-			return err
-		}
-		if done, err := p.next(']'); err != nil {
-			return err
-		} else if done {
-			return p.end()
-		}
-	}
+		return fn(p.doc[start:p.pos])
+	})
 }
