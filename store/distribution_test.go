@@ -182,14 +182,7 @@ func TestDistributionPlanFitsTheSchema(t *testing.T) {
 			require.Contains(t, columns, e.column, "%s: unique index %s must include %s", e.table, name, e.column)
 		}
 		require.NoError(t, rows.Err())
-		// A primary key, or (account_activity since migration 16, keyed
-		// for its pages by a non-unique index) a full replica identity:
-		// Citus moves shards by logical replication, which needs one of
-		// them to replay a table's deletes.
-		var identity string
-		require.NoError(t, conn.QueryRow(ctx, `SELECT relreplident::text FROM pg_class WHERE oid = $1::regclass`,
-			e.table).Scan(&identity))
-		require.True(t, primary == 1 || identity == "f", "%s has a primary key or a full replica identity", e.table)
+		require.Equal(t, 1, primary, "%s has a primary key", e.table)
 	}
 	require.ElementsMatch(t, store.PartitionedTables, heightPartitioned,
 		"the range-partitioned tables are the store's block-keyed tables")
