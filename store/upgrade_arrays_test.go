@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -211,4 +212,40 @@ func TestActivityRefsBecomePlacesAndBack(t *testing.T) {
 		require.Equal(t, []string{"", "", "", "", "R2"},
 			rowList(t, pool, `SELECT ref_id FROM account_activity ORDER BY ref_id`), "only the event keeps its receipt id")
 	})
+}
+
+// indexesOf lists the definitions of the indexes of the tables migration
+// 16 changes.
+const indexesOf = `SELECT indexdef FROM pg_indexes WHERE tablename IN ('receipts', 'transactions', 'execution_outcomes')
+	ORDER BY indexname`
+
+// TestIndexesNarrowAndBack: migration 16 indexes receipt and transaction
+// hashes by hash and drops the outcomes' BRIN; the rows read the same, a
+// receipt and a transaction are still found by their hash through an
+// index (in a prepared statement's generic plan too), and the down
+// migration restores every index as it was.
+func TestIndexesNarrowAndBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	before := rowList(t, emptyArchiveAt(t, 15), indexesOf)
+	pool := roundTrip(t, 16, activityRows, activityWithHashes, 5, func(pool *pgxpool.Pool) {
+		after := strings.Join(rowList(t, pool, indexesOf), "\n")
+		require.Contains(t, after, "receipts_receipt_id_idx ON ONLY public.receipts USING hash (receipt_id)")
+		require.Contains(t, after, "transactions_hash_idx ON ONLY public.transactions USING hash (hash)")
+		require.NotContains(t, after, "execution_outcomes_block_height_idx")
+		conn, err := pool.Acquire(ctx)
+		require.NoError(t, err)
+		defer conn.Release()
+		_, err = conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off")
+		require.NoError(t, err)
+		for _, c := range []struct{ query, hash, want string }{
+			{`SELECT block_height || ':' || shard_id FROM receipts WHERE receipt_id = $1`, "R2", "8:4"},
+			{`SELECT block_height || ':' || shard_id FROM transactions WHERE hash = $1`, "T1", "8:3"},
+		} {
+			require.Equal(t, []string{c.want}, rowList(t, conn, c.query, c.hash), c.query)
+			plan := strings.Join(rowList(t, conn, "EXPLAIN "+c.query, c.hash), "\n")
+			require.Contains(t, plan, "_idx", "found through the hash index: %s", plan)
+		}
+	})
+	require.Equal(t, before, rowList(t, pool, indexesOf), "the down migration restores the indexes")
 }
