@@ -70,18 +70,17 @@ func unmarshalTagged[E any](e *E, data []byte, what string, members []member[E],
 	if len(tagged) != 1 {
 		return fmt.Errorf("decode %s: want one tag, got %d", what, len(tagged))
 	}
-	for tag, body := range tagged {
-		for _, m := range members {
-			if m.tag != tag {
-				continue
-			}
-			ok, err := m.decode(e, body)
-			if err != nil {
-				return fmt.Errorf("decode %s %s: %w", tag, what, err)
-			}
-			if ok {
-				return nil
-			}
+	tag, body := tagged[0].name, tagged[0].body
+	for _, m := range members {
+		if m.tag != tag {
+			continue
+		}
+		ok, err := m.decode(e, body)
+		if err != nil {
+			return fmt.Errorf("decode %s %s: %w", tag, what, err)
+		}
+		if ok {
+			return nil
 		}
 	}
 	*other = append(json.RawMessage(nil), data...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // SignedTransactionView is a transaction as a chunk or a tx status shows it.
@@ -207,7 +208,7 @@ func decodeDelegate(body []byte) (*SignedDelegateAction, bool) {
 			return nil, false
 		}
 	}
-	again, err := json.Marshal(d)
+	again, err := marshal(d)
 	if err != nil || !bytes.Equal(again, body) && !jsonEqual(again, body) {
 		return nil, false
 	}
@@ -270,9 +271,8 @@ func (r *ReceiptEnumView) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("decode receipt: %w", err)
 	}
-	_, action := tagged["Action"]
-	_, dataReceipt := tagged["Data"]
-	if !action && !dataReceipt {
+	modelledTag := slices.ContainsFunc(tagged, func(m tagMember) bool { return m.name == "Action" || m.name == "Data" })
+	if !modelledTag {
 		r.Other = append(json.RawMessage(nil), data...)
 		return nil
 	}
