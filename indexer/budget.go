@@ -14,9 +14,10 @@ import (
 // weight, which is held until its batch is written. A batch is cut short
 // when the budget is spent and none of its fetches is still running (and
 // handed on, so that what it holds can be written and released), and once
-// its blocks weigh half the budget, so that the next batch is fetched
-// while one is prepared and written (a third made batches of about 7
-// mainnet blocks, and their commits cost PostgreSQL 2 ms a block more).
+// it holds half the budget (its blocks' weight and its running fetches'
+// reservations), so that the next batch is fetched while one is prepared
+// and written (a third made batches of about 7 mainnet blocks, and their
+// commits cost PostgreSQL 2 ms a block more).
 type budget struct {
 	limit int64
 

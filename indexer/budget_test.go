@@ -1,9 +1,15 @@
 package indexer
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/bundle"
 )
 
 // TestBudgetReservesSettlesAndReleases: a fetch reserves the average
@@ -56,4 +62,58 @@ func TestBudgetReservesSettlesAndReleases(t *testing.T) {
 	big.avg = 50
 	_, ok, _ = big.tryReserve()
 	require.True(t, ok, "one block always fits an empty budget")
+}
+
+// gatedSource serves blocks of blockJSON bytes of JSON, each fetch held
+// until gate is closed. Only Bundle is called.
+type gatedSource struct {
+	Source
+	blockJSON int
+	gate      chan struct{}
+	calls     atomic.Int64
+}
+
+func (s *gatedSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
+	s.calls.Add(1)
+	select {
+	case <-s.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	b := &bundle.Bundle{BlockJSON: make([]byte, s.blockJSON)}
+	b.Block.Header.Height = height
+	return b, nil
+}
+
+// TestBatchEndsOnceItsFetchesHoldItsShare: a batch stops reserving once
+// its running fetches' reservations reach half the budget, before any of
+// them settled, so that the other half is left for the next batch while
+// this one is prepared and written.
+func TestBatchEndsOnceItsFetchesHoldItsShare(t *testing.T) {
+	t.Parallel()
+	const budgetBytes = 6_000_000
+	weight := int64(budgetBytes / 10) // ten blocks fill the budget
+	src := &gatedSource{blockJSON: int(weight / weightPerByte), gate: make(chan struct{})}
+	ix, err := New(Config{Workers: 32, BatchSize: 50, MemoryBudget: budgetBytes}, src, nil, nil)
+	require.NoError(t, err)
+	n, ok, _ := ix.budget.tryReserve() // a block weighed before
+	require.True(t, ok)
+	ix.budget.settle(n, weight)
+	ix.budget.release(weight)
+
+	done := make(chan batch, 1)
+	go func() {
+		b, err := ix.fetchRange(context.Background(), 1, 50)
+		assert.NoError(t, err)
+		done <- b
+	}()
+	require.Eventually(t, func() bool { return src.calls.Load() >= 5 }, 5*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	require.Equal(t, int64(5), src.calls.Load(), "no fetch started past the batch's share while none had settled")
+	close(src.gate)
+	b := <-done
+	require.Len(t, b.results, 5)
+	require.Equal(t, 5*weight, b.weight)
+	used, _, _ := ix.budget.usage()
+	require.Equal(t, 5*weight, used, "the batch holds half the budget")
 }

@@ -319,18 +319,24 @@ func (ix *Indexer) waitHead(ctx context.Context, height uint64, indexed bool) (u
 // once, as far as the memory budget allows: the first height waits for
 // room; a later one waits while fetches of the batch are running (they
 // settle to their blocks' weight), and ends the batch when none is and
-// there is still no room, or once the batch's blocks weigh its share, so
-// that what is in hand moves on and is released.
+// there is still no room, or once the batch holds its share of the budget
+// (its blocks' weight and its running fetches' reservations: counting
+// only settled blocks, a batch reserved the whole budget before its first
+// fetch settled, and the next batch waited for its write), so that what
+// is in hand moves on and is released, and the next batch is fetched
+// while this one is prepared and written.
 func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) (batch, error) {
 	// results is never grown past its capacity: the fetches write through
 	// pointers into it.
 	results := make([]fetched, 0, hi-lo+1)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(ix.cfg.Workers)
-	var running, weighed atomic.Int64
+	// held is what the batch holds of the budget: its settled blocks'
+	// weight and its running fetches' reservations.
+	var running, held atomic.Int64
 	err := func() error {
 		for height := lo; height <= hi; height++ {
-			if len(results) > 0 && weighed.Load() >= ix.budget.batchShare() {
+			if len(results) > 0 && held.Load() >= ix.budget.batchShare() {
 				return nil
 			}
 			reserved, ok, err := ix.reserve(gctx, len(results) == 0, &running)
@@ -340,6 +346,7 @@ func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) (batch, error)
 			results = append(results, fetched{height: height})
 			r := &results[len(results)-1]
 			running.Add(1)
+			held.Add(reserved)
 			g.Go(func() error {
 				var b *bundle.Bundle
 				err := ix.callUpstream(gctx, "fetch block", func(ctx context.Context) (err error) {
@@ -355,8 +362,8 @@ func (ix *Indexer) fetchRange(ctx context.Context, lo, hi uint64) (batch, error)
 					err = fmt.Errorf("fetch height %d: upstream returned block %d", height, b.Height())
 				default:
 					r.bundle, r.weight = b, bundleWeight(b)
-					weighed.Add(r.weight)
 				}
+				held.Add(r.weight - reserved)
 				running.Add(-1) // before settle wakes a reserve that looks at it
 				ix.budget.settle(reserved, r.weight)
 				return err
