@@ -126,8 +126,10 @@ func bundleWeight(b *bundle.Bundle) int64 {
 	return int64(n) * weightPerByte
 }
 
-// weightPerByte is the memory held per byte of a bundle's JSON, measured
-// (TestBundleWeightCoversWhatABundleHolds) on the real mainnet block: the
-// raw parts, their decoded views, the document they were cut from and
-// the prepared rows.
+// weightPerByte is the memory held per byte of a bundle's JSON: the raw
+// parts, their decoded views, the document they were cut from and the
+// prepared rows. It is an estimate that the bench holds to, not a
+// measurement of each bundle: on the real mainnet chain (go run ./bench
+// --only real) the default 192 MiB budget keeps the indexer's max RSS at
+// 442-453 MiB (docs/performance-ingest.md).
 const weightPerByte = 6
