@@ -141,7 +141,7 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		height := doc.Block.Header.Height
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
 		require.NoError(t, err)
-		lake, err := docsource.NewLakeFetcher(splitLake(t, height, body), near.ClientConfig{}, nil)
+		lake, err := docsource.NewLakeFetcher(near.ClientConfig{Endpoints: []string{splitLake(t, height, body)}}, nil)
 		require.NoError(t, err)
 		var bundles []*bundle.Bundle
 		for _, docs := range []docsource.DocFetcher{neardata, lake} {

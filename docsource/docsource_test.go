@@ -64,9 +64,9 @@ func chainSources(t *testing.T, chain *simtest.Chain, maxHeight uint64) (*rpcsou
 	rpc := rpcClient(t, chain.URL)
 	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL))
 	require.NoError(t, err)
-	lakeHTTP, err := docsource.NewLakeFetcher(chain.URL+"/lake", fastHTTP(), rpc)
+	lakeHTTP, err := docsource.NewLakeFetcher(fastHTTP(chain.URL+"/lake"), rpc)
 	require.NoError(t, err)
-	lakeDir, err := docsource.NewLakeFetcher(writeLake(t, chain.URL, 0, maxHeight), near.ClientConfig{}, nil)
+	lakeDir, err := docsource.NewLakeFetcher(near.ClientConfig{Endpoints: []string{writeLake(t, chain.URL, 0, maxHeight)}}, nil)
 	require.NoError(t, err)
 	return simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: testWaits}), map[string]indexer.Source{
 		"neardata":  docSource(t, neardata, rpc, testWaits),
@@ -315,7 +315,7 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	node := chain.Node
 	s := storetest.NewStore(t)
 	newSource := func() *docsource.DocSource {
-		lake, err := docsource.NewLakeFetcher(chain.URL+"/lake", fastHTTP(), rpcClient(t, chain.URL))
+		lake, err := docsource.NewLakeFetcher(fastHTTP(chain.URL+"/lake"), rpcClient(t, chain.URL))
 		require.NoError(t, err)
 		return docSource(t, lake, rpcClient(t, chain.URL), rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
 	}
@@ -377,7 +377,7 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 		var docs docsource.DocFetcher
 		var err error
 		if strings.HasPrefix(c.name, "lake") {
-			docs, err = docsource.NewLakeFetcher(strings.Join(c.endpoints, ","), http, rpc)
+			docs, err = docsource.NewLakeFetcher(http, rpc)
 		} else {
 			docs, err = docsource.NewNeardataFetcher(http)
 		}

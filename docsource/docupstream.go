@@ -178,40 +178,29 @@ type LakeFetcher struct {
 
 var _ DocFetcher = (*LakeFetcher)(nil)
 
-// NewLakeFetcher returns a fetcher reading location, a directory or
-// comma-separated http(s) base URLs (cfg.Endpoints is set to them; cfg's
-// timeouts, retries and failover apply). head, when not nil, answers
-// FinalHead; it is required over HTTP.
-func NewLakeFetcher(location string, cfg near.ClientConfig, head rpcsource.RPC) (*LakeFetcher, error) {
-	if !strings.HasPrefix(location, "http://") && !strings.HasPrefix(location, "https://") {
-		st, err := os.Stat(location)
+// NewLakeFetcher returns a fetcher reading cfg.Endpoints: one directory,
+// or http(s) base URLs (cfg's timeouts, retries and failover apply). head,
+// when not nil, answers FinalHead; it is required over HTTP.
+func NewLakeFetcher(cfg near.ClientConfig, head rpcsource.RPC) (*LakeFetcher, error) {
+	if len(cfg.Endpoints) == 1 && !strings.HasPrefix(cfg.Endpoints[0], "http://") && !strings.HasPrefix(cfg.Endpoints[0], "https://") {
+		dir := cfg.Endpoints[0]
+		st, err := os.Stat(dir)
 		if err != nil {
 			return nil, fmt.Errorf("open lake directory: %w", err)
 		}
 		if !st.IsDir() {
-			return nil, fmt.Errorf("lake %s: not a directory", location)
+			return nil, fmt.Errorf("lake %s: not a directory", dir)
 		}
-		return &LakeFetcher{dir: location, head: head, layouts: map[string][]uint64{}}, nil
+		return &LakeFetcher{dir: dir, head: head, layouts: map[string][]uint64{}}, nil
 	}
 	if head == nil {
 		return nil, errors.New("lake over HTTP needs an RPC upstream for the final head")
 	}
-	cfg.Endpoints = splitEndpoints(location)
 	g, err := near.NewGetter(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("configure lake: %w", err)
 	}
 	return &LakeFetcher{get: g, head: head, layouts: map[string][]uint64{}}, nil
-}
-
-func splitEndpoints(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // object reads one object, compacted, that check accepts; ErrNoDocument

@@ -1,23 +1,22 @@
 package near
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nearline/nearline/internal/retry"
+
+	"github.com/nearline/nearline/internal/httpcall"
 )
 
 // ErrNeedsArchival is returned (wrapped) when every upstream has
@@ -165,6 +164,14 @@ func failed(kind string, retryable bool, err error) *attemptError {
 	return &attemptError{kind: kind, retryable: retryable, err: err}
 }
 
+// rateLimited is the failure of a 429, which waits what its Retry-After
+// asks (a wait of 0 leaves the backoff's).
+func rateLimited(resp httpcall.Response) *attemptError {
+	ae := failed(FailHTTP429, true, fmt.Errorf("http %d", resp.StatusCode))
+	ae.retryAfter, _ = resp.RetryAfter()
+	return ae
+}
+
 func (e *attemptError) Error() string { return e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
@@ -299,31 +306,22 @@ func (c *Client) attempt(ctx context.Context, idx int, method string, params jso
 	}
 	reqCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	httpReq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.cfg.Endpoints[idx], bytes.NewReader(body))
+	httpReq, err := httpcall.PostJSON(reqCtx, c.cfg.Endpoints[idx], body)
 	if err != nil {
-		return nil, fmt.Errorf("build request: %w", err)
+		return nil, err
 	}
-	httpReq.Header.Set("Content-Type", "application/json")
-	resp, err := c.cfg.HTTPClient.Do(httpReq)
-	if err != nil {
-		return nil, classifyTransport(ctx, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxResponseBytes+1))
+	resp, err := httpcall.Do(c.cfg.HTTPClient, httpReq, c.cfg.MaxResponseBytes)
 	if err != nil {
 		return nil, classifyTransport(ctx, err)
 	}
+	data := resp.Body
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
-		ae := failed(FailHTTP429, true, fmt.Errorf("http %d", resp.StatusCode))
-		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-			ae.retryAfter = time.Duration(secs) * time.Second
-		}
-		return nil, ae
+		return nil, rateLimited(resp)
 	case resp.StatusCode >= 500 && len(data) == 0:
 		return nil, failed(FailHTTP5xx, true, fmt.Errorf("http %d", resp.StatusCode))
 	}
-	if int64(len(data)) > c.cfg.MaxResponseBytes {
+	if resp.TooLarge {
 		return nil, failed(FailMalformed, false, fmt.Errorf("response larger than %d bytes", c.cfg.MaxResponseBytes))
 	}
 	var env struct {

@@ -1,16 +1,15 @@
 package near
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/nearline/nearline/internal/httpcall"
 )
 
 // ErrMalformedAnswer, wrapped in the error a Getter's accept returns, marks
@@ -105,32 +104,19 @@ func (g *Getter) attempt(ctx context.Context, url string) (Answer, error) {
 	if err != nil {
 		return Answer{}, fmt.Errorf("build request: %w", err)
 	}
-	resp, err := g.cfg.HTTPClient.Do(req)
+	resp, err := httpcall.Do(g.cfg.HTTPClient, req, g.cfg.MaxResponseBytes)
 	if err != nil {
 		return Answer{}, classifyTransport(ctx, err)
 	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	if n := resp.ContentLength; n > 0 && n <= g.cfg.MaxResponseBytes {
-		buf.Grow(int(n) + bytes.MinRead) // one allocation for a document of known size
-	}
-	_, err = buf.ReadFrom(io.LimitReader(resp.Body, g.cfg.MaxResponseBytes+1))
-	body := buf.Bytes()
-	if err != nil {
-		return Answer{}, classifyTransport(ctx, err)
-	}
+	body := resp.Body
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
-		ae := failed(FailHTTP429, true, fmt.Errorf("http %d", resp.StatusCode))
-		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-			ae.retryAfter = time.Duration(secs) * time.Second
-		}
-		return Answer{}, ae
+		return Answer{}, rateLimited(resp)
 	case resp.StatusCode >= 500:
 		return Answer{}, failed(FailHTTP5xx, true, fmt.Errorf("http %d", resp.StatusCode))
 	case resp.StatusCode == http.StatusRequestTimeout:
 		return Answer{}, failed(FailTimeout, true, fmt.Errorf("http %d", resp.StatusCode))
-	case int64(len(body)) > g.cfg.MaxResponseBytes:
+	case resp.TooLarge:
 		return Answer{}, failed(FailMalformed, false, fmt.Errorf("response larger than %d bytes", g.cfg.MaxResponseBytes))
 	}
 	return Answer{Status: resp.StatusCode, Body: body, Location: resp.Header.Get("Location")}, nil

@@ -5,8 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
+
+	"github.com/nearline/nearline/internal/httpcall"
 )
 
 // forwarder sends requests the archive cannot answer to an upstream node and
@@ -28,23 +29,18 @@ func newForwarder(cfg Config) *forwarder {
 // do posts one JSON-RPC request upstream and returns the response body,
 // which must be JSON.
 func (f *forwarder) do(ctx context.Context, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(body))
+	req, err := httpcall.PostJSON(ctx, f.url, body)
 	if err != nil {
-		return nil, fmt.Errorf("build upstream request: %w", err)
+		return nil, fmt.Errorf("upstream: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := f.client.Do(req)
+	resp, err := httpcall.Do(f.client, req, f.maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("post upstream: %w", err)
 	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read upstream response: %w", err)
-	}
-	if int64(len(out)) > f.maxBytes {
+	if resp.TooLarge {
 		return nil, fmt.Errorf("upstream response exceeds %d bytes", f.maxBytes)
 	}
+	out := resp.Body
 	out = bytes.TrimSpace(out)
 	if !json.Valid(out) {
 		return nil, fmt.Errorf("upstream answered HTTP %d with a body that is not JSON", resp.StatusCode)

@@ -1,17 +1,15 @@
 package verify
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
+	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/internal/retry"
 )
 
@@ -114,31 +112,26 @@ func (n *Node) Answer(ctx context.Context, body []byte) ([]byte, error) {
 }
 
 func (n *Node) attempt(ctx context.Context, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.cfg.URL, bytes.NewReader(body))
+	req, err := httpcall.PostJSON(ctx, n.cfg.URL, body)
 	if err != nil {
-		return nil, fmt.Errorf("build node request: %w", err)
+		return nil, fmt.Errorf("node: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := n.client.Do(req)
+	resp, err := httpcall.Do(n.client, req, n.cfg.MaxBodyBytes)
 	if err != nil {
 		return nil, fmt.Errorf("post to node: %w", err)
 	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, n.cfg.MaxBodyBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read node response: %w", err)
-	}
-	if int64(len(out)) > n.cfg.MaxBodyBytes {
+	if resp.TooLarge {
 		return nil, fmt.Errorf("node response exceeds %d bytes", n.cfg.MaxBodyBytes)
 	}
+	out := resp.Body
 	_, perr := ParseAnswer(out)
 	// nearcore sends some error envelopes with HTTP 4xx or 5xx (400 for
 	// REQUEST_VALIDATION_ERROR, 500 for INTERNAL_ERROR): an envelope is the
 	// node's answer whatever the status, except a rate limit.
 	if resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode >= 500 && perr != nil) {
 		err := fmt.Errorf("node answered HTTP %d", resp.StatusCode)
-		if secs, err2 := strconv.Atoi(resp.Header.Get("Retry-After")); err2 == nil && secs >= 0 {
-			return nil, retry.After(time.Duration(secs)*time.Second, err)
+		if wait, ok := resp.RetryAfter(); ok {
+			return nil, retry.After(wait, err)
 		}
 		return nil, err
 	}

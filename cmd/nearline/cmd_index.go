@@ -201,7 +201,7 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 	if *flags.source == sourceNeardata {
 		docs, err = docsource.NewNeardataFetcher(httpCfg)
 	} else {
-		docs, err = docsource.NewLakeFetcher(*flags.upstream, httpCfg, rpc)
+		docs, err = docsource.NewLakeFetcher(httpCfg, rpc)
 	}
 	if err != nil {
 		return nil, err

@@ -1,0 +1,87 @@
+package httpcall_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/internal/httpcall"
+)
+
+// TestDoReadsWithinTheLimit: a body of the limit is read whole, one byte
+// more is TooLarge with at most limit+1 bytes read, whether or not the
+// server announces the length; the POST carries its body as JSON.
+func TestDoReadsWithinTheLimit(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Content-Type") != "application/json" {
+			w.WriteHeader(http.StatusUnsupportedMediaType)
+			return
+		}
+		n, _ := strconv.Atoi(string(got))
+		if r.URL.Query().Has("chunked") {
+			w.(http.Flusher).Flush() // no Content-Length
+		}
+		_, _ = io.WriteString(w, strings.Repeat("x", n))
+	}))
+	t.Cleanup(srv.Close)
+	for _, path := range []string{"/", "/?chunked"} {
+		for _, c := range []struct {
+			size     int
+			tooLarge bool
+		}{{0, false}, {10, false}, {11, true}, {5000, true}} {
+			req, err := httpcall.PostJSON(t.Context(), srv.URL+path, []byte(strconv.Itoa(c.size)))
+			require.NoError(t, err)
+			resp, err := httpcall.Do(srv.Client(), req, 10)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.Equal(t, c.tooLarge, resp.TooLarge, "%s size %d", path, c.size)
+			require.Equal(t, strings.Repeat("x", min(c.size, 11)), string(resp.Body), "%s size %d", path, c.size)
+		}
+	}
+}
+
+// TestDoReturnsTheTransportError: a refused connection and a timeout come
+// back as the client said them, for the caller to classify.
+func TestDoReturnsTheTransportError(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	req, err := httpcall.PostJSON(ctx, srv.URL, nil)
+	require.NoError(t, err)
+	_, err = httpcall.Do(srv.Client(), req, 10)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	srv.Close()
+
+	req, err = httpcall.PostJSON(t.Context(), srv.URL, nil)
+	require.NoError(t, err)
+	_, err = httpcall.Do(srv.Client(), req, 10)
+	require.Error(t, err)
+
+	_, err = httpcall.PostJSON(t.Context(), "http://a b/", nil)
+	require.ErrorContains(t, err, "build request")
+}
+
+func TestRetryAfterIsWholeSeconds(t *testing.T) {
+	t.Parallel()
+	for header, want := range map[string]time.Duration{"0": 0, "3": 3 * time.Second} {
+		wait, ok := httpcall.Response{Header: http.Header{"Retry-After": {header}}}.RetryAfter()
+		require.True(t, ok, header)
+		require.Equal(t, want, wait, header)
+	}
+	for _, header := range []string{"", "-1", "soon", "Wed, 21 Oct 2026 07:28:00 GMT"} {
+		_, ok := httpcall.Response{Header: http.Header{"Retry-After": {header}}}.RetryAfter()
+		require.False(t, ok, header)
+	}
+}
