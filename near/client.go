@@ -214,52 +214,20 @@ func (c *Client) CallRaw(ctx context.Context, method string, params any) (json.R
 }
 
 func (c *Client) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	n := len(c.cfg.Endpoints)
-	start := int(c.preferred.Load())
 	gcd := map[int]uint64{} // endpoints that garbage-collected the block, with their earliest height
-	var last error
-	var retryAfter time.Duration
-	for attempt := 0; attempt < c.cfg.MaxAttempts; attempt++ {
-		idx := (start + attempt) % n
-		if _, ok := gcd[idx]; ok {
-			if len(gcd) == n {
-				break
-			}
-			continue
-		}
-		if attempt > 0 {
-			if err := c.cfg.backoff().Sleep(ctx, attempt, retryAfter); err != nil {
-				return nil, fmt.Errorf("call %s: %w (last error: %v)", method, err, last)
+	var raw json.RawMessage
+	err := c.cfg.failover(ctx, &c.preferred, "call "+method, "upstream call failed, retrying", []any{"method", method}, func(idx int) (err error) {
+		raw, err = c.attempt(ctx, idx, method, params)
+		if ae, ok := errors.AsType[*attemptError](err); ok {
+			if earliest, gc := c.garbageCollected(ctx, idx, ae, params); gc {
+				c.cfg.OnError(FailGarbageCol)
+				gcd[idx] = earliest
+				return errNextEndpoint // an archival endpoint may have it
 			}
 		}
-		raw, err := c.attempt(ctx, idx, method, params)
-		if err == nil {
-			c.preferred.Store(int64(idx))
-			return raw, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("call %s: %w", method, ctx.Err())
-		}
-		var ae *attemptError
-		if !errors.As(err, &ae) {
-			return nil, fmt.Errorf("call %s on %s: %w", method, c.cfg.Endpoints[idx], err)
-		}
-		if earliest, ok := c.garbageCollected(ctx, idx, ae, params); ok {
-			c.cfg.OnError(FailGarbageCol)
-			gcd[idx] = earliest
-			if len(gcd) == n {
-				break
-			}
-			attempt-- // moving to an archival endpoint is not a retry
-			start++
-			continue
-		}
-		if !ae.retryable {
-			return nil, fmt.Errorf("call %s on %s: %w", method, c.cfg.Endpoints[idx], ae.err)
-		}
-		last, retryAfter = c.cfg.retrying(ae, idx, attempt, "upstream call failed, retrying", "method", method)
-	}
-	if len(gcd) > 0 && (len(gcd) == n || last == nil) {
+		return err
+	})
+	if errors.Is(err, errEveryEndpoint) {
 		var parts []string
 		for idx, h := range gcd {
 			parts = append(parts, fmt.Sprintf("%s keeps blocks from %d", c.cfg.Endpoints[idx], h))
@@ -267,21 +235,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 		return nil, fmt.Errorf("call %s %s: block garbage-collected on every upstream (%s): %w",
 			method, params, strings.Join(parts, ", "), ErrNeedsArchival)
 	}
-	return nil, fmt.Errorf("call %s: %w: %d attempts failed, last: %w", method, ErrUnavailable, c.cfg.MaxAttempts, last)
-}
-
-// retrying books a retryable failure ae of endpoint idx at attempt
-// (0-based): it is counted (OnError) and logged as msg with key and value
-// first. It returns the error to report should every attempt fail, and the
-// Retry-After to honour before the next attempt: ae's with one endpoint,
-// none with another to fail over to at once.
-func (c ClientConfig) retrying(ae *attemptError, idx, attempt int, msg, key, value string) (last error, retryAfter time.Duration) {
-	c.OnError(ae.kind)
-	c.Logger.Warn(msg, key, value, "upstream", c.Endpoints[idx], "kind", ae.kind, "attempt", attempt+1, "err", ae.err)
-	if len(c.Endpoints) == 1 {
-		retryAfter = ae.retryAfter
-	}
-	return fmt.Errorf("%s: %w", c.Endpoints[idx], ae.err), retryAfter
+	return raw, err
 }
 
 // backoff is the wait before a retry: uniform in [0, min(MaxBackoff,

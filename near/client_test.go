@@ -173,6 +173,19 @@ func TestClientReportsGarbageCollectedUpstream(t *testing.T) {
 		require.NoError(t, c.Call(context.Background(), "block", map[string]any{"block_id": 5}, &out))
 		require.Equal(t, 5, out.Height)
 	})
+	t.Run("moving past a collected endpoint spends no attempt", func(t *testing.T) {
+		t.Parallel()
+		down, count := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
+		cfg := fastConfig(gcNode(t).URL, down.URL)
+		cfg.MaxAttempts = 3
+		c, err := NewClient(cfg)
+		require.NoError(t, err)
+		err = c.Call(context.Background(), "block", map[string]any{"block_id": 5}, nil)
+		require.ErrorIs(t, err, ErrUnavailable, "the other endpoint is down, not collected")
+		require.NotErrorIs(t, err, ErrNeedsArchival)
+		require.ErrorContains(t, err, "3 attempts failed")
+		require.Equal(t, int64(3), count.Load(), "every attempt went to the endpoint that may have the block")
+	})
 	t.Run("height above earliest is a plain unknown block", func(t *testing.T) {
 		t.Parallel()
 		c, err := NewClient(fastConfig(gcNode(t).URL))

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/nearline/nearline/internal/httpcall"
 )
@@ -55,44 +54,22 @@ func NewGetter(cfg ClientConfig) (*Getter, error) {
 // answer: nil ends the fetch, an error wrapping ErrMalformedAnswer retries,
 // any other error fails it.
 func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error) error {
-	n := len(g.cfg.Endpoints)
-	start := int(g.preferred.Load())
-	var last error
-	var retryAfter time.Duration
-	for attempt := 0; attempt < g.cfg.MaxAttempts; attempt++ {
-		idx := (start + attempt) % n
-		if attempt > 0 {
-			if err := g.cfg.backoff().Sleep(ctx, attempt, retryAfter); err != nil {
-				return fmt.Errorf("get %s: %w (last error: %v)", path, err, last)
-			}
-		}
+	return g.cfg.failover(ctx, &g.preferred, "get "+path, "upstream fetch failed, retrying", []any{"path", path}, func(idx int) error {
 		if err := g.pace.wait(ctx); err != nil {
-			return fmt.Errorf("get %s: %w", path, err)
+			return err
 		}
 		ans, err := g.attempt(ctx, g.cfg.Endpoints[idx]+path)
 		if err == nil {
-			if err = accept(ans); err == nil {
-				g.preferred.Store(int64(idx))
-				return nil
-			}
-			if !errors.Is(err, ErrMalformedAnswer) {
-				return fmt.Errorf("get %s%s: %w", g.cfg.Endpoints[idx], path, err)
+			if err = accept(ans); err == nil || !errors.Is(err, ErrMalformedAnswer) {
+				return err
 			}
 			err = failed(FailMalformed, true, err)
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("get %s: %w", path, ctx.Err())
-		}
-		var ae *attemptError
-		if !errors.As(err, &ae) {
-			return fmt.Errorf("get %s%s: %w", g.cfg.Endpoints[idx], path, err)
-		}
-		last, retryAfter = g.cfg.retrying(ae, idx, attempt, "upstream fetch failed, retrying", "path", path)
-		if n == 1 {
+		if ae, ok := errors.AsType[*attemptError](err); ok && ae.retryable && len(g.cfg.Endpoints) == 1 {
 			g.pace.hold(ae.retryAfter) // the other requests to the one endpoint wait too
 		}
-	}
-	return fmt.Errorf("get %s: %w: %d attempts failed, last: %w", path, ErrUnavailable, g.cfg.MaxAttempts, last)
+		return err
+	})
 }
 
 // attempt sends one GET; a 429, 5xx, 408 or transport failure is an
