@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	testfixture "github.com/nearline/nearline/internal/fixture"
+	"github.com/nearline/nearline/nearvm/internal/wasmenc"
 	"github.com/nearline/nearline/nearvm/wasmtest"
 )
 
@@ -305,7 +306,7 @@ func stripExport(t *testing.T, code []byte) []byte {
 			}
 			return err
 		}))
-		sections[i].payload = append(appendU32(nil, count), kept...)
+		sections[i].payload = append(wasmenc.AppendU32(nil, count), kept...)
 	}
 	return encodeModule(sections)
 }

@@ -1,6 +1,10 @@
 package wasmtest
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/nearline/nearline/nearvm/internal/wasmenc"
+)
 
 // Ops joins instructions into one sequence, in order.
 func Ops(parts ...[]byte) []byte { return slices.Concat(parts...) }
@@ -9,7 +13,7 @@ func Ops(parts ...[]byte) []byte { return slices.Concat(parts...) }
 func I64Const(values ...int64) []byte {
 	var out []byte
 	for _, v := range values {
-		out = appendS64(append(out, 0x42), v)
+		out = wasmenc.AppendS64(append(out, 0x42), v)
 	}
 	return out
 }
@@ -18,7 +22,7 @@ func I64Const(values ...int64) []byte {
 func I32Const(values ...int32) []byte {
 	var out []byte
 	for _, v := range values {
-		out = appendS64(append(out, 0x41), int64(v))
+		out = wasmenc.AppendS64(append(out, 0x41), int64(v))
 	}
 	return out
 }

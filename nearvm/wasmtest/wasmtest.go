@@ -11,14 +11,16 @@
 // instructions, built with the instruction helpers (I64Const, Call,
 // LocalGet, If, ...) and joined with Ops.
 //
-// The package imports nothing of Nearline's, so that nearvm's own tests can
-// use it.
+// The package imports nothing of nearvm's but the binary format's number
+// and name encoding (nearvm/internal/wasmenc), so that nearvm's own tests
+// can use it.
 package wasmtest
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/nearline/nearline/nearvm/internal/wasmenc"
 )
 
 // Value types, as the binary format spells them.
@@ -100,11 +102,11 @@ func (m Module) Encode() []byte {
 
 	var imports [][]byte
 	for i, imp := range m.Imports {
-		entry := appendName(appendName(nil, "env"), imp.Name)
+		entry := wasmenc.AppendName(wasmenc.AppendName(nil, "env"), imp.Name)
 		imports = append(imports, appendU32(append(entry, 0x00), i))
 	}
 	if m.ImportMemory {
-		entry := appendName(appendName(nil, "env"), "memory")
+		entry := wasmenc.AppendName(wasmenc.AppendName(nil, "env"), "memory")
 		imports = append(imports, appendU32(append(entry, 0x02, 0x00), int(m.MemPages)))
 	}
 	if len(imports) > 0 {
@@ -117,7 +119,7 @@ func (m Module) Encode() []byte {
 		index := len(m.Imports) + i
 		funcs = append(funcs, appendU32(nil, index))
 		if f.Export != "" {
-			exports = append(exports, appendU32(append(appendName(nil, f.Export), 0x00), index))
+			exports = append(exports, appendU32(append(wasmenc.AppendName(nil, f.Export), 0x00), index))
 		}
 		var locals [][]byte
 		for _, l := range f.Locals {
@@ -126,7 +128,7 @@ func (m Module) Encode() []byte {
 		body := slices.Concat(vec(locals), f.Body, End())
 		code = append(code, append(appendU32(nil, len(body)), body...))
 	}
-	exports = append(exports, append(appendName(nil, "memory"), 0x02, 0x00))
+	exports = append(exports, append(wasmenc.AppendName(nil, "memory"), 0x02, 0x00))
 	out = appendSection(out, 3, vec(funcs))
 	if !m.ImportMemory {
 		out = appendSection(out, 5, appendU32([]byte{1, 0x00}, int(m.MemPages)))
@@ -158,23 +160,8 @@ func funcType(params int, param, result byte) []byte {
 	return append(t, 1, result)
 }
 
-// appendU32 appends v as an unsigned LEB128 number, which is what
-// encoding/binary calls a uvarint.
-func appendU32(b []byte, v int) []byte { return binary.AppendUvarint(b, uint64(v)) }
-
-// appendS64 appends v as a signed LEB128 number.
-func appendS64(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func appendName(b []byte, s string) []byte { return append(appendU32(b, len(s)), s...) }
+// appendU32 appends v (a count, size or index) as an unsigned LEB128 number.
+func appendU32(b []byte, v int) []byte { return wasmenc.AppendU32(b, uint32(v)) }
 
 func appendSection(b []byte, id byte, payload []byte) []byte {
 	return append(appendU32(append(b, id), len(payload)), payload...)
