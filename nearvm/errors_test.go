@@ -12,11 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	testfixture "github.com/nearline/nearline/internal/fixture"
+	"github.com/nearline/nearline/nearvm/internal/wasmenc"
+	"github.com/nearline/nearline/nearvm/wasmtest"
 )
 
-func callModule(t *testing.T, r *Runtime, m testModule, method string, c Context, st Storage) (*Outcome, error) {
+func callModule(t *testing.T, r *Runtime, m wasmtest.Module, method string, c Context, st Storage) (*Outcome, error) {
 	t.Helper()
-	return r.Call(context.Background(), m.encode(), "", method, c, st)
+	return r.Call(context.Background(), m.Encode(), "", method, c, st)
 }
 
 // requireFCE asserts err is a *FunctionCallError with the given public JSON.
@@ -33,7 +35,7 @@ func requireFCE(t *testing.T, err error, wantJSON string) *FunctionCallError {
 func TestMethodResolveErrors(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	m := testModule{memPages: 1, funcs: []testFunc{{export: "ok"}, {export: "with_param", params: 1}}}
+	m := wasmtest.Module{MemPages: 1, Funcs: []wasmtest.Func{{Export: "ok"}, {Export: "with_param", Params: 1}}}
 	c := viewCtx("c.near", nil)
 
 	out, err := callModule(t, r, m, "ok", c, newMemStorage())
@@ -77,13 +79,13 @@ func TestGuestPanicMatchesRPCFixture(t *testing.T) {
 	panicMsg := vmErr.ExecutionError[len("Smart contract panicked: "):]
 
 	r := newTestRuntime(t, Config{})
-	m := testModule{
-		imports:  []testImport{{name: "log_utf8", params: 2}, {name: "panic_utf8", params: 2}},
-		memPages: 1,
-		data:     []testData{{0, []byte("before")}, {100, []byte(panicMsg)}},
-		funcs: []testFunc{{export: "get_status", body: ops(
-			i64c(6), i64c(0), call(0),
-			i64c(int64(len(panicMsg))), i64c(100), call(1),
+	m := wasmtest.Module{
+		Imports:  wasmtest.Imports{{Name: "log_utf8", Params: 2}, {Name: "panic_utf8", Params: 2}},
+		MemPages: 1,
+		Data:     []wasmtest.Data{{Offset: 0, Bytes: []byte("before")}, {Offset: 100, Bytes: []byte(panicMsg)}},
+		Funcs: []wasmtest.Func{{Export: "get_status", Body: wasmtest.Ops(
+			wasmtest.I64Const(6, 0), wasmtest.Call(0),
+			wasmtest.I64Const(int64(len(panicMsg)), 100), wasmtest.Call(1),
 		)}},
 	}
 	out, err := callModule(t, r, m, "get_status", viewCtx("test.near", nil), newMemStorage())
@@ -95,7 +97,7 @@ func TestGuestPanicMatchesRPCFixture(t *testing.T) {
 	require.Equal(t, []string{"before"}, out.Logs, "logs before the panic are kept")
 	require.Positive(t, out.GasUsed)
 
-	m2 := testModule{imports: []testImport{{name: "panic"}}, memPages: 1, funcs: []testFunc{{export: "f", body: call(0)}}}
+	m2 := wasmtest.Module{Imports: wasmtest.Imports{{Name: "panic"}}, MemPages: 1, Funcs: []wasmtest.Func{{Export: "f", Body: wasmtest.Call(0)}}}
 	_, err = callModule(t, r, m2, "f", viewCtx("c.near", nil), nil)
 	requireFCE(t, err, `{"ExecutionError":"Smart contract panicked: explicit guest panic"}`)
 }
@@ -109,12 +111,12 @@ func TestWasmTraps(t *testing.T) {
 		want string
 	}{
 		{"unreachable", []byte{0x00}, "WebAssembly trap: An `unreachable` opcode was executed."},
-		{"divide by zero", ops(i32c(1), i32c(0), []byte{0x6d, 0x1a}), "WebAssembly trap: An arithmetic exception, e.g. divided by zero."},
-		{"out of bounds load", ops(i32c(-1), []byte{0x29, 0x03, 0x00, 0x1a}), "WebAssembly trap: Memory out of bounds trap."},
-		{"stack overflow", call(0), "WebAssembly trap: Stack overflow."},
+		{"divide by zero", wasmtest.Ops(wasmtest.I32Const(1, 0), []byte{0x6d, 0x1a}), "WebAssembly trap: An arithmetic exception, e.g. divided by zero."},
+		{"out of bounds load", wasmtest.Ops(wasmtest.I32Const(-1), []byte{0x29, 0x03, 0x00, 0x1a}), "WebAssembly trap: Memory out of bounds trap."},
+		{"stack overflow", wasmtest.Call(0), "WebAssembly trap: Stack overflow."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := testModule{memPages: 1, funcs: []testFunc{{export: "f", body: tc.body}}}
+			m := wasmtest.Module{MemPages: 1, Funcs: []wasmtest.Func{{Export: "f", Body: tc.body}}}
 			out, err := callModule(t, r, m, "f", viewCtx("c.near", nil), nil)
 			fce := requireFCE(t, err, `{"ExecutionError":`+mustJSON(t, tc.want)+`}`)
 			require.Equal(t, KindWasmTrap, fce.Kind)
@@ -133,13 +135,13 @@ func mustJSON(t *testing.T, v any) string {
 func TestProhibitedInView(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	m := testModule{
-		imports:  []testImport{{name: "storage_write", params: 5, results: 1}, {name: "storage_remove", params: 3, results: 1}},
-		memPages: 1,
-		data:     []testData{{0, []byte("keyval")}},
-		funcs: []testFunc{
-			{export: "write", body: ops(i64c(3), i64c(0), i64c(3), i64c(3), i64c(0), call(0), []byte{0x1a})},
-			{export: "remove", body: ops(i64c(3), i64c(0), i64c(0), call(1), []byte{0x1a})},
+	m := wasmtest.Module{
+		Imports:  wasmtest.Imports{{Name: "storage_write", Params: 5, Result: wasmtest.I64}, {Name: "storage_remove", Params: 3, Result: wasmtest.I64}},
+		MemPages: 1,
+		Data:     []wasmtest.Data{{Offset: 0, Bytes: []byte("keyval")}},
+		Funcs: []wasmtest.Func{
+			{Export: "write", Body: wasmtest.Ops(wasmtest.I64Const(3, 0, 3, 3, 0), wasmtest.Call(0), wasmtest.Drop())},
+			{Export: "remove", Body: wasmtest.Ops(wasmtest.I64Const(3, 0, 0), wasmtest.Call(1), wasmtest.Drop())},
 		},
 	}
 	_, err := callModule(t, r, m, "write", viewCtx("c.near", nil), newMemStorage())
@@ -159,9 +161,9 @@ func TestProhibitedInView(t *testing.T) {
 	requireFCE(t, err, `{"ExecutionError":"signer_account_id is not allowed in view calls"}`)
 }
 
-func loopModule() testModule {
+func loopModule() wasmtest.Module {
 	// loop br 0 end: spins forever without calling anything.
-	return testModule{memPages: 1, funcs: []testFunc{{export: "spin", body: []byte{0x03, 0x40, 0x0c, 0x00, 0x0b}}}}
+	return wasmtest.Module{MemPages: 1, Funcs: []wasmtest.Func{{Export: "spin", Body: []byte{0x03, 0x40, 0x0c, 0x00, 0x0b}}}}
 }
 
 func TestInfiniteLoopRunsOutOfGas(t *testing.T) {
@@ -187,7 +189,7 @@ func TestContextCancelStopsContract(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	out, err := r.Call(ctx, loopModule().encode(), "", "spin", viewCtx("c.near", nil), nil)
+	out, err := r.Call(ctx, loopModule().Encode(), "", "spin", viewCtx("c.near", nil), nil)
 	require.Nil(t, out)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	var fce *FunctionCallError
@@ -198,14 +200,14 @@ func TestContextCancelStopsContract(t *testing.T) {
 func TestMemoryLimit(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	grow := func(pages int32) testModule {
+	grow := func(pages int32) wasmtest.Module {
 		// mem[0] = memory.grow(pages); value_return(4, 0)
-		return testModule{
-			imports:  []testImport{{name: "value_return", params: 2}},
-			memPages: 1,
-			funcs: []testFunc{{export: "grow", body: ops(
-				i32c(0), i32c(pages), []byte{0x40, 0x00}, []byte{0x36, 0x02, 0x00},
-				i64c(4), i64c(0), call(0),
+		return wasmtest.Module{
+			Imports:  wasmtest.Imports{{Name: "value_return", Params: 2}},
+			MemPages: 1,
+			Funcs: []wasmtest.Func{{Export: "grow", Body: wasmtest.Ops(
+				wasmtest.I32Const(0, pages), []byte{0x40, 0x00}, []byte{0x36, 0x02, 0x00},
+				wasmtest.I64Const(4, 0), wasmtest.Call(0),
 			)}},
 		}
 	}
@@ -216,13 +218,13 @@ func TestMemoryLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []byte{0xff, 0xff, 0xff, 0xff}, out.ReturnData, "growth past 2048 pages fails with -1")
 
-	big := testModule{memPages: 3000, funcs: []testFunc{{export: "f"}}}
+	big := wasmtest.Module{MemPages: 3000, Funcs: []wasmtest.Func{{Export: "f"}}}
 	_, err = callModule(t, r, big, "f", viewCtx("c.near", nil), nil)
 	fce := requireFCE(t, err, `{"CompilationError":{"PrepareError":"Memory"}}`)
 	require.Equal(t, "Function call returned an error: CompilationError(PrepareError(Memory))", fce.RPCData())
 
 	imported := grow(10)
-	imported.importMem = true
+	imported.ImportMemory = true
 	out, err = callModule(t, r, imported, "grow", viewCtx("c.near", nil), nil)
 	require.NoError(t, err, "a contract importing env.memory runs")
 	require.Equal(t, []byte{1, 0, 0, 0}, out.ReturnData)
@@ -231,10 +233,10 @@ func TestMemoryLimit(t *testing.T) {
 func TestLinkError(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	m := testModule{
-		imports:  []testImport{{name: "nonexistent_fn", params: 1}},
-		memPages: 1,
-		funcs:    []testFunc{{export: "main"}},
+	m := wasmtest.Module{
+		Imports:  wasmtest.Imports{{Name: "nonexistent_fn", Params: 1}},
+		MemPages: 1,
+		Funcs:    []wasmtest.Func{{Export: "main"}},
 	}
 	for i := 0; i < 2; i++ { // the second call is served from the cache
 		_, err := callModule(t, r, m, "main", viewCtx("c.near", nil), nil)
@@ -245,7 +247,7 @@ func TestLinkError(t *testing.T) {
 	_, err := callModule(t, r, m, "other", viewCtx("c.near", nil), nil)
 	requireFCE(t, err, `{"MethodResolveError":"MethodNotFound"}`)
 
-	wrongSig := testModule{imports: []testImport{{name: "panic", params: 1}}, memPages: 1, funcs: []testFunc{{export: "main"}}}
+	wrongSig := wasmtest.Module{Imports: wasmtest.Imports{{Name: "panic", Params: 1}}, MemPages: 1, Funcs: []wasmtest.Func{{Export: "main"}}}
 	_, err = callModule(t, r, wrongSig, "main", viewCtx("c.near", nil), nil)
 	fce := requireFCE(t, err, `{"ExecutionError":"Link Error: Error while importing \"env\".\"panic\": incompatible import type. Expected Function(FunctionType { params: [I64], results: [] }) but received Function(FunctionType { params: [], results: [] })"}`)
 	require.Equal(t, KindLink, fce.Kind)
@@ -267,9 +269,9 @@ func TestModuleWithoutMemoryGetsOne(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
 	// Hand-encoded: no memory section; main calls value_return(0, 0).
-	m := testModule{imports: []testImport{{name: "value_return", params: 2}}, memPages: 1,
-		funcs: []testFunc{{export: "main", body: ops(i64c(0), i64c(0), call(0))}}}
-	stripped := stripExport(t, stripSection(t, m.encode(), 5))
+	m := wasmtest.Module{Imports: wasmtest.Imports{{Name: "value_return", Params: 2}}, MemPages: 1,
+		Funcs: []wasmtest.Func{{Export: "main", Body: wasmtest.Ops(wasmtest.I64Const(0, 0), wasmtest.Call(0))}}}
+	stripped := stripExport(t, stripSection(t, m.Encode(), 5))
 	out, err := r.Call(context.Background(), stripped, "", "main", viewCtx("c.near", nil), nil)
 	require.NoError(t, err, "host functions need a memory")
 	require.Empty(t, out.ReturnData)
@@ -304,7 +306,7 @@ func stripExport(t *testing.T, code []byte) []byte {
 			}
 			return err
 		}))
-		sections[i].payload = append(appendU32(nil, count), kept...)
+		sections[i].payload = append(wasmenc.AppendU32(nil, count), kept...)
 	}
 	return encodeModule(sections)
 }

@@ -11,30 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ripemd160" //nolint:staticcheck // the host function under test
 	"golang.org/x/crypto/sha3"
+
+	"github.com/nearline/nearline/nearvm/wasmtest"
 )
 
 // Instruction helpers for the host-function tests.
 var (
-	dropOp       = []byte{0x1a}
-	maxU64       = i64c(-1) // u64::MAX as an i64 constant
+	maxU64       = wasmtest.I64Const(-1) // u64::MAX as an i64 constant
 	i64StoreOp   = []byte{0x37, 0x03, 0x00}
-	localSet0    = []byte{0x21, 0x00}
-	localGet0    = []byte{0x20, 0x00}
-	i64Local     = []byte{valI64}
-	storeResult0 = func(addr int32, call []byte) []byte { return ops(i32c(addr), call, i64StoreOp) }
+	storeResult0 = func(addr int32, call []byte) []byte { return wasmtest.Ops(wasmtest.I32Const(addr), call, i64StoreOp) }
 )
-
-// imports builds an import list and an index lookup by name.
-func imports(defs ...testImport) ([]testImport, func(string) []byte) {
-	return defs, func(name string) []byte {
-		for i, d := range defs {
-			if d.name == name {
-				return call(i)
-			}
-		}
-		panic("no import " + name)
-	}
-}
 
 func u64s(b []byte) []uint64 {
 	out := make([]uint64, len(b)/8)
@@ -47,26 +33,27 @@ func u64s(b []byte) []uint64 {
 func TestRegistersAndContext(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	imps, fn := imports(
-		testImport{name: "write_register", params: 3, results: 0}, testImport{name: "read_register", params: 2, results: 0}, testImport{name: "register_len", params: 1, results: 1},
-		testImport{name: "value_return", params: 2, results: 0}, testImport{name: "current_account_id", params: 1, results: 0}, testImport{name: "block_index", params: 0, results: 1},
-		testImport{name: "block_timestamp", params: 0, results: 1}, testImport{name: "epoch_height", params: 0, results: 1}, testImport{name: "account_balance", params: 1, results: 0},
-		testImport{name: "input", params: 1, results: 0}, testImport{name: "random_seed", params: 1, results: 0}, testImport{name: "prepaid_gas", params: 0, results: 1},
-	)
-	m := testModule{imports: imps, memPages: 1, data: []testData{{100, []byte("xyz")}}, funcs: []testFunc{
-		{export: "echo", body: ops(i64c(0), fn("input"), maxU64, i64c(0), fn("value_return"))},
-		{export: "account", body: ops(i64c(5), fn("current_account_id"), maxU64, i64c(5), fn("value_return"))},
-		{export: "numbers", body: ops(
+	imps := wasmtest.Imports{
+		{Name: "write_register", Params: 3}, {Name: "read_register", Params: 2}, {Name: "register_len", Params: 1, Result: wasmtest.I64},
+		{Name: "value_return", Params: 2}, {Name: "current_account_id", Params: 1}, {Name: "block_index", Result: wasmtest.I64},
+		{Name: "block_timestamp", Result: wasmtest.I64}, {Name: "epoch_height", Result: wasmtest.I64}, {Name: "account_balance", Params: 1},
+		{Name: "input", Params: 1}, {Name: "random_seed", Params: 1}, {Name: "prepaid_gas", Result: wasmtest.I64},
+	}
+	fn := imps.Call
+	m := wasmtest.Module{Imports: imps, MemPages: 1, Data: []wasmtest.Data{{Offset: 100, Bytes: []byte("xyz")}}, Funcs: []wasmtest.Func{
+		{Export: "echo", Body: wasmtest.Ops(wasmtest.I64Const(0), fn("input"), maxU64, wasmtest.I64Const(0), fn("value_return"))},
+		{Export: "account", Body: wasmtest.Ops(wasmtest.I64Const(5), fn("current_account_id"), maxU64, wasmtest.I64Const(5), fn("value_return"))},
+		{Export: "numbers", Body: wasmtest.Ops(
 			storeResult0(0, fn("block_index")), storeResult0(8, fn("block_timestamp")), storeResult0(16, fn("epoch_height")),
-			i64c(24), fn("account_balance"), i64c(40), i64c(0), fn("value_return"))},
-		{export: "registers", body: ops(
-			i64c(3), i64c(3), i64c(100), fn("write_register"),
-			storeResult0(0, ops(i64c(3), fn("register_len"))), storeResult0(8, ops(i64c(9), fn("register_len"))),
-			i64c(3), i64c(16), fn("read_register"), i64c(19), i64c(0), fn("value_return"))},
-		{export: "bad_register", body: ops(i64c(42), i64c(0), fn("read_register"))},
-		{export: "out_of_bounds", body: ops(i64c(10), i64c(70000), fn("value_return"))},
-		{export: "seed", body: ops(i64c(1), fn("random_seed"), maxU64, i64c(1), fn("value_return"))},
-		{export: "prepaid", body: ops(fn("prepaid_gas"), dropOp)},
+			wasmtest.I64Const(24), fn("account_balance"), wasmtest.I64Const(40, 0), fn("value_return"))},
+		{Export: "registers", Body: wasmtest.Ops(
+			wasmtest.I64Const(3, 3, 100), fn("write_register"),
+			storeResult0(0, wasmtest.Ops(wasmtest.I64Const(3), fn("register_len"))), storeResult0(8, wasmtest.Ops(wasmtest.I64Const(9), fn("register_len"))),
+			wasmtest.I64Const(3, 16), fn("read_register"), wasmtest.I64Const(19, 0), fn("value_return"))},
+		{Export: "bad_register", Body: wasmtest.Ops(wasmtest.I64Const(42, 0), fn("read_register"))},
+		{Export: "out_of_bounds", Body: wasmtest.Ops(wasmtest.I64Const(10, 70000), fn("value_return"))},
+		{Export: "seed", Body: wasmtest.Ops(wasmtest.I64Const(1), fn("random_seed"), maxU64, wasmtest.I64Const(1), fn("value_return"))},
+		{Export: "prepaid", Body: wasmtest.Ops(fn("prepaid_gas"), wasmtest.Drop())},
 	}}
 	c := viewCtx("contract.near", nil)
 	c.Input = []byte(`{"a":1}`)
@@ -105,26 +92,27 @@ func TestRegistersAndContext(t *testing.T) {
 func TestStorageHostFunctions(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	imps, fn := imports(
-		testImport{name: "storage_write", params: 5, results: 1}, testImport{name: "storage_read", params: 3, results: 1}, testImport{name: "storage_remove", params: 3, results: 1},
-		testImport{name: "storage_has_key", params: 2, results: 1}, testImport{name: "value_return", params: 2, results: 0}, testImport{name: "storage_iter_prefix", params: 2, results: 1},
-	)
-	write := func(key, val int64) []byte {
-		return ops(i64c(2), i64c(key), i64c(2), i64c(val), i64c(1), fn("storage_write"))
+	imps := wasmtest.Imports{
+		{Name: "storage_write", Params: 5, Result: wasmtest.I64}, {Name: "storage_read", Params: 3, Result: wasmtest.I64}, {Name: "storage_remove", Params: 3, Result: wasmtest.I64},
+		{Name: "storage_has_key", Params: 2, Result: wasmtest.I64}, {Name: "value_return", Params: 2}, {Name: "storage_iter_prefix", Params: 2, Result: wasmtest.I64},
 	}
-	m := testModule{imports: imps, memPages: 1,
-		data: []testData{{0, []byte("k1")}, {10, []byte("v1")}, {20, []byte("v2")}, {30, []byte("k2")}},
-		funcs: []testFunc{
-			{export: "change", body: ops(
-				storeResult0(200, write(0, 10)),                                          // k1 existed: 1, old value in register 1
-				storeResult0(208, write(0, 20)),                                          // overwrite own write: 1
-				storeResult0(216, ops(i64c(2), i64c(30), i64c(3), fn("storage_remove"))), // k2 existed: 1
-				storeResult0(224, ops(i64c(2), i64c(30), fn("storage_has_key"))),         // now gone: 0
-				storeResult0(232, ops(i64c(2), i64c(0), i64c(2), fn("storage_read"))),    // read own write: 1
-				storeResult0(240, ops(i64c(2), i64c(30), i64c(4), fn("storage_read"))),   // removed: 0
-				i64c(48), i64c(200), fn("value_return"))},
-			{export: "get_k1", body: ops(i64c(2), i64c(0), i64c(2), fn("storage_read"), dropOp, maxU64, i64c(2), fn("value_return"))},
-			{export: "iter", body: ops(i64c(2), i64c(0), fn("storage_iter_prefix"), dropOp)},
+	fn := imps.Call
+	write := func(key, val int64) []byte {
+		return wasmtest.Ops(wasmtest.I64Const(2, key, 2, val, 1), fn("storage_write"))
+	}
+	m := wasmtest.Module{Imports: imps, MemPages: 1,
+		Data: []wasmtest.Data{{Offset: 0, Bytes: []byte("k1")}, {Offset: 10, Bytes: []byte("v1")}, {Offset: 20, Bytes: []byte("v2")}, {Offset: 30, Bytes: []byte("k2")}},
+		Funcs: []wasmtest.Func{
+			{Export: "change", Body: wasmtest.Ops(
+				storeResult0(200, write(0, 10)), // k1 existed: 1, old value in register 1
+				storeResult0(208, write(0, 20)), // overwrite own write: 1
+				storeResult0(216, wasmtest.Ops(wasmtest.I64Const(2, 30, 3), fn("storage_remove"))), // k2 existed: 1
+				storeResult0(224, wasmtest.Ops(wasmtest.I64Const(2, 30), fn("storage_has_key"))),   // now gone: 0
+				storeResult0(232, wasmtest.Ops(wasmtest.I64Const(2, 0, 2), fn("storage_read"))),    // read own write: 1
+				storeResult0(240, wasmtest.Ops(wasmtest.I64Const(2, 30, 4), fn("storage_read"))),   // removed: 0
+				wasmtest.I64Const(48, 200), fn("value_return"))},
+			{Export: "get_k1", Body: wasmtest.Ops(wasmtest.I64Const(2, 0, 2), fn("storage_read"), wasmtest.Drop(), maxU64, wasmtest.I64Const(2), fn("value_return"))},
+			{Export: "iter", Body: wasmtest.Ops(wasmtest.I64Const(2, 0), fn("storage_iter_prefix"), wasmtest.Drop())},
 		}}
 	st := newMemStorage()
 	st.data["k1"] = []byte("old")
@@ -154,13 +142,14 @@ func TestStorageHostFunctions(t *testing.T) {
 func TestHashesAndSignatures(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	imps, fn := imports(
-		testImport{name: "sha256", params: 3, results: 0}, testImport{name: "keccak256", params: 3, results: 0}, testImport{name: "keccak512", params: 3, results: 0},
-		testImport{name: "ripemd160", params: 3, results: 0}, testImport{name: "ecrecover", params: 7, results: 1}, testImport{name: "ed25519_verify", params: 6, results: 1},
-		testImport{name: "value_return", params: 2, results: 0},
-	)
-	hash := func(name string) testFunc {
-		return testFunc{export: name, body: ops(i64c(3), i64c(0), i64c(1), fn(name), maxU64, i64c(1), fn("value_return"))}
+	imps := wasmtest.Imports{
+		{Name: "sha256", Params: 3}, {Name: "keccak256", Params: 3}, {Name: "keccak512", Params: 3},
+		{Name: "ripemd160", Params: 3}, {Name: "ecrecover", Params: 7, Result: wasmtest.I64}, {Name: "ed25519_verify", Params: 6, Result: wasmtest.I64},
+		{Name: "value_return", Params: 2},
+	}
+	fn := imps.Call
+	hash := func(name string) wasmtest.Func {
+		return wasmtest.Func{Export: name, Body: wasmtest.Ops(wasmtest.I64Const(3, 0, 1), fn(name), maxU64, wasmtest.I64Const(1), fn("value_return"))}
 	}
 	// go-ethereum's signature test vector.
 	digest, _ := hex.DecodeString("ce0677bb30baa8cf067c88db9811f4333d131bf8bcf12fe7065d211dce971008")
@@ -169,19 +158,19 @@ func TestHashesAndSignatures(t *testing.T) {
 	key := ed25519.NewKeyFromSeed(make([]byte, 32))
 	edSig := ed25519.Sign(key, []byte("msg"))
 	ecrecover := func(v, flag int64) []byte {
-		return ops(storeResult0(1000, ops(i64c(32), i64c(100), i64c(64), i64c(200), i64c(v), i64c(flag), i64c(1), fn("ecrecover"))))
+		return wasmtest.Ops(storeResult0(1000, wasmtest.Ops(wasmtest.I64Const(32, 100, 64, 200, v, flag, 1), fn("ecrecover"))))
 	}
-	m := testModule{imports: imps, memPages: 1,
-		data: []testData{{0, []byte("abc")}, {100, digest}, {200, sig}, {300, edSig}, {400, []byte("msgMSG")}, {500, key.Public().(ed25519.PublicKey)}},
-		funcs: []testFunc{hash("sha256"), hash("keccak256"), hash("keccak512"), hash("ripemd160"),
-			{export: "ecrecover", body: ops(ecrecover(1, 1), maxU64, i64c(1), fn("value_return"))},
-			{export: "ecrecover_wrong_v", body: ops(ecrecover(0, 0), i64c(8), i64c(1000), fn("value_return"))},
-			{export: "ecrecover_bad_v", body: ecrecover(5, 0)},
-			{export: "ed25519", body: ops(
-				storeResult0(1000, ops(i64c(64), i64c(300), i64c(3), i64c(400), i64c(32), i64c(500), fn("ed25519_verify"))),
-				storeResult0(1008, ops(i64c(64), i64c(300), i64c(3), i64c(403), i64c(32), i64c(500), fn("ed25519_verify"))),
-				i64c(16), i64c(1000), fn("value_return"))},
-			{export: "ed25519_bad_key", body: ops(i64c(64), i64c(300), i64c(3), i64c(400), i64c(31), i64c(500), fn("ed25519_verify"), dropOp)},
+	m := wasmtest.Module{Imports: imps, MemPages: 1,
+		Data: []wasmtest.Data{{Offset: 0, Bytes: []byte("abc")}, {Offset: 100, Bytes: digest}, {Offset: 200, Bytes: sig}, {Offset: 300, Bytes: edSig}, {Offset: 400, Bytes: []byte("msgMSG")}, {Offset: 500, Bytes: key.Public().(ed25519.PublicKey)}},
+		Funcs: []wasmtest.Func{hash("sha256"), hash("keccak256"), hash("keccak512"), hash("ripemd160"),
+			{Export: "ecrecover", Body: wasmtest.Ops(ecrecover(1, 1), maxU64, wasmtest.I64Const(1), fn("value_return"))},
+			{Export: "ecrecover_wrong_v", Body: wasmtest.Ops(ecrecover(0, 0), wasmtest.I64Const(8, 1000), fn("value_return"))},
+			{Export: "ecrecover_bad_v", Body: ecrecover(5, 0)},
+			{Export: "ed25519", Body: wasmtest.Ops(
+				storeResult0(1000, wasmtest.Ops(wasmtest.I64Const(64, 300, 3, 400, 32, 500), fn("ed25519_verify"))),
+				storeResult0(1008, wasmtest.Ops(wasmtest.I64Const(64, 300, 3, 403, 32, 500), fn("ed25519_verify"))),
+				wasmtest.I64Const(16, 1000), fn("value_return"))},
+			{Export: "ed25519_bad_key", Body: wasmtest.Ops(wasmtest.I64Const(64, 300, 3, 400, 31, 500), fn("ed25519_verify"), wasmtest.Drop())},
 		}}
 	run := func(method string) (*Outcome, error) { return callModule(t, r, m, method, viewCtx("c.near", nil), nil) }
 	sum := func(h interface {
@@ -218,21 +207,22 @@ func TestHashesAndSignatures(t *testing.T) {
 func TestPromises(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	imps, fn := imports(
-		testImport{name: "promise_batch_create", params: 2, results: 1}, testImport{name: "promise_batch_action_transfer", params: 2, results: 0},
-		testImport{name: "promise_then", params: 9, results: 1}, testImport{name: "promise_return", params: 1, results: 0},
-	)
+	imps := wasmtest.Imports{
+		{Name: "promise_batch_create", Params: 2, Result: wasmtest.I64}, {Name: "promise_batch_action_transfer", Params: 2},
+		{Name: "promise_then", Params: 9, Result: wasmtest.I64}, {Name: "promise_return", Params: 1},
+	}
+	fn := imps.Call
 	amount := U128FromUint64(1000).littleEndian()
-	m := testModule{imports: imps, memPages: 1,
-		data: []testData{{0, []byte("bob.near")}, {16, amount}, {40, []byte("cb")}, {50, []byte("{}")}, {60, []byte("carol.near")}, {80, []byte("Bad..id")}},
-		funcs: []testFunc{
-			{export: "send", locals: i64Local, body: ops(
-				i64c(8), i64c(0), fn("promise_batch_create"), localSet0,
-				localGet0, i64c(16), fn("promise_batch_action_transfer"),
-				localGet0, i64c(10), i64c(60), i64c(2), i64c(40), i64c(2), i64c(50), i64c(16), i64c(5_000_000_000_000), fn("promise_then"),
+	m := wasmtest.Module{Imports: imps, MemPages: 1,
+		Data: []wasmtest.Data{{Offset: 0, Bytes: []byte("bob.near")}, {Offset: 16, Bytes: amount}, {Offset: 40, Bytes: []byte("cb")}, {Offset: 50, Bytes: []byte("{}")}, {Offset: 60, Bytes: []byte("carol.near")}, {Offset: 80, Bytes: []byte("Bad..id")}},
+		Funcs: []wasmtest.Func{
+			{Export: "send", Locals: []byte{wasmtest.I64}, Body: wasmtest.Ops(
+				wasmtest.I64Const(8, 0), fn("promise_batch_create"), wasmtest.LocalSet(0),
+				wasmtest.LocalGet(0), wasmtest.I64Const(16), fn("promise_batch_action_transfer"),
+				wasmtest.LocalGet(0), wasmtest.I64Const(10, 60, 2, 40, 2, 50, 16, 5_000_000_000_000), fn("promise_then"),
 				fn("promise_return"))},
-			{export: "bad_account", body: ops(i64c(7), i64c(80), fn("promise_batch_create"), dropOp)},
-			{export: "bad_index", body: ops(i64c(3), i64c(16), fn("promise_batch_action_transfer"))},
+			{Export: "bad_account", Body: wasmtest.Ops(wasmtest.I64Const(7, 80), fn("promise_batch_create"), wasmtest.Drop())},
+			{Export: "bad_index", Body: wasmtest.Ops(wasmtest.I64Const(3, 16), fn("promise_batch_action_transfer"))},
 		}}
 	out, err := callModule(t, r, m, "send", changeCtx("c.near", "a.near", nil, U128{}), nil)
 	require.NoError(t, err)
@@ -254,16 +244,17 @@ func TestPromises(t *testing.T) {
 func TestLogs(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	imps, fn := imports(testImport{name: "log_utf8", params: 2, results: 0}, testImport{name: "log_utf16", params: 2, results: 0})
+	imps := wasmtest.Imports{{Name: "log_utf8", Params: 2}, {Name: "log_utf16", Params: 2}}
+	fn := imps.Call
 	utf16 := []byte{'h', 0, 0xe9, 0, 'l', 0, 0x3d, 0xd8, 0x00, 0xde, 0, 0} // "hé" + "l" + U+1F600, NUL-terminated
-	m := testModule{imports: imps, memPages: 1,
-		data: []testData{{0, []byte("plain\x00")}, {100, utf16}, {200, []byte{0xff, 0xfe}}},
-		funcs: []testFunc{
-			{export: "logs", body: ops(
-				i64c(5), i64c(0), fn("log_utf8"), maxU64, i64c(0), fn("log_utf8"),
-				i64c(10), i64c(100), fn("log_utf16"), maxU64, i64c(100), fn("log_utf16"))},
-			{export: "bad_utf8", body: ops(i64c(2), i64c(200), fn("log_utf8"))},
-			{export: "odd_utf16", body: ops(i64c(3), i64c(100), fn("log_utf16"))},
+	m := wasmtest.Module{Imports: imps, MemPages: 1,
+		Data: []wasmtest.Data{{Offset: 0, Bytes: []byte("plain\x00")}, {Offset: 100, Bytes: utf16}, {Offset: 200, Bytes: []byte{0xff, 0xfe}}},
+		Funcs: []wasmtest.Func{
+			{Export: "logs", Body: wasmtest.Ops(
+				wasmtest.I64Const(5, 0), fn("log_utf8"), maxU64, wasmtest.I64Const(0), fn("log_utf8"),
+				wasmtest.I64Const(10, 100), fn("log_utf16"), maxU64, wasmtest.I64Const(100), fn("log_utf16"))},
+			{Export: "bad_utf8", Body: wasmtest.Ops(wasmtest.I64Const(2, 200), fn("log_utf8"))},
+			{Export: "odd_utf16", Body: wasmtest.Ops(wasmtest.I64Const(3, 100), fn("log_utf16"))},
 		}}
 	out, err := callModule(t, r, m, "logs", viewCtx("c.near", nil), nil)
 	require.NoError(t, err)
@@ -277,7 +268,8 @@ func TestLogs(t *testing.T) {
 func TestAbort(t *testing.T) {
 	t.Parallel()
 	r := newTestRuntime(t, Config{})
-	imps, fn := imports(testImport{name: "abort", params: 4, i32Params: true})
+	imps := wasmtest.Imports{{Name: "abort", Params: 4, I32Params: true}}
+	fn := imps.Call
 	asString := func(s string) []byte { // AssemblyScript: u32 byte length, then UTF-16LE
 		b := []byte{byte(2 * len(s)), 0, 0, 0}
 		for _, c := range s {
@@ -285,9 +277,9 @@ func TestAbort(t *testing.T) {
 		}
 		return b
 	}
-	m := testModule{imports: imps, memPages: 1,
-		data:  []testData{{0, asString("oops")}, {100, asString("main.ts")}},
-		funcs: []testFunc{{export: "f", body: ops(i32c(4), i32c(104), i32c(12), i32c(3), fn("abort"))}},
+	m := wasmtest.Module{Imports: imps, MemPages: 1,
+		Data:  []wasmtest.Data{{Offset: 0, Bytes: asString("oops")}, {Offset: 100, Bytes: asString("main.ts")}},
+		Funcs: []wasmtest.Func{{Export: "f", Body: wasmtest.Ops(wasmtest.I32Const(4, 104, 12, 3), fn("abort"))}},
 	}
 	_, err := callModule(t, r, m, "f", viewCtx("c.near", nil), nil)
 	requireFCE(t, err, `{"ExecutionError":"Smart contract panicked: oops, filename: \"main.ts\" line: 12 col: 3"}`)

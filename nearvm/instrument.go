@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/nearline/nearline/nearvm/internal/wasmenc"
 )
 
 // gasGlobalExport is the export name of the global that holds the remaining
@@ -146,8 +148,8 @@ func prepareModule(code []byte, maxPages uint32, opCost uint64) (*prepared, erro
 	// The tick function: type () -> (), imported last.
 	tickType := uint32(len(types))
 	sections = appendToVecSection(sections, 1, []byte{0x60, 0x00, 0x00})
-	tickEntry := appendName(appendName(nil, "env"), tickImport)
-	tickEntry = appendU32(append(tickEntry, 0x00), tickType)
+	tickEntry := wasmenc.AppendName(wasmenc.AppendName(nil, "env"), tickImport)
+	tickEntry = wasmenc.AppendU32(append(tickEntry, 0x00), tickType)
 	sections = appendToVecSection(sections, 2, tickEntry)
 	m := remapper{imported: uint32(len(p.funcImports))}
 
@@ -166,7 +168,7 @@ func prepareModule(code []byte, maxPages uint32, opCost uint64) (*prepared, erro
 		case 8:
 			var start uint32
 			if start, err = sr.u32(); err == nil {
-				sections[i].payload = appendU32(nil, m.fn(start))
+				sections[i].payload = wasmenc.AppendU32(nil, m.fn(start))
 			}
 		case 9:
 			sections[i].payload, err = m.elements(sr)
@@ -274,7 +276,7 @@ func (p *prepared) readImports(r *reader, types []funcType, funcTypeIdx *[]uint3
 	if err != nil {
 		return nil, err
 	}
-	return append(appendU32(nil, keptCount), kept...), nil
+	return append(wasmenc.AppendU32(nil, keptCount), kept...), nil
 }
 
 func linkMessage(module, name, expected string) string {
@@ -302,7 +304,7 @@ func clampMemories(r *reader, maxPages uint32) ([]byte, error) {
 	if n > 1 {
 		return nil, errors.New("more than one memory")
 	}
-	out := appendU32(nil, n)
+	out := wasmenc.AppendU32(nil, n)
 	for i := uint32(0); i < n; i++ {
 		lo, hi, hasMax, err := r.limits()
 		if err != nil {
@@ -352,7 +354,7 @@ func (p *prepared) readExports(r *reader, types []funcType, funcTypeIdx []uint32
 	if err != nil {
 		return nil, err
 	}
-	return append(appendU32(nil, count), out...), nil
+	return append(wasmenc.AppendU32(nil, count), out...), nil
 }
 
 func insertSection(sections []section, s section) []section {
@@ -381,7 +383,7 @@ func appendToVecSection(sections []section, id byte, entry []byte) []section {
 		if err != nil {
 			n, r.pos = 0, len(s.payload)
 		}
-		payload := appendU32(nil, n+1)
+		payload := wasmenc.AppendU32(nil, n+1)
 		payload = append(payload, s.payload[r.pos:]...)
 		sections[i].payload = append(payload, entry...)
 		return sections

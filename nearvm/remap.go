@@ -3,6 +3,8 @@ package nearvm
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nearline/nearline/nearvm/internal/wasmenc"
 )
 
 // remapper renumbers functions after the tick import was appended to the
@@ -38,7 +40,7 @@ func (m remapper) constExpr(r *reader, out []byte) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = appendU32(append(out, op), m.fn(idx))
+			out = wasmenc.AppendU32(append(out, op), m.fn(idx))
 			continue
 		case 0x41, 0x42, 0x43, 0x44, 0x23, 0xd0,
 			0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // consts, global.get, ref.null, extended-const arithmetic
@@ -72,13 +74,13 @@ func (m remapper) elements(r *reader) ([]byte, error) {
 		if flags > 7 {
 			return nil, fmt.Errorf("unknown element segment flags %d", flags)
 		}
-		out = appendU32(out, flags)
+		out = wasmenc.AppendU32(out, flags)
 		if flags&0x02 != 0 && flags&0x01 == 0 { // explicit table index
 			table, err := r.u32()
 			if err != nil {
 				return nil, err
 			}
-			out = appendU32(out, table)
+			out = wasmenc.AppendU32(out, table)
 		}
 		if flags&0x01 == 0 { // active: offset expression
 			if out, err = m.constExpr(r, out); err != nil {
@@ -100,7 +102,7 @@ func (m remapper) elements(r *reader) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			return appendU32(out, m.fn(idx)), nil
+			return wasmenc.AppendU32(out, m.fn(idx)), nil
 		})
 	})
 }
@@ -122,7 +124,7 @@ func (m remapper) code(r *reader, gasIdx uint32, opCost uint64) ([]byte, error) 
 		if err != nil {
 			return nil, fmt.Errorf("function body %d: %w", i, err)
 		}
-		out = appendU32(out, uint32(len(body)))
+		out = wasmenc.AppendU32(out, uint32(len(body)))
 		return append(out, body...), nil
 	})
 }
@@ -135,7 +137,7 @@ func vec(r *reader, out []byte, item func(i uint32, out []byte) ([]byte, error))
 	if err != nil {
 		return nil, err
 	}
-	out = appendU32(out, n)
+	out = wasmenc.AppendU32(out, n)
 	for i := uint32(0); i < n; i++ {
 		if out, err = item(i, out); err != nil {
 			return nil, err
@@ -171,7 +173,7 @@ func (m remapper) body(out, seg, raw []byte, gasIdx uint32, opCost uint64) ([]by
 			if err != nil {
 				return nil, nil, err
 			}
-			seg = appendU32(append(seg, op), m.fn(idx))
+			seg = wasmenc.AppendU32(append(seg, op), m.fn(idx))
 		} else {
 			if err := skipInstruction(r, op); err != nil {
 				return nil, nil, err
@@ -194,14 +196,14 @@ func (m remapper) body(out, seg, raw []byte, gasIdx uint32, opCost uint64) ([]by
 // appendCharge emits `gas -= cost` and, with check,
 // `if gas < 0 { call tick }`.
 func (m remapper) appendCharge(out []byte, gasIdx uint32, cost uint64, check bool) []byte {
-	out = appendU32(append(out, 0x23), gasIdx)
-	out = appendS64(append(out, 0x42), int64(cost))
-	out = appendU32(append(out, 0x7d, 0x24), gasIdx)
+	out = wasmenc.AppendU32(append(out, 0x23), gasIdx)
+	out = wasmenc.AppendS64(append(out, 0x42), int64(cost))
+	out = wasmenc.AppendU32(append(out, 0x7d, 0x24), gasIdx)
 	if !check {
 		return out
 	}
-	out = appendU32(append(out, 0x23), gasIdx)
+	out = wasmenc.AppendU32(append(out, 0x23), gasIdx)
 	out = append(out, 0x42, 0x00, 0x53, 0x04, 0x40, 0x10)
-	out = appendU32(out, m.tick())
+	out = wasmenc.AppendU32(out, m.tick())
 	return append(out, 0x0b)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/nearline/nearline/nearvm/internal/wasmenc"
 )
 
 // wasmHeader is the magic and version every module this package reads and
@@ -52,7 +54,7 @@ func readSections(code []byte) ([]section, error) {
 // appendSection appends s as the binary format writes a section: id, size,
 // payload.
 func appendSection(b []byte, s section) []byte {
-	b = appendU32(append(b, s.id), uint32(len(s.payload)))
+	b = wasmenc.AppendU32(append(b, s.id), uint32(len(s.payload)))
 	return append(b, s.payload...)
 }
 
@@ -88,7 +90,7 @@ func (r *reader) export() (export, error) {
 
 // appendExport appends e as the export section writes it.
 func appendExport(b []byte, e export) []byte {
-	return appendU32(append(appendName(b, e.name), e.kind), e.index)
+	return wasmenc.AppendU32(append(wasmenc.AppendName(b, e.name), e.kind), e.index)
 }
 
 // vec reads a vector: its length, then item called that many times to read

@@ -1,9 +1,10 @@
 package nearvm
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/nearline/nearline/nearvm/internal/wasmenc"
 )
 
 // This file holds the low-level WebAssembly binary reading and writing used by
@@ -110,30 +111,10 @@ func (r *reader) limits() (minPages uint32, maxPages uint32, hasMax bool, err er
 	return minPages, maxPages, hasMax, nil
 }
 
-// appendU32 appends v as an unsigned LEB128 number, which is what
-// encoding/binary calls a uvarint.
-func appendU32(b []byte, v uint32) []byte { return binary.AppendUvarint(b, uint64(v)) }
-
-func appendS64(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func appendName(b []byte, s string) []byte {
-	b = appendU32(b, uint32(len(s)))
-	return append(b, s...)
-}
-
 func appendLimits(b []byte, minPages, maxPages uint32) []byte {
 	b = append(b, 0x01)
-	b = appendU32(b, minPages)
-	return appendU32(b, maxPages)
+	b = wasmenc.AppendU32(b, minPages)
+	return wasmenc.AppendU32(b, maxPages)
 }
 
 // Value type bytes as the binary format spells them.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/nearvm/wasmtest"
 )
 
 // pendingYields is a YieldState with the given data ids waiting.
@@ -23,25 +25,26 @@ func (p pendingYields) YieldPending(id []byte) bool {
 // in register 1; "resume" resumes the data id in its first 32 input bytes
 // with the rest as payload and returns the result (as 8 bytes); "twice"
 // yields two promises.
-func yieldModule() testModule {
-	imps, fn := imports(
-		testImport{name: "promise_yield_create", params: 7, results: 1},
-		testImport{name: "promise_yield_resume", params: 4, results: 1, i32Result: true},
-		testImport{name: "read_register", params: 2},
-		testImport{name: "value_return", params: 2},
-		testImport{name: "input", params: 1},
-		testImport{name: "register_len", params: 1, results: 1},
-	)
-	create := ops(i64c(2), i64c(0), i64c(2), i64c(2), i64c(5_000_000_000_000), i64c(1), i64c(1), fn("promise_yield_create"))
-	return testModule{imports: imps, memPages: 1, data: []testData{{0, []byte("cbxy")}}, funcs: []testFunc{
-		{export: "yield", body: ops(create, dropOp, i64c(1), i64c(100), fn("read_register"), i64c(32), i64c(100), fn("value_return"))},
-		{export: "twice", body: ops(create, dropOp, create, dropOp)},
-		{export: "resume", locals: i64Local, body: ops(
-			i64c(0), fn("input"), i64c(0), fn("register_len"), localSet0,
-			i64c(0), i64c(200), fn("read_register"),
-			i32c(300), i64c(32), i64c(200), localGet0, i64c(32), []byte{0x7d}, i64c(232), fn("promise_yield_resume"),
-			[]byte{0xad}, i64StoreOp, // i64.extend_i32_u, store at 300
-			i64c(8), i64c(300), fn("value_return"))},
+func yieldModule() wasmtest.Module {
+	imps := wasmtest.Imports{
+		{Name: "promise_yield_create", Params: 7, Result: wasmtest.I64},
+		{Name: "promise_yield_resume", Params: 4, Result: wasmtest.I32},
+		{Name: "read_register", Params: 2},
+		{Name: "value_return", Params: 2},
+		{Name: "input", Params: 1},
+		{Name: "register_len", Params: 1, Result: wasmtest.I64},
+	}
+	fn := imps.Call
+	create := wasmtest.Ops(wasmtest.I64Const(2, 0, 2, 2, 5_000_000_000_000, 1, 1), fn("promise_yield_create"))
+	return wasmtest.Module{Imports: imps, MemPages: 1, Data: []wasmtest.Data{{Offset: 0, Bytes: []byte("cbxy")}}, Funcs: []wasmtest.Func{
+		{Export: "yield", Body: wasmtest.Ops(create, wasmtest.Drop(), wasmtest.I64Const(1, 100), fn("read_register"), wasmtest.I64Const(32, 100), fn("value_return"))},
+		{Export: "twice", Body: wasmtest.Ops(create, wasmtest.Drop(), create, wasmtest.Drop())},
+		{Export: "resume", Locals: []byte{wasmtest.I64}, Body: wasmtest.Ops(
+			wasmtest.I64Const(0), fn("input"), wasmtest.I64Const(0), fn("register_len"), wasmtest.LocalSet(0),
+			wasmtest.I64Const(0, 200), fn("read_register"),
+			wasmtest.I32Const(300), wasmtest.I64Const(32, 200), wasmtest.LocalGet(0), wasmtest.I64Const(32), wasmtest.I64Sub(), wasmtest.I64Const(232), fn("promise_yield_resume"),
+			wasmtest.I64ExtendI32U(), i64StoreOp, // store at 300
+			wasmtest.I64Const(8, 300), fn("value_return"))},
 	}}
 }
 
@@ -104,8 +107,8 @@ func TestYieldResume(t *testing.T) {
 	cc := c
 	cc.Input = waiting[:31]
 	m := yieldModule()
-	m.funcs = append(m.funcs, testFunc{export: "short", body: ops(
-		i64c(31), i64c(0), i64c(0), i64c(0), call(1), dropOp)})
+	m.Funcs = append(m.Funcs, wasmtest.Func{Export: "short", Body: wasmtest.Ops(
+		wasmtest.I64Const(31, 0, 0, 0), wasmtest.Call(1), wasmtest.Drop())})
 	_, err = callModule(t, r, m, "short", cc, newMemStorage())
 	requireFCE(t, err, `{"ExecutionError":"yield resumption token is malformed"}`)
 }

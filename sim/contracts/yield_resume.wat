@@ -1,9 +1,9 @@
 ;; yield_resume: the simulator's yield/resume (NEP-519) contract, deployed at
 ;; genesis on yield.near. Written for Nearline; assembled by
 ;; TestYieldContractIsItsSource (sim/yieldcontract_test.go), which builds the
-;; same module from the same instructions and compares it with
-;; yield_resume.wasm (`go test ./sim -run TestYieldContractIsItsSource -update`
-;; writes it).
+;; same module from the same instructions with nearvm/wasmtest and compares it
+;; with yield_resume.wasm (`go test ./sim -run TestYieldContractIsItsSource
+;; -update` writes it).
 (module
   (import "env" "input" (func $input (param i64)))
   (import "env" "register_len" (func $register_len (param i64) (result i64)))
