@@ -2,6 +2,10 @@
 // within a bound. It is the one way the JSON-RPC client, the document
 // getter, serve's forwarder and verify's node send a request and read
 // what comes back; what a status or a body means stays with each caller.
+//
+// A URL may carry a secret (an API key in its query, a password): the
+// errors of this package show it as RedactURL does, and so must every
+// log line or message that names an upstream.
 package httpcall
 
 import (
@@ -18,9 +22,18 @@ import (
 func PostJSON(ctx context.Context, url string, body []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("build request: %w", err)
+		return nil, fmt.Errorf("build request: %w", redactError(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
+	return req, nil
+}
+
+// Get returns a GET of url.
+func Get(ctx context.Context, url string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", redactError(err))
+	}
 	return req, nil
 }
 
@@ -36,14 +49,15 @@ type Response struct {
 
 // Do sends req through client and reads at most limit bytes of the
 // response body (in one allocation when the server announces its length),
-// then closes it. Its error is the client's or the read's as it came, so
-// that a caller can tell a timeout from a refused connection; a body over
+// then closes it. Its error is the client's or the read's as it came
+// (the URL it names redacted), so that a caller can tell a timeout from a
+// refused connection; a body over
 // the limit is not an error but TooLarge, so that a caller can weigh the
 // status first (a 429 says more than its body's size).
 func Do(client *http.Client, req *http.Request, limit int64) (Response, error) {
 	resp, err := client.Do(req)
 	if err != nil {
-		return Response{}, err
+		return Response{}, redactError(err)
 	}
 	defer resp.Body.Close()
 	var buf bytes.Buffer
