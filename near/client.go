@@ -9,14 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/nearline/nearline/internal/retry"
-
 	"github.com/nearline/nearline/internal/httpcall"
+	"github.com/nearline/nearline/internal/retry"
 )
 
 // ErrNeedsArchival is returned (wrapped) when every upstream has
@@ -54,7 +54,10 @@ const (
 
 // ClientConfig configures a Client. Only Endpoints is required.
 type ClientConfig struct {
-	// Endpoints are the upstream JSON-RPC URLs, tried in order on failure.
+	// Endpoints are the upstream JSON-RPC URLs (a Getter's base URLs),
+	// tried in order on failure. A URL may carry a query, such as an API
+	// key (https://host?apiKey=KEY), which every request keeps; log lines
+	// and errors show it redacted (httpcall.RedactURL).
 	Endpoints []string
 	// Timeout bounds one HTTP request. Default DefaultTimeout.
 	Timeout time.Duration
@@ -112,8 +115,8 @@ func (c ClientConfig) validate() error {
 		return errors.New("no upstream endpoint")
 	}
 	for _, e := range c.Endpoints {
-		if !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
-			return fmt.Errorf("upstream %q: want an http:// or https:// URL", e)
+		if _, err := parseEndpoint(e); err != nil {
+			return err
 		}
 	}
 	if c.MaxAttempts < 1 || c.Timeout < 0 || c.BaseBackoff < 0 || c.MaxBackoff < c.BaseBackoff {
@@ -124,6 +127,19 @@ func (c ClientConfig) validate() error {
 	}
 	return nil
 }
+
+// parseEndpoint parses an upstream URL, which must be an absolute http://
+// or https:// URL; its error shows the URL redacted.
+func parseEndpoint(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("upstream %q: want an absolute http:// or https:// URL", httpcall.RedactURL(raw))
+	}
+	return u, nil
+}
+
+// shown is endpoint idx as log lines and errors show it.
+func (c ClientConfig) shown(idx int) string { return httpcall.RedactURL(c.Endpoints[idx]) }
 
 // Client calls NEAR JSON-RPC methods on one or more upstream nodes with
 // per-request timeouts, retries with exponential backoff and jitter, and
@@ -230,7 +246,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 	if errors.Is(err, errEveryEndpoint) {
 		var parts []string
 		for idx, h := range gcd {
-			parts = append(parts, fmt.Sprintf("%s keeps blocks from %d", c.cfg.Endpoints[idx], h))
+			parts = append(parts, fmt.Sprintf("%s keeps blocks from %d", c.cfg.shown(idx), h))
 		}
 		return nil, fmt.Errorf("call %s %s: block garbage-collected on every upstream (%s): %w",
 			method, params, strings.Join(parts, ", "), ErrNeedsArchival)

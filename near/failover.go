@@ -20,7 +20,7 @@ var errEveryEndpoint = errors.New("every endpoint moved on")
 
 // endpointError is a try's failure that ends the failover.
 type endpointError struct {
-	endpoint string
+	endpoint string // as shown (ClientConfig.shown)
 	err      error
 }
 
@@ -74,12 +74,12 @@ func (c ClientConfig) failover(ctx context.Context, preferred *atomic.Int64, nam
 				if isAttempt {
 					err = ae.err
 				}
-				return &endpointError{endpoint: c.Endpoints[idx], err: err}
+				return &endpointError{endpoint: c.shown(idx), err: err}
 			default:
 				attempts++
 				c.OnError(ae.kind)
-				c.Logger.Warn(msg, append(kv[:len(kv):len(kv)], "upstream", c.Endpoints[idx], "kind", ae.kind, "attempt", attempts, "err", ae.err)...)
-				last = &endpointError{endpoint: c.Endpoints[idx], err: ae.err}
+				c.Logger.Warn(msg, append(kv[:len(kv):len(kv)], "upstream", c.shown(idx), "kind", ae.kind, "attempt", attempts, "err", ae.err)...)
+				last = &endpointError{endpoint: c.shown(idx), err: ae.err}
 				if n == 1 && ae.retryAfter > 0 {
 					return retry.After(ae.retryAfter, ae)
 				}

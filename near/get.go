@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 
@@ -21,17 +22,45 @@ var ErrMalformedAnswer = errors.New("malformed answer")
 type Answer struct {
 	Status   int
 	Body     []byte
-	Location string // a redirect's target; redirects are not followed
+	Location string // a redirect's target as sent (show it redacted: it may echo the key); redirects are not followed
 }
 
 // Getter GETs documents below one or more base URLs (ClientConfig.Endpoints)
 // with the Client's policy: a timeout per request, retries with backoff and
-// jitter, a 429's Retry-After, failover between endpoints. It is safe for
-// concurrent use.
+// jitter, a 429's Retry-After, failover between endpoints. A base URL may
+// have a query (?apiKey=KEY): a document's path goes before it, and every
+// request keeps it. It is safe for concurrent use.
 type Getter struct {
 	cfg       ClientConfig
+	bases     []baseURL    // cfg.Endpoints, parsed
 	preferred atomic.Int64 // endpoint that answered last
 	pace      *pacer       // ClientConfig.RequestRate
+}
+
+// baseURL is a Getter's endpoint split where a document's path goes in.
+type baseURL struct {
+	prefix string // scheme, user information, host and path, without a trailing "/"
+	query  string // the raw query, kept on every request
+}
+
+func newBaseURL(u *url.URL) baseURL {
+	query := u.RawQuery
+	bare := *u
+	bare.RawQuery, bare.ForceQuery, bare.Fragment, bare.RawFragment = "", false, "", ""
+	return baseURL{prefix: strings.TrimRight(bare.String(), "/"), query: query}
+}
+
+// url is the URL of path (which may have a query of its own, joined
+// after the endpoint's) below the base.
+func (b baseURL) url(path string) string {
+	path, query, _ := strings.Cut(path, "?")
+	switch {
+	case b.query == "" && query == "":
+		return b.prefix + path
+	case b.query == "" || query == "":
+		return b.prefix + path + "?" + b.query + query
+	}
+	return b.prefix + path + "?" + b.query + "&" + query
 }
 
 // NewGetter returns a Getter for cfg.
@@ -44,21 +73,26 @@ func NewGetter(cfg ClientConfig) (*Getter, error) {
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	cfg.HTTPClient = &client
 	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
+	bases := make([]baseURL, len(cfg.Endpoints))
 	for i, e := range cfg.Endpoints {
-		cfg.Endpoints[i] = strings.TrimRight(e, "/")
+		u, err := parseEndpoint(e) // validate has refused what does not parse
+		if err != nil {
+			return nil, fmt.Errorf("configure near getter: %w", err)
+		}
+		bases[i] = newBaseURL(u)
 	}
-	return &Getter{cfg: cfg, pace: newPacer(cfg.RequestRate)}, nil
+	return &Getter{cfg: cfg, bases: bases, pace: newPacer(cfg.RequestRate)}, nil
 }
 
-// Get fetches path (below each endpoint's base URL) until accept takes an
-// answer: nil ends the fetch, an error wrapping ErrMalformedAnswer retries,
-// any other error fails it.
+// Get fetches path (below each endpoint's base URL, before its query)
+// until accept takes an answer: nil ends the fetch, an error wrapping
+// ErrMalformedAnswer retries, any other error fails it.
 func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error) error {
 	return g.cfg.failover(ctx, &g.preferred, "get "+path, "upstream fetch failed, retrying", []any{"path", path}, func(idx int) error {
 		if err := g.pace.wait(ctx); err != nil {
 			return err
 		}
-		ans, err := g.attempt(ctx, g.cfg.Endpoints[idx]+path)
+		ans, err := g.attempt(ctx, g.bases[idx].url(path))
 		if err == nil {
 			if err = accept(ans); err == nil || !errors.Is(err, ErrMalformedAnswer) {
 				return err
@@ -74,12 +108,12 @@ func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error
 
 // attempt sends one GET; a 429, 5xx, 408 or transport failure is an
 // *attemptError.
-func (g *Getter) attempt(ctx context.Context, url string) (Answer, error) {
+func (g *Getter) attempt(ctx context.Context, target string) (Answer, error) {
 	reqCtx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, url, nil)
+	req, err := httpcall.Get(reqCtx, target)
 	if err != nil {
-		return Answer{}, fmt.Errorf("build request: %w", err)
+		return Answer{}, err
 	}
 	resp, err := httpcall.Do(g.cfg.HTTPClient, req, g.cfg.MaxResponseBytes)
 	if err != nil {

@@ -1,0 +1,174 @@
+package near
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/internal/logtest"
+)
+
+// secretKey is the API key the tests' endpoints carry: it must reach the
+// server and nothing else.
+const secretKey = "s3cr3t-K3Y"
+
+// requestLog records the path and raw query of each request a server
+// received.
+type requestLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *requestLog) record(r *http.Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen = append(l.seen, r.URL.Path+"?"+r.URL.RawQuery)
+}
+
+func (l *requestLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := l.seen
+	l.seen = nil
+	return seen
+}
+
+// TestGetterPutsPathsBeforeTheEndpointsQuery: an endpoint's query (an API
+// key) is kept on every request, the document's path going before it,
+// below the endpoint's base path, joined with a query of the path's own.
+func TestGetterPutsPathsBeforeTheEndpointsQuery(t *testing.T) {
+	t.Parallel()
+	var log requestLog
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.record(r)
+		if r.URL.Query().Get("apiKey") != secretKey {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(srv.Close)
+	paths := []string{"/v0/block/5", "/v0/last_block/final", "/000000000005/shard_0.json", "/v0/block/5?with=extra"}
+	for _, c := range []struct {
+		endpoint string
+		want     []string
+	}{
+		{srv.URL + "?apiKey=" + secretKey, []string{
+			"/v0/block/5?apiKey=" + secretKey, "/v0/last_block/final?apiKey=" + secretKey,
+			"/000000000005/shard_0.json?apiKey=" + secretKey, "/v0/block/5?apiKey=" + secretKey + "&with=extra"}},
+		{srv.URL + "/base/?apiKey=" + secretKey + "&x=1", []string{
+			"/base/v0/block/5?apiKey=" + secretKey + "&x=1", "/base/v0/last_block/final?apiKey=" + secretKey + "&x=1",
+			"/base/000000000005/shard_0.json?apiKey=" + secretKey + "&x=1", "/base/v0/block/5?apiKey=" + secretKey + "&x=1&with=extra"}},
+		{srv.URL + "/base?apiKey=" + secretKey, []string{
+			"/base/v0/block/5?apiKey=" + secretKey, "/base/v0/last_block/final?apiKey=" + secretKey,
+			"/base/000000000005/shard_0.json?apiKey=" + secretKey, "/base/v0/block/5?apiKey=" + secretKey + "&with=extra"}},
+	} {
+		g, err := NewGetter(fastConfig(c.endpoint))
+		require.NoError(t, err)
+		for _, p := range paths {
+			require.NoError(t, g.Get(context.Background(), p, func(a Answer) error {
+				require.Equal(t, http.StatusOK, a.Status, "%s %s", c.endpoint, p)
+				return nil
+			}))
+		}
+		require.Equal(t, c.want, log.take(), c.endpoint)
+	}
+
+	// Without a query of its own the path's is the only one; a trailing
+	// slash is dropped as before.
+	g, err := NewGetter(fastConfig(srv.URL + "/"))
+	require.NoError(t, err)
+	for _, p := range []string{"/v0/block/5", "/v0/block/5?with=extra"} {
+		require.NoError(t, g.Get(context.Background(), p, func(Answer) error { return nil }))
+	}
+	require.Equal(t, []string{"/v0/block/5?", "/v0/block/5?with=extra"}, log.take())
+}
+
+// TestClientPostsToTheEndpointWithItsQuery: the JSON-RPC client's POST
+// goes to the endpoint as given, query included.
+func TestClientPostsToTheEndpointWithItsQuery(t *testing.T) {
+	t.Parallel()
+	var log requestLog
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.record(r)
+		okResult(w, `"fine"`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(fastConfig(srv.URL + "/rpc?apiKey=" + secretKey))
+	require.NoError(t, err)
+	var out string
+	require.NoError(t, c.Call(context.Background(), "block", nil, &out))
+	require.Equal(t, "fine", out)
+	require.Equal(t, []string{"/rpc?apiKey=" + secretKey}, log.take())
+}
+
+// TestFailuresDoNotShowTheKey: an upstream answering 503 until the
+// attempts run out, one that refuses connections and one that
+// garbage-collected the block fail with errors and log lines that name
+// the endpoint redacted, never the key; an endpoint that does not parse
+// is refused without it.
+func TestFailuresDoNotShowTheKey(t *testing.T) {
+	t.Parallel()
+	unavailable, count503 := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
+	refused := httptest.NewServer(http.NotFoundHandler())
+	refused.Close()
+	collected, _ := rpcServer(t, func(_ int64, method string, w http.ResponseWriter) {
+		if method == "status" {
+			okResult(w, `{"sync_info":{"earliest_block_height":1000}}`)
+			return
+		}
+		nearError(w, UnknownBlock(HeightID(5)))
+	})
+	withKey := func(base string) string { return base + "/?apiKey=" + secretKey }
+
+	for name, call := range map[string]func(cfg ClientConfig) error{
+		"getter": func(cfg ClientConfig) error {
+			g, err := NewGetter(cfg)
+			require.NoError(t, err)
+			return g.Get(context.Background(), "/v0/block/5", func(Answer) error { return nil })
+		},
+		"client": func(cfg ClientConfig) error {
+			c, err := NewClient(cfg)
+			require.NoError(t, err)
+			return c.Call(context.Background(), "block", map[string]any{"block_id": 5}, nil)
+		},
+	} {
+		for what, endpoints := range map[string][]string{
+			"503 until the attempts run out": {withKey(unavailable.URL)},
+			"refused connections":            {withKey(refused.URL), withKey(unavailable.URL)},
+			"garbage collected":              {withKey(collected.URL)},
+		} {
+			if name == "getter" && what == "garbage collected" {
+				continue // a JSON-RPC answer
+			}
+			var logs logtest.Buffer
+			cfg := fastConfig(endpoints...)
+			cfg.MaxAttempts = 4
+			cfg.Logger = logs.Logger()
+			err := call(cfg)
+			require.Error(t, err, "%s: %s", name, what)
+			shown := err.Error() + "\n" + logs.String()
+			require.NotContains(t, shown, secretKey, "%s: %s", name, what)
+			require.Contains(t, shown, "apiKey=REDACTED", "%s: %s: the endpoint is named, redacted", name, what)
+			if what != "garbage collected" {
+				require.Contains(t, logs.String(), "retrying", "%s: %s", name, what)
+			}
+		}
+	}
+	require.Positive(t, count503.Load())
+
+	_, err := NewGetter(ClientConfig{Endpoints: []string{"http://a b/?apiKey=" + secretKey}})
+	require.ErrorContains(t, err, "want an absolute http:// or https:// URL")
+	require.NotContains(t, err.Error(), secretKey)
+	_, err = NewClient(ClientConfig{Endpoints: []string{"localhost:3030?apiKey=" + secretKey}})
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), secretKey)
+	_, err = NewClient(ClientConfig{Endpoints: []string{"http://?apiKey=" + secretKey}})
+	require.ErrorContains(t, err, "want an absolute http:// or https:// URL", "no host")
+	require.True(t, strings.Contains(err.Error(), "apiKey=REDACTED"), err.Error())
+}
