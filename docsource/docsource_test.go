@@ -241,13 +241,20 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 }
 
 // countingHandler counts the requests that reach next, and apart the
-// final-head requests among them.
+// final-head requests among them. With a key, it answers 401 to a request
+// without ?apiKey=key (counted in refused), as FastNEAR does.
 type countingHandler struct {
-	next        http.Handler
-	count, head atomic.Int64
+	next                 http.Handler
+	key                  string
+	count, head, refused atomic.Int64
 }
 
 func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if c.key != "" && r.URL.Query().Get("apiKey") != c.key {
+		c.refused.Add(1)
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
 	c.count.Add(1)
 	if strings.HasSuffix(r.URL.Path, "/last_block/final") {
 		c.head.Add(1)
@@ -260,7 +267,8 @@ func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // that reach the simulator: neardata asks each height's document once
 // and the final head a few times in all (not once a batch), configs
 // aside (they go to the RPC upstream), and both archives must match the
-// simulator.
+// simulator. The neardata upstream wants an API key (?apiKey=), which its
+// URL carries to every request.
 func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -268,7 +276,8 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	const maxHeight = 160
 	cfg.MaxHeight = maxHeight
 	chain := simtest.New(t, cfg)
-	docs := &countingHandler{next: chain.Node.Handler()}
+	const key = "doc-K3Y"
+	docs := &countingHandler{next: chain.Node.Handler(), key: key}
 	rpcs := &countingHandler{next: chain.Node.Handler()}
 	docSrv, rpcSrv := httptest.NewServer(docs), httptest.NewServer(rpcs)
 	t.Cleanup(docSrv.Close)
@@ -280,7 +289,7 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	rpcCalls := rpcs.count.Load()
 	rpcs.count.Store(0)
 
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(docSrv.URL))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(docSrv.URL + "?apiKey=" + key))
 	require.NoError(t, err)
 	viaDocs := storetest.NewStore(t)
 	src := docSource(t, neardata, rpcClient(t, rpcSrv.URL), testWaits)
@@ -292,6 +301,7 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	perBlock := float64(docs.count.Load()) / heights
 	t.Logf("requests per height over %d heights: rpc %.2f, neardata %.3f (+ %d config calls to the RPC upstream)",
 		maxHeight+1, float64(rpcCalls)/heights, perBlock, rpcs.count.Load())
+	require.Zero(t, docs.refused.Load(), "every document request carried the key")
 	require.Equal(t, int64(maxHeight+1), docs.count.Load()-docs.head.Load(), "one document request per height")
 	require.LessOrEqual(t, docs.head.Load(), int64(3), "final head: at the start and near it, not once per batch")
 	epochs := int64(maxHeight/cfg.EpochLength + 1)

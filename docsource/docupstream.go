@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 )
@@ -81,7 +83,9 @@ type NeardataFetcher struct {
 var _ DocFetcher = (*NeardataFetcher)(nil)
 
 // NewNeardataFetcher returns a fetcher over cfg.Endpoints (base URLs such as
-// https://mainnet.neardata.xyz), with cfg's timeouts, retries and failover.
+// https://mainnet.neardata.xyz, or https://mainnet.neardata.xyz?apiKey=KEY
+// with FastNEAR's key, which every request carries), with cfg's timeouts,
+// retries and failover.
 func NewNeardataFetcher(cfg near.ClientConfig) (*NeardataFetcher, error) {
 	g, err := near.NewGetter(cfg)
 	if err != nil {
@@ -128,15 +132,17 @@ func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDo
 }
 
 // FinalHead reads the height /v0/last_block/final redirects to (or, when a
-// proxy followed the redirect, the block it served).
+// proxy followed the redirect, the block it served). The target is read,
+// not fetched: the block at that height is fetched by Document, below the
+// endpoint, with its query (the API key).
 func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
 	var head uint64
 	err := f.get.Get(ctx, "/v0/last_block/final", func(a near.Answer) error {
 		switch {
 		case a.Status >= 300 && a.Status < 400:
-			h, err := strconv.ParseUint(path.Base(a.Location), 10, 64)
+			h, err := redirectHeight(a.Location)
 			if err != nil {
-				return fmt.Errorf("%w: redirect to %q names no height", near.ErrMalformedAnswer, a.Location)
+				return fmt.Errorf("%w: redirect to %q names no height", near.ErrMalformedAnswer, httpcall.RedactURL(a.Location))
 			}
 			head = h
 			return nil
@@ -159,6 +165,17 @@ func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("fetch final head: %w", err)
 	}
 	return head, nil
+}
+
+// redirectHeight is the height a redirect of /v0/last_block/final names:
+// its target's last path segment, whether the target is a path or an
+// absolute URL, with a query (the API key carried along) or without.
+func redirectHeight(location string) (uint64, error) {
+	u, err := url.Parse(location)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(path.Base(u.Path), 10, 64)
 }
 
 // LakeFetcher reads NEAR Lake's layout: {height:012}/block.json (the block
