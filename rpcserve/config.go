@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/nearline/nearline/internal/httpcall"
 )
 
 // Config holds the protocol layer's limits and options. The zero value is
@@ -130,7 +132,7 @@ func (c Config) validate() error {
 	if c.Forward != "" {
 		u, err := url.Parse(c.Forward)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("forward url %q is not an absolute http(s) url", c.Forward))
+			errs = append(errs, fmt.Errorf("forward url %q is not an absolute http(s) url", httpcall.RedactURL(c.Forward)))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -59,7 +59,7 @@ func (c NodeConfig) withDefaults() NodeConfig {
 func (c NodeConfig) validate() error {
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("node url %q is not an absolute http(s) url", c.URL)
+		return fmt.Errorf("node url %q is not an absolute http(s) url", httpcall.RedactURL(c.URL))
 	}
 	if c.Timeout < 0 || c.Attempts < 0 || c.MaxBodyBytes < 0 || c.RetryWait < 0 || c.MaxRetryWait < 0 {
 		return fmt.Errorf("node timeout, attempts, body limit and retry waits must not be negative")
@@ -104,7 +104,7 @@ func (n *Node) Answer(ctx context.Context, body []byte) ([]byte, error) {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case exhausted:
-		return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrUnreachable, n.cfg.URL, ex.Attempts, ex.Err)
+		return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrUnreachable, httpcall.RedactURL(n.cfg.URL), ex.Attempts, ex.Err)
 	case err != nil:
 		return nil, err
 	}

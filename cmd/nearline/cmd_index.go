@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -47,7 +46,7 @@ func (f *indexFlags) openStore(ctx context.Context, extraConns int) (*store.Stor
 // tracker is the outage.Tracker of the upstream's calls, logging to the
 // command's logger.
 func (f *indexFlags) tracker() *outage.Tracker {
-	return outage.New(outage.Config{Name: *f.upstream, Logger: f.env.logger})
+	return outage.New(outage.Config{Name: shownURLs(*f.upstream), Logger: f.env.logger})
 }
 
 // indexWith runs the indexer on an open, migrated store, its metrics
@@ -243,7 +242,7 @@ func loadGenesis(ctx context.Context, env *environment, path string, s *store.St
 	return err
 }
 
-// upstreamName is the upstream as messages name it.
+// upstreamName is the upstream as messages name it (redacted).
 func upstreamName(urls string) string {
-	return "the upstream " + strings.Join(splitList(urls), ",")
+	return "the upstream " + shownURLs(urls)
 }

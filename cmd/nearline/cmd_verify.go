@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store"
@@ -108,7 +109,7 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 		return fmt.Errorf("plan requests: %w", err)
 	}
 	fmt.Fprintf(env.stdout, "nearline verify: %d heights sampled in %d-%d (seed %d), %d requests, against %s\n\n",
-		len(plan.Heights), plan.From, plan.To, seed, len(plan.Requests), *against)
+		len(plan.Heights), plan.From, plan.To, seed, len(plan.Requests), httpcall.RedactURL(*against))
 	report, err := verify.Run(ctx, local, node, plan.Requests, verify.RunConfig{
 		Concurrency: *concurrency, MaxShown: *show, ProgressInterval: *progress,
 	}, env.logger)

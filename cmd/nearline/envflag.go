@@ -114,13 +114,19 @@ func envVarOf(f *flag.Flag) string {
 // origin names where a flag's value came from, as the user typed it: the
 // flag on the command line, or its variable.
 func origin(fs *flag.FlagSet, env *environment, name string) string {
+	return originShown(fs, env, name, func(v string) string { return v })
+}
+
+// originShown is origin with the value as show gives it (shownURLs: the
+// URLs redacted).
+func originShown(fs *flag.FlagSet, env *environment, name string, show func(string) string) string {
 	f := fs.Lookup(name)
 	if !isFlagSet(fs, name) {
 		if v := envVarOf(f); v != "" && env.getenv(v) != "" {
-			return fmt.Sprintf("%s=%q", v, env.getenv(v))
+			return fmt.Sprintf("%s=%q", v, show(env.getenv(v)))
 		}
 	}
-	return fmt.Sprintf("--%s %q", name, f.Value.String())
+	return fmt.Sprintf("--%s %q", name, show(f.Value.String()))
 }
 
 // isFlagSet reports whether name was given on the command line.
@@ -270,7 +276,9 @@ func printFlags(fs *flag.FlagSet) {
 		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
 		zero := map[string]string{"": "false", "int": "0", "uint": "0", "float": "0", "duration": "0s"}[kindOf(f.Value)]
 		if f.DefValue != zero && f.DefValue != "" {
-			if kindOf(f.Value) == "string" {
+			if def := f.DefValue; isHTTP(def) { // an upstream from the environment: no API key shown
+				fmt.Fprintf(&b, " (default %q)", shownURLs(def))
+			} else if kindOf(f.Value) == "string" {
 				fmt.Fprintf(&b, " (default %q)", f.DefValue)
 			} else {
 				fmt.Fprintf(&b, " (default %v)", f.DefValue)

@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
@@ -62,7 +64,7 @@ type indexFlags struct {
 
 func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 	f := &indexFlags{fs: fs, env: env, db: registerDatabaseFlags(fs, env)}
-	f.upstream = stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated URLs, tried in order with failover (required): NEAR JSON-RPC nodes for --source rpc, neardata base URLs for neardata, a NEAR Lake directory or base URL for lake")
+	f.upstream = stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated URLs, tried in order with failover (required): NEAR JSON-RPC nodes for --source rpc, neardata base URLs for neardata, a NEAR Lake directory or base URL for lake; a URL's query (?apiKey=KEY) goes with every request and logs show it redacted")
 	f.source = stringFlag(fs, env, "source", "NEARLINE_SOURCE", sourceRPC, "where blocks come from: rpc (JSON-RPC, many calls per block), neardata or lake (one block document per height)")
 	f.rpcUpstream = stringFlag(fs, env, "rpc-upstream", "NEARLINE_RPC_UPSTREAM", "", "with --source neardata or lake: comma-separated NEAR JSON-RPC URLs for the genesis and protocol configs (once per epoch), lake's final head and --snapshot-accounts (default: none; then --genesis is required)")
 	f.from = heightFlag(fs, env, "from", "NEARLINE_FROM", &f.fromLatest, "first height to index, or latest: the upstream's final head, for an archive without history (default: after the cursor, or the genesis height on an empty archive)")
@@ -172,14 +174,26 @@ func isHTTP(list string) bool {
 }
 
 // checkURLs refuses a comma-separated list of the flag name that holds
-// something other than http(s) URLs.
+// something other than absolute http(s) URLs (which may have a query: an
+// API key), naming them redacted.
 func checkURLs(fs *flag.FlagSet, env *environment, name string) error {
-	for _, u := range splitList(fs.Lookup(name).Value.String()) {
-		if !isHTTP(u) {
-			return fmt.Errorf("%s: %q is not an http:// or https:// URL", origin(fs, env, name), u)
+	for _, s := range splitList(fs.Lookup(name).Value.String()) {
+		if u, err := url.Parse(s); err != nil || !isHTTP(s) || u.Host == "" {
+			return fmt.Errorf("%s: %q is not an http:// or https:// URL", originShown(fs, env, name, shownURLs), httpcall.RedactURL(s))
 		}
 	}
 	return nil
+}
+
+// shownURLs is a comma-separated list of URLs as messages and logs show
+// it: each redacted (httpcall.RedactURL), so that no API key or password
+// appears.
+func shownURLs(list string) string {
+	urls := splitList(list)
+	for i, u := range urls {
+		urls[i] = httpcall.RedactURL(u)
+	}
+	return strings.Join(urls, ",")
 }
 
 // checkAddress refuses a listen address of the flag name that is not

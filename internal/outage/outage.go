@@ -45,7 +45,8 @@ type Tracker struct {
 
 // Config configures a Tracker.
 type Config struct {
-	// Name says which upstream it is in the log lines (its URLs, say).
+	// Name says which upstream it is in the log lines: its URLs, say, as
+	// httpcall.RedactURL shows them (no API key).
 	Name string
 	// Backoff spaces a call's tries. Default DefaultBackoff.
 	Backoff retry.Backoff
