@@ -2,7 +2,6 @@ package jsonobject
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 )
 
@@ -154,11 +153,7 @@ func parseValue(b []byte, at, depth int) (*Node, int, error) {
 	if n.kind == '[' {
 		end, err = scanArray(b, at, spaced, add)
 	} else {
-		end, err = scanObject(b, at, spaced, func(key []byte, at int) (int, error) {
-			name, err := Unquote(key)
-			if err != nil {
-				return 0, fmt.Errorf("member name %s: %w", key, err)
-			}
+		end, err = scanMembers(b, at, spaced, func(key []byte, name string, at int) (int, error) {
 			n.names, n.keys = append(n.names, name), append(n.keys, key)
 			return add(at)
 		})

@@ -44,11 +44,7 @@ func eachMember(raw []byte, fn func(key []byte, name string, value json.RawMessa
 	if start >= len(raw) || raw[start] != '{' {
 		return errNotObject
 	}
-	end, err := scanObject(raw, start, spaced, func(key []byte, at int) (int, error) {
-		name, err := Unquote(key)
-		if err != nil {
-			return 0, fmt.Errorf("member name %s: %w", key, err)
-		}
+	end, err := scanMembers(raw, start, spaced, func(key []byte, name string, at int) (int, error) {
 		at = skipSpace(raw, at)
 		end, err := skipValue(raw, at, spaced, 1)
 		if err != nil {

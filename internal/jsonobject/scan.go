@@ -72,13 +72,12 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 func SkipValue(b []byte, at int) (int, error) { return skipValue(b, at, compact, 0) }
 
 // ScanObject passes the compact object at b[at], calling value with each
-// member's key (the string's bytes, quotes included, validated) and the
-// offset of its value, which value passes (descending into it with
-// ScanObject or ScanArray, or with SkipValue) and returns the offset past;
-// an error from value ends the scan and is returned as it is. ScanObject
-// returns the offset past the object.
-func ScanObject(b []byte, at int, value func(key []byte, at int) (int, error)) (int, error) {
-	return scanObject(b, at, compact, value)
+// member's name (decoded) and the offset of its value, which value passes
+// (descending into it with ScanObject or ScanArray, or with SkipValue) and
+// returns the offset past; an error from value ends the scan and is
+// returned as it is. ScanObject returns the offset past the object.
+func ScanObject(b []byte, at int, value func(name string, at int) (int, error)) (int, error) {
+	return scanMembers(b, at, compact, func(_ []byte, name string, at int) (int, error) { return value(name, at) })
 }
 
 // ScanArray passes the compact array at b[at] as ScanObject passes an
@@ -288,6 +287,17 @@ func scanObject(b []byte, i int, l layout, value func(key []byte, at int) (int, 
 			return i, err
 		}
 	}
+}
+
+// scanMembers is scanObject handing value each member's name decoded too.
+func scanMembers(b []byte, i int, l layout, value func(key []byte, name string, at int) (int, error)) (int, error) {
+	return scanObject(b, i, l, func(key []byte, at int) (int, error) {
+		name, err := Unquote(key)
+		if err != nil {
+			return 0, fmt.Errorf("member name %s: %w", key, err)
+		}
+		return value(key, name, at)
+	})
 }
 
 // scanArray passes the array at b[i] as scanObject passes an object,
