@@ -1,6 +1,7 @@
 package jsonobject
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -210,6 +211,9 @@ func skipString(b []byte, i int) (int, error) {
 	start := i
 	i++
 	for {
+		for i+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
 		for i < len(b) && plainString[b[i]] {
 			i++
 		}
@@ -238,6 +242,17 @@ func skipString(b []byte, i int) (int, error) {
 			return 0, syntaxError(i, "control character in string")
 		}
 	}
+}
+
+// special8 reports whether any of the 8 bytes of x is not plain in a
+// string ('"', '\\' or a control character), with the bit tricks of
+// "has a zero byte" and "has a byte less than n"; it may report a plain
+// byte after one that is not, which the byte loop then passes.
+func special8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	control := (x - ones*0x20) &^ x
+	return (control|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs != 0
 }
 
 func isHex4(b []byte) bool {

@@ -2,6 +2,7 @@ package jsonobject
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -146,4 +147,20 @@ func FuzzScanAgreesWithEncodingJSON(f *testing.F) {
 		f.Add([]byte(text))
 	}
 	f.Fuzz(func(t *testing.T, text []byte) { agreeWithEncodingJSON(t, text) })
+}
+
+// TestSpecial8FindsEveryByteNotPlain: a word with one byte that is not
+// plain in a string is seen, whichever byte and wherever, beside any
+// plain bytes; a word of plain bytes is not.
+func TestSpecial8FindsEveryByteNotPlain(t *testing.T) {
+	t.Parallel()
+	for _, fill := range []byte{'a', ' ', 0x7f, 0x80, 0xff, '#', ']'} {
+		for c := range 256 {
+			for pos := range 8 {
+				word := bytes.Repeat([]byte{fill}, 8)
+				word[pos] = byte(c)
+				require.Equal(t, !plainString[c], special8(binary.LittleEndian.Uint64(word)), "byte %#x at %d among %#x", c, pos, fill)
+			}
+		}
+	}
 }
