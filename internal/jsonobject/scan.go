@@ -378,6 +378,9 @@ func afterValue(b []byte, i int, l layout, closing byte) (next int, done bool, e
 // passed it) stands for: its bytes between the quotes when they are plain
 // ASCII without escapes, else encoding/json's decoding of it.
 func Unquote(s []byte) (string, error) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return "", fmt.Errorf("unquote %q: not a JSON string", s)
+	}
 	inner := s[1 : len(s)-1]
 	for _, c := range inner {
 		if c == '\\' || c < 0x20 || c >= 0x80 {

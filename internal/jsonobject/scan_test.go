@@ -164,3 +164,20 @@ func TestSpecial8FindsEveryByteNotPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestUnquote: a string as a scan passed it decodes as encoding/json
+// decodes it; what is not a string is an error, not a panic.
+func TestUnquote(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{`""`, `"plain"`, `"c\u0041"`, `"é"`, "\"\xff\"", `"\ud800"`, `"\n\"\\"`} {
+		var want string
+		require.NoError(t, json.Unmarshal([]byte(text), &want), text)
+		got, err := Unquote([]byte(text))
+		require.NoError(t, err, text)
+		require.Equal(t, want, got, text)
+	}
+	for _, bad := range []string{``, `"`, `x`, `1`, `"a`} {
+		_, err := Unquote([]byte(bad))
+		require.Error(t, err, bad)
+	}
+}
