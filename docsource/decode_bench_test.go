@@ -22,16 +22,34 @@ func cpuTime(tb testing.TB) time.Duration {
 // (garbage collection included) per document, which a loaded machine
 // disturbs less than ns/op.
 func BenchmarkDecodeRealDocument(b *testing.B) {
+	benchRealDocument(b, func(body []byte) error {
+		d, err := decodeDocument(body)
+		if err == nil {
+			_, err = parseDocument(d)
+		}
+		return err
+	})
+}
+
+// BenchmarkSplitRealDocument takes the real mainnet document apart into
+// its parts (decodeDocument alone: jsonobject's compact scan), without
+// decoding the views.
+func BenchmarkSplitRealDocument(b *testing.B) {
+	benchRealDocument(b, func(body []byte) error {
+		_, err := decodeDocument(body)
+		return err
+	})
+}
+
+// benchRealDocument runs decode on the real mainnet document, reporting
+// cpu-ms/op beside ns/op.
+func benchRealDocument(b *testing.B, decode func(body []byte) error) {
 	body := fixture.Read(b, "real/neardata/mainnet-151768255.json")
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	start := cpuTime(b)
 	for b.Loop() {
-		d, err := decodeDocument(body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := parseDocument(d); err != nil {
+		if err := decode(body); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	gojson "github.com/goccy/go-json"
+
+	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // unmarshal decodes a part of a document into its type. goccy/go-json
@@ -15,8 +17,8 @@ import (
 // Unmarshaler methods, case-insensitive member names for typed fields, as
 // the RPC source's decoding has them) at about twice its speed on the
 // real mainnet document's views (BenchmarkDecodeRealDocument); the
-// document's own structure is taken apart by the exact scan of
-// jsonscan.go, so only typed views go through it.
+// document's own structure is taken apart by jsonobject's exact compact
+// scan, so only typed views go through it.
 func unmarshal(data []byte, v any) error {
 	return gojson.Unmarshal(data, v)
 }
@@ -27,7 +29,7 @@ func unmarshal(data []byte, v any) error {
 func decodeDocument(body []byte) (*BlockDocument, error) {
 	body = bytes.TrimSpace(body)
 	doc, err := splitDocument(body)
-	if errors.Is(err, errNotCompact) {
+	if errors.Is(err, jsonobject.ErrNotCompact) {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, body); err != nil {
 			return nil, fmt.Errorf("decode block document: %w", err)
@@ -45,8 +47,8 @@ func decodeDocument(body []byte) (*BlockDocument, error) {
 
 func splitDocument(b []byte) (*BlockDocument, error) {
 	var doc BlockDocument
-	end, err := scanObject(b, 0, func(key []byte, at int) (int, error) {
-		switch keyName(key) {
+	end, err := jsonobject.ScanObject(b, 0, func(name string, at int) (int, error) {
+		switch name {
 		case "block":
 			return rawValue(b, at, &doc.Block)
 		case "shards":
@@ -56,9 +58,12 @@ func splitDocument(b []byte) (*BlockDocument, error) {
 				return sh, end, err
 			})
 		}
-		return skipValue(b, at)
+		return jsonobject.SkipValue(b, at)
 	})
-	return &doc, whole(b, end, err)
+	if err != nil {
+		return nil, err
+	}
+	return &doc, jsonobject.Trailing(b, end)
 }
 
 // scanList takes the array at b[at] apart into *list, each item by item
@@ -70,7 +75,7 @@ func scanList[T any](b []byte, at int, list *[]T, item func(at int) (T, int, err
 		return at + 4, nil
 	}
 	*list = []T{}
-	return scanArray(b, at, func(at int) (int, error) {
+	return jsonobject.ScanArray(b, at, func(at int) (int, error) {
 		v, end, err := item(at)
 		*list = append(*list, v)
 		return end, err
@@ -86,7 +91,10 @@ func isNull(b []byte, at int) bool {
 // its shard_id.
 func decodeShard(raw json.RawMessage) (sh DocumentShard, hasID bool, err error) {
 	end, hasID, err := scanShard(raw, 0, &sh)
-	return sh, hasID, whole(raw, end, err)
+	if err != nil {
+		return sh, hasID, err
+	}
+	return sh, hasID, jsonobject.Trailing(raw, end)
 }
 
 // scanShard takes the shard's part at b[at] apart (a document's shards
@@ -96,8 +104,8 @@ func scanShard(b []byte, at int, sh *DocumentShard) (end int, hasID bool, err er
 	if isNull(b, at) {
 		return at + 4, false, nil
 	}
-	end, err = scanObject(b, at, func(key []byte, at int) (int, error) {
-		switch keyName(key) {
+	end, err = jsonobject.ScanObject(b, at, func(name string, at int) (int, error) {
+		switch name {
 		case "shard_id":
 			var v json.RawMessage
 			end, err := rawValue(b, at, &v)
@@ -125,7 +133,7 @@ func scanShard(b []byte, at int, sh *DocumentShard) (end int, hasID bool, err er
 				return v, end, err
 			})
 		}
-		return skipValue(b, at)
+		return jsonobject.SkipValue(b, at)
 	})
 	return end, hasID, err
 }
@@ -134,8 +142,8 @@ func scanReceiptOutcome(b []byte, at int, ro *DocumentReceiptOutcome) (int, erro
 	if isNull(b, at) {
 		return at + 4, nil
 	}
-	return scanObject(b, at, func(key []byte, at int) (int, error) {
-		switch keyName(key) {
+	return jsonobject.ScanObject(b, at, func(name string, at int) (int, error) {
+		switch name {
 		case "execution_outcome":
 			return rawValue(b, at, &ro.ExecutionOutcome)
 		case "receipt":
@@ -150,10 +158,19 @@ func scanReceiptOutcome(b []byte, at int, ro *DocumentReceiptOutcome) (int, erro
 			if v[0] != '"' {
 				return 0, fmt.Errorf("tx_hash %s: not a string", v)
 			}
-			h := keyName(v)
+			h, err := jsonobject.Unquote(v)
 			ro.TxHash = &h
-			return end, nil
+			return end, err
 		}
-		return skipValue(b, at)
+		return jsonobject.SkipValue(b, at)
 	})
+}
+
+// rawValue passes the value at b[at] and keeps it in *v.
+func rawValue(b []byte, at int, v *json.RawMessage) (int, error) {
+	end, err := jsonobject.SkipValue(b, at)
+	if err == nil {
+		*v = b[at:end]
+	}
+	return end, err
 }

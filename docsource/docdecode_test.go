@@ -12,31 +12,6 @@ import (
 	"github.com/nearline/nearline/internal/fixture"
 )
 
-// TestScanAgreesWithEncodingJSON: the scan that takes documents apart
-// accepts exactly the compact texts encoding/json accepts, and says so
-// when a text is not compact.
-func TestScanAgreesWithEncodingJSON(t *testing.T) {
-	texts := []string{
-		`{}`, `[]`, `{"a":1}`, `[1,2,3]`, `"x"`, `"\u00e9\n\"\\\/"`, `true`, `false`, `null`,
-		`0`, `-0`, `1.5`, `-1.5e+10`, `1E-3`, `18446744073709551615`, `123456789012345678901234567890`,
-		`{"a":{"b":[{"c":null}]},"d":"e"}`, `"\xff\xfe"`,
-		// invalid
-		``, `{`, `}`, `[1,]`, `{"a":1,}`, `{"a"}`, `{"a":}`, `{a:1}`, `01`, `1.`, `.5`, `-`, `1e`, `+1`,
-		`tru`, `nul`, `"abc`, `"\x"`, `"\u12g4"`, "\"a\x01b\"", `[1 2]`, `{"a":1}x`, `"\`,
-	}
-	for _, text := range texts {
-		end, err := skipValue([]byte(text), 0)
-		if err == nil && end != len(text) {
-			err = scanError(end, "data after the value")
-		}
-		require.Equal(t, json.Valid([]byte(text)), err == nil, "%q: %v", text, err)
-	}
-	for _, text := range []string{`{ "a":1}`, `{"a" :1}`, `{"a": 1}`, `{"a":1 }`, `[1, 2]`, `[ 1]`, `[1 ]`} {
-		_, err := skipValue([]byte(text), 0)
-		require.ErrorIs(t, err, errNotCompact, text)
-	}
-}
-
 // TestDecodeDocumentKeepsWhatCame: through the document path, member names
 // match exactly (a "Block" or "SHARDS" is not "block" or "shards"), a u64
 // above 2^53 stays exact, raw parts and unknown members are kept byte for

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // GenesisConfigFromFile reads a nearcore genesis.json token by token and
@@ -22,7 +24,7 @@ func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {
 	if tok != json.Delim('{') {
 		return nil, fmt.Errorf("read genesis config: want an object, got %v", tok)
 	}
-	var members []member
+	var members []jsonobject.Member
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -39,13 +41,13 @@ func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("read genesis config %s: %w", key, err)
 		}
-		members = append(members, member{key: key, value: v})
+		members = append(members, jsonobject.Member{Key: key, Value: v})
 	}
 	if len(members) == 0 {
 		return nil, errors.New("read genesis config: empty")
 	}
 	var out bytes.Buffer
-	if err := json.Compact(&out, writeObject(members)); err != nil {
+	if err := json.Compact(&out, jsonobject.Object(members)); err != nil {
 		return nil, fmt.Errorf("read genesis config: %w", err)
 	}
 	return out.Bytes(), nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 )
 
@@ -115,65 +116,17 @@ func parseDocument(d *BlockDocument) (*parsedDoc, error) {
 	return p, nil
 }
 
-// member is one member of a JSON object, in document order: its name,
-// the name as it came (quotes included; written back as it came) when it
-// was read from a document, and its value.
-type member struct {
-	key    string
-	rawKey []byte
-	value  json.RawMessage
-}
-
-func writeObject(members []member) json.RawMessage {
-	n := 2
-	for _, m := range members {
-		n += len(m.key) + len(m.rawKey) + len(m.value) + 4
-	}
-	b := make([]byte, 0, n)
-	b = append(b, '{')
-	for i, m := range members {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if m.rawKey != nil {
-			b = append(b, m.rawKey...)
-		} else {
-			k, _ := json.Marshal(m.key)
-			b = append(b, k...)
-		}
-		b = append(b, ':')
-		b = append(b, m.value...)
-	}
-	return append(b, '}')
-}
-
-func writeArray(items []json.RawMessage) json.RawMessage {
-	n := 2
-	for _, it := range items {
-		n += len(it) + 1
-	}
-	b := make([]byte, 0, n)
-	b = append(b, '[')
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, it...)
-	}
-	return append(b, ']')
-}
-
 // memberValue returns the value of the member named key of the object
 // raw (the last, as a decoder keeps), nil when it has none.
 func memberValue(raw json.RawMessage, key string) (json.RawMessage, error) {
-	ms, err := members(raw)
+	ms, err := jsonobject.Members(raw)
 	if err != nil {
 		return nil, err
 	}
 	var v json.RawMessage
 	for _, m := range ms {
-		if m.key == key {
-			v = m.value
+		if m.Key == key {
+			v = m.Value
 		}
 	}
 	return v, nil
@@ -185,24 +138,24 @@ func memberValue(raw json.RawMessage, key string) (json.RawMessage, error) {
 // decoded once into its view; the transactions' hashes and signers come
 // from it.
 func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
-	ms, err := members(raw)
+	ms, err := jsonobject.Members(raw)
 	if err != nil {
 		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
 	var txs []docTx
-	out := make([]member, 0, len(ms))
+	out := make([]jsonobject.Member, 0, len(ms))
 	for _, m := range ms {
-		switch m.key {
+		switch m.Key {
 		case "local_receipts":
 			continue
 		case "transactions":
-			if txs, m.value, err = chunkTransactions(m.value); err != nil {
+			if txs, m.Value, err = chunkTransactions(m.Value); err != nil {
 				return bundle.Chunk{}, nil, err
 			}
 		}
 		out = append(out, m)
 	}
-	c := bundle.Chunk{JSON: writeObject(out)}
+	c := bundle.Chunk{JSON: jsonobject.Object(out)}
 	if err := unmarshal(c.JSON, &c.View); err != nil {
 		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
@@ -222,24 +175,24 @@ func chunkTransactions(raw json.RawMessage) ([]docTx, json.RawMessage, error) {
 	if string(raw) == "null" {
 		return nil, json.RawMessage("[]"), nil
 	}
-	list, err := items(raw)
+	list, err := jsonobject.Items(raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("decode chunk transactions: %w", err)
 	}
 	txs := make([]docTx, len(list))
 	raws := make([]json.RawMessage, len(list))
 	for i, it := range list {
-		ms, err := members(it)
+		ms, err := jsonobject.Members(it)
 		if err != nil {
 			return nil, nil, fmt.Errorf("decode chunk transaction %d: %w", i, err)
 		}
 		var tx, outcome json.RawMessage
 		for _, m := range ms {
-			switch m.key {
+			switch m.Key {
 			case "transaction":
-				tx = m.value
+				tx = m.Value
 			case "outcome":
-				outcome = m.value
+				outcome = m.Value
 			}
 		}
 		if tx == nil {
@@ -261,7 +214,7 @@ func chunkTransactions(raw json.RawMessage) ([]docTx, json.RawMessage, error) {
 		raws[i] = tx
 		txs[i] = docTx{raw: tx, outcome: o}
 	}
-	return txs, writeArray(raws), nil
+	return txs, jsonobject.Array(raws), nil
 }
 
 // docChange is a state change with the trie key nearcore stores it under,

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // txProgress is what is known of a transaction's execution: the outcomes of
@@ -92,17 +93,17 @@ func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (b
 	}
 	// Members in the order near.FinalExecutionOutcomeView has them;
 	// receipts omitted when empty, as it does.
-	parts := []member{
-		{key: "final_execution_status", value: json.RawMessage(`"` + execution + `"`)},
-		{key: "status", value: status},
-		{key: "transaction", value: tx.raw},
-		{key: "transaction_outcome", value: tx.outcome.raw},
-		{key: "receipts_outcome", value: writeArray(outcomes)},
+	parts := []jsonobject.Member{
+		{Key: "final_execution_status", Value: json.RawMessage(`"` + execution + `"`)},
+		{Key: "status", Value: status},
+		{Key: "transaction", Value: tx.raw},
+		{Key: "transaction_outcome", Value: tx.outcome.raw},
+		{Key: "receipts_outcome", Value: jsonobject.Array(outcomes)},
 	}
 	if len(receipts) > 0 {
-		parts = append(parts, member{key: "receipts", value: writeArray(receipts)})
+		parts = append(parts, jsonobject.Member{Key: "receipts", Value: jsonobject.Array(receipts)})
 	}
-	st.JSON = writeObject(parts)
+	st.JSON = jsonobject.Object(parts)
 	// What the store would decode of st.JSON, from the outcomes as they
 	// were decoded with their documents.
 	body.FinalExecutionStatus = execution

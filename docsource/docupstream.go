@@ -22,6 +22,7 @@ import (
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/httpcall"
+	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 )
@@ -264,11 +265,11 @@ func (f *LakeFetcher) object(ctx context.Context, name string, check func([]byte
 // it did not come compact).
 func compactChecked(body []byte, check func([]byte) error) ([]byte, error) {
 	body = bytes.TrimSpace(body)
-	end, err := skipValue(body, 0)
+	end, err := jsonobject.SkipValue(body, 0)
 	if err == nil && end != len(body) {
-		err = errNotCompact // whitespace inside, or data after the value
+		err = jsonobject.ErrNotCompact // whitespace inside, or data after the value
 	}
-	if errors.Is(err, errNotCompact) {
+	if errors.Is(err, jsonobject.ErrNotCompact) {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, body); err != nil {
 			return nil, err

@@ -2,8 +2,6 @@ package jsonobject
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"slices"
 )
 
@@ -124,246 +122,44 @@ func (n *Node) AppendJSON(out []byte) []byte {
 // Parse reads one JSON document into a tree. Whitespace between tokens is
 // dropped; everything else is kept as it came.
 func Parse(doc []byte) (*Node, error) {
-	p := &parser{doc: doc}
-	n, err := p.value(0)
+	n, end, err := parseValue(doc, skipSpace(doc, 0), 0)
 	if err != nil {
 		return nil, err
 	}
-	return n, p.end()
+	return n, spaced.trailing(doc, end)
 }
 
-// maxDepth bounds nesting, as encoding/json does.
-const maxDepth = 10000
-
-// parser reads a JSON document byte by byte: the one tokenizer behind
-// Parse, Each and Filter.
-type parser struct {
-	doc []byte
-	pos int
-}
-
-var errEnd = errors.New("parse JSON: unexpected end")
-
-func (p *parser) space() {
-	for p.pos < len(p.doc) && isSpace(p.doc[p.pos]) {
-		p.pos++
-	}
-}
-
-// end checks that only whitespace follows the value read.
-func (p *parser) end() error {
-	p.space()
-	if p.pos != len(p.doc) {
-		return fmt.Errorf("parse JSON: text after the value at byte %d", p.pos)
-	}
-	return nil
-}
-
-func (p *parser) value(depth int) (*Node, error) {
-	if depth > maxDepth {
-		return nil, errors.New("parse JSON: nested too deep")
-	}
-	p.space()
-	if p.pos >= len(p.doc) {
-		return nil, errEnd
-	}
-	switch p.doc[p.pos] {
-	case '{':
-		return p.object(depth)
-	case '[':
-		return p.array(depth)
-	case '"':
-		s, err := p.str()
+// parseValue reads the value at b[at], which depth containers enclose,
+// into a tree, and returns it and the offset past it.
+func parseValue(b []byte, at, depth int) (*Node, int, error) {
+	if at >= len(b) || (b[at] != '{' && b[at] != '[') {
+		end, err := skipValue(b, at, spaced, depth)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return &Node{raw: s}, nil
+		return &Node{raw: b[at:end]}, end, nil
 	}
-	raw, err := p.scalar()
-	if err != nil {
-		return nil, err
+	if err := nest(at, depth); err != nil {
+		return nil, 0, err
 	}
-	return &Node{raw: raw}, nil
-}
-
-// skip reads one value without building it.
-func (p *parser) skip(depth int) error {
-	if depth > maxDepth {
-		return errors.New("parse JSON: nested too deep")
-	}
-	p.space()
-	if p.pos >= len(p.doc) {
-		return errEnd
-	}
-	switch c := p.doc[p.pos]; c {
-	case '{', '[':
-		closing := byte('}')
-		if c == '[' {
-			closing = ']'
-		}
-		if p.enter(closing) {
-			return nil
-		}
-		for {
-			if c == '{' {
-				if _, _, err := p.key(); err != nil {
-					return err
-				}
-			}
-			if err := p.skip(depth + 1); err != nil {
-				return err
-			}
-			if done, err := p.next(closing); err != nil || done {
-				return err
-			}
-		}
-	case '"':
-		_, err := p.str()
-		return err
-	}
-	_, err := p.scalar()
-	return err
-}
-
-// scalar reads a number, true, false or null.
-func (p *parser) scalar() ([]byte, error) {
-	start := p.pos
-	for p.pos < len(p.doc) {
-		c := p.doc[p.pos]
-		if c == ',' || c == '}' || c == ']' || c == ':' || isSpace(c) {
-			break
-		}
-		p.pos++
-	}
-	raw := p.doc[start:p.pos]
-	if !json.Valid(raw) {
-		return nil, fmt.Errorf("parse JSON: bad value %q at byte %d", raw, start)
-	}
-	return raw, nil
-}
-
-// str reads a string token, quotes included.
-func (p *parser) str() ([]byte, error) {
-	start := p.pos
-	p.pos++ // opening quote
-	for p.pos < len(p.doc) {
-		switch p.doc[p.pos] {
-		case '\\':
-			p.pos += 2
-		case '"':
-			p.pos++
-			return p.doc[start:p.pos], nil
-		default:
-			p.pos++
-		}
-	}
-	return nil, errEnd
-}
-
-// key reads a member name and the ':' after it: the name as it came
-// (quoted) and decoded.
-func (p *parser) key() (raw []byte, name string, err error) {
-	p.space()
-	if !p.at('"') {
-		return nil, "", fmt.Errorf("parse JSON: want a member name at byte %d", p.pos)
-	}
-	if raw, err = p.str(); err != nil {
-		return nil, "", err
-	}
-	if name, err = decodeKey(raw); err != nil {
-		return nil, "", fmt.Errorf("parse JSON: member name at byte %d: %w", p.pos, err)
-	}
-	p.space()
-	if !p.at(':') {
-		return nil, "", fmt.Errorf("parse JSON: want ':' at byte %d", p.pos)
-	}
-	p.pos++
-	return raw, name, nil
-}
-
-// decodeKey decodes a quoted member name: plain ASCII without escapes as
-// it is, anything else through encoding/json.
-func decodeKey(raw []byte) (string, error) {
-	inner := raw[1 : len(raw)-1]
-	for _, c := range inner {
-		if c == '\\' || c < 0x20 || c >= 0x80 {
-			var name string
-			err := json.Unmarshal(raw, &name)
-			return name, err
-		}
-	}
-	return string(inner), nil
-}
-
-func (p *parser) object(depth int) (*Node, error) {
-	n := &Node{kind: '{'}
-	if p.enter('}') {
-		return n, nil
-	}
-	for {
-		key, name, err := p.key()
-		if err != nil {
-			return nil, err
-		}
-		v, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		n.names, n.keys, n.members = append(n.names, name), append(n.keys, key), append(n.members, v)
-		if done, err := p.next('}'); err != nil || done {
-			return n, err
-		}
-	}
-}
-
-func (p *parser) array(depth int) (*Node, error) {
-	n := &Node{kind: '['}
-	if p.enter(']') {
-		return n, nil
-	}
-	for {
-		v, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
+	n := &Node{kind: b[at]}
+	add := func(at int) (int, error) {
+		v, end, err := parseValue(b, skipSpace(b, at), depth+1)
 		n.members = append(n.members, v)
-		if done, err := p.next(']'); err != nil || done {
-			return n, err
-		}
+		return end, err
 	}
-}
-
-// at reports whether the byte at p.pos is c.
-func (p *parser) at(c byte) bool {
-	return p.pos < len(p.doc) && p.doc[p.pos] == c
-}
-
-// enter consumes the opening delimiter of an object or array (at p.pos)
-// and the whitespace after it, and reports whether the container is
-// empty: closing follows, and is consumed too.
-func (p *parser) enter(closing byte) (empty bool) {
-	p.pos++
-	p.space()
-	if p.at(closing) {
-		p.pos++
-		return true
+	var end int
+	var err error
+	if n.kind == '[' {
+		end, err = scanArray(b, at, spaced, add)
+	} else {
+		end, err = scanMembers(b, at, spaced, func(key []byte, name string, at int) (int, error) {
+			n.names, n.keys = append(n.names, name), append(n.keys, key)
+			return add(at)
+		})
 	}
-	return false
-}
-
-// next reads the ',' between items or the closing delimiter.
-func (p *parser) next(closing byte) (done bool, err error) {
-	p.space()
-	if p.pos >= len(p.doc) {
-		return false, errEnd
+	if err != nil {
+		return nil, 0, err
 	}
-	switch p.doc[p.pos] {
-	case ',':
-		p.pos++
-		return false, nil
-	case closing:
-		p.pos++
-		return true, nil
-	}
-	return false, fmt.Errorf("parse JSON: want ',' or %q at byte %d", closing, p.pos)
+	return n, end, nil
 }

@@ -4,25 +4,28 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
-// Member is one member of a JSON object: its name, decoded, and its value
+// Member is one member of a JSON object: its name, decoded, the name as it
+// came (quoted, escapes kept) when it was read from a text, and its value
 // byte for byte as it came.
 type Member struct {
-	Key   string
-	Value json.RawMessage
+	Key    string
+	RawKey []byte // nil for a member made in code
+	Value  json.RawMessage
 }
 
 // errNotObject is the error of a document that is not a JSON object.
 var errNotObject = errors.New("want a JSON object")
 
 // Members returns the members of the JSON object raw in their order, each
-// value byte for byte (whitespace inside it kept). The values are slices of
-// raw.
+// value byte for byte (whitespace inside it kept). The values and raw keys
+// are slices of raw.
 func Members(raw []byte) ([]Member, error) {
 	var out []Member
-	err := Each(raw, func(key string, value json.RawMessage) error {
-		out = append(out, Member{key, value})
+	err := eachMember(raw, func(key []byte, name string, value json.RawMessage) error {
+		out = append(out, Member{Key: name, RawKey: key, Value: value})
 		return nil
 	})
 	return out, err
@@ -32,43 +35,27 @@ func Members(raw []byte) ([]Member, error) {
 // byte for byte (a slice of raw); an error from fn ends the walk and is
 // returned.
 func Each(raw []byte, fn func(key string, value json.RawMessage) error) error {
-	p := &parser{doc: raw}
-	return p.walk('{', '}', errNotObject, func() error {
-		key, name, err := p.key()
-		if err != nil {
-			return err
-		}
-		p.space()
-		start := p.pos
-		if err := p.skip(0); err != nil {
-			return fmt.Errorf("value of %s: %w", key, err)
-		}
-		return fn(name, p.doc[start:p.pos])
-	})
+	return eachMember(raw, func(_ []byte, name string, value json.RawMessage) error { return fn(name, value) })
 }
 
-// walk reads p's document, which must be one object or array (opening ...
-// closing, else errNot) and nothing after it, calling item to read each
-// member or element from p in turn; an error from item ends the walk and
-// is returned.
-func (p *parser) walk(opening, closing byte, errNot error, item func() error) error {
-	p.space()
-	if !p.at(opening) {
-		return errNot
+// eachMember is Each, handing fn each member's name as it came (quoted) too.
+func eachMember(raw []byte, fn func(key []byte, name string, value json.RawMessage) error) error {
+	start := skipSpace(raw, 0)
+	if start >= len(raw) || raw[start] != '{' {
+		return errNotObject
 	}
-	if p.enter(closing) {
-		return p.end()
-	}
-	for {
-		if err := item(); err != nil {
-			return err
+	end, err := scanMembers(raw, start, spaced, func(key []byte, name string, at int) (int, error) {
+		at = skipSpace(raw, at)
+		end, err := skipValue(raw, at, spaced, 1)
+		if err != nil {
+			return 0, fmt.Errorf("value of %s: %w", key, err)
 		}
-		if done, err := p.next(closing); err != nil {
-			return err
-		} else if done {
-			return p.end()
-		}
+		return end, fn(key, name, raw[at:end])
+	})
+	if err != nil {
+		return err
 	}
+	return spaced.trailing(raw, end)
 }
 
 // Filter returns the JSON object raw with only the members whose key keep
@@ -88,24 +75,44 @@ func Filter(raw []byte, keep func(key string) bool) (json.RawMessage, error) {
 	return append(out, '}'), nil
 }
 
-// Object returns the object of members, in their order: each key encoded as
-// encoding/json encodes a string, each value as it is.
+// Object returns the object of members, in their order: each key as it
+// came (RawKey) or, for a member made in code, encoded as encoding/json
+// encodes a string; each value as it is.
 func Object(members []Member) json.RawMessage {
 	return AppendObject(nil, members)
 }
 
 // AppendObject appends Object(members) to dst.
 func AppendObject(dst []byte, members []Member) []byte {
-	dst = append(dst, '{')
+	size := 2
 	for _, m := range members {
-		dst = appendMember(dst, m.Key, m.Value)
+		size += len(m.Key) + len(m.RawKey) + len(m.Value) + 4
+	}
+	dst = slices.Grow(dst, size)
+	dst = append(dst, '{')
+	for i, m := range members {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if m.RawKey != nil {
+			dst = append(dst, m.RawKey...)
+		} else {
+			dst = appendKey(dst, m.Key)
+		}
+		dst = append(dst, ':')
+		dst = append(dst, m.Value...)
 	}
 	return append(dst, '}')
 }
 
 // Array returns the array of items, each as it is.
 func Array(items []json.RawMessage) json.RawMessage {
-	out := []byte{'['}
+	size := 2
+	for _, it := range items {
+		size += len(it) + 1
+	}
+	out := make([]byte, 1, size)
+	out[0] = '['
 	for i, it := range items {
 		if i > 0 {
 			out = append(out, ',')
@@ -172,8 +179,6 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
 // errNotArray is the error of a document that is not a JSON array.
 var errNotArray = errors.New("want a JSON array")
 
@@ -191,13 +196,20 @@ func Items(raw []byte) ([]json.RawMessage, error) {
 // EachItem calls fn with each element of the JSON array raw in turn, byte
 // for byte (a slice of raw); an error from fn ends the walk and is returned.
 func EachItem(raw []byte, fn func(item json.RawMessage) error) error {
-	p := &parser{doc: raw}
-	return p.walk('[', ']', errNotArray, func() error {
-		p.space()
-		start := p.pos
-		if err := p.skip(0); err != nil {
-			return err
+	start := skipSpace(raw, 0)
+	if start >= len(raw) || raw[start] != '[' {
+		return errNotArray
+	}
+	end, err := scanArray(raw, start, spaced, func(at int) (int, error) {
+		at = skipSpace(raw, at)
+		end, err := skipValue(raw, at, spaced, 1)
+		if err != nil {
+			return 0, err
 		}
-		return fn(p.doc[start:p.pos])
+		return end, fn(raw[at:end])
 	})
+	if err != nil {
+		return err
+	}
+	return spaced.trailing(raw, end)
 }

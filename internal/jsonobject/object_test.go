@@ -17,16 +17,16 @@ func TestMembersKeepOrderAndBytes(t *testing.T) {
 	members, err := jsonobject.Members([]byte(doc))
 	require.NoError(t, err)
 	require.Equal(t, []jsonobject.Member{
-		{"b", json.RawMessage(`1.50`)},
-		{"a", json.RawMessage(`{"x": [1, 2 ,"s"]}`)},
-		{"cA", json.RawMessage(`"<&>"`)},
-		{"d", json.RawMessage(`null`)},
+		{Key: "b", RawKey: []byte(`"b"`), Value: json.RawMessage(`1.50`)},
+		{Key: "a", RawKey: []byte(`"a"`), Value: json.RawMessage(`{"x": [1, 2 ,"s"]}`)},
+		{Key: "cA", RawKey: []byte(`"c\u0041"`), Value: json.RawMessage(`"<&>"`)},
+		{Key: "d", RawKey: []byte(`"d"`), Value: json.RawMessage(`null`)},
 	}, members)
 
-	// Written back: compact between members, values as they were, keys as
-	// encoding/json writes a string.
-	require.Equal(t, `{"b":1.50,"a":{"x": [1, 2 ,"s"]},"cA":"<&>","d":null}`, string(jsonobject.Object(members)))
-	require.Equal(t, `{"\u003ck\u003e":1}`, string(jsonobject.Object([]jsonobject.Member{{"<k>", json.RawMessage(`1`)}})))
+	// Written back: compact between members, keys and values as they came;
+	// the key of a member made in code as encoding/json writes a string.
+	require.Equal(t, `{"b":1.50,"a":{"x": [1, 2 ,"s"]},"c\u0041":"<&>","d":null}`, string(jsonobject.Object(members)))
+	require.Equal(t, `{"\u003ck\u003e":1}`, string(jsonobject.Object([]jsonobject.Member{{Key: "<k>", Value: json.RawMessage(`1`)}})))
 	require.Equal(t, `{}`, string(jsonobject.Object(nil)))
 }
 
