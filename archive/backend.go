@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
@@ -173,9 +174,7 @@ func New(st Store, vm *nearvm.Runtime, cfg Config, logger *slog.Logger) (*Backen
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("new archive backend: %w", err)
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	return &Backend{store: st, vm: vm, cfg: cfg, logger: logger, started: time.Now(), codes: newCodeCache(cfg.CodeCacheSize)}, nil
 }
 

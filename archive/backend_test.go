@@ -19,7 +19,7 @@ import (
 
 func archiveHandler(t testing.TB, st Store, cfg rpcserve.Config, acfg Config) http.Handler {
 	t.Helper()
-	vm, err := nearvm.New(context.Background(), nearvm.Config{})
+	vm, err := nearvm.New(context.Background(), nearvm.Config{}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
 	backend, err := New(st, vm, acfg, nil)

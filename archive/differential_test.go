@@ -68,7 +68,7 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) map[string]i
 	began := time.Now()
 	chain, st := simtest.Indexed(t, cfg)
 	indexed := time.Since(began)
-	vm, err := nearvm.New(ctx, nearvm.Config{})
+	vm, err := nearvm.New(ctx, nearvm.Config{}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
 	// The simulator answers as its HTTP handler does: what the indexer read.

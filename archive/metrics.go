@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nearline/nearline/internal/logs"
 )
 
 // DefaultReplicaLagTimeout bounds the read of the replica lag at each
@@ -30,9 +32,7 @@ func NewReplicaLagCollector(st Store, timeout time.Duration, logger *slog.Logger
 	if timeout <= 0 {
 		timeout = DefaultReplicaLagTimeout
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	return &replicaLagCollector{st: st, timeout: timeout, logger: logger, desc: prometheus.NewDesc("nearline_replica_lag_seconds",
 		"How far the PostgreSQL replica the server reads from trails its primary in replay (absent on a primary).", nil, nil)}
 }

@@ -40,7 +40,7 @@ func newPartialChain(t *testing.T, ctx context.Context) *partialChain {
 	t.Helper()
 	chain := simtest.New(t, sim.Config{Seed: 23, Shards: 3, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: partialHead,
 		ProtocolVersion: 77}) // global contracts too: their code is exact whatever the account's coverage
-	vm, err := nearvm.New(ctx, nearvm.Config{})
+	vm, err := nearvm.New(ctx, nearvm.Config{}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
 	simH, err := rpcserve.NewHandler(chain.Node, rpcserve.Config{}, nil)
@@ -73,7 +73,7 @@ func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []strin
 	t.Helper()
 	st := storetest.NewStore(t)
 	if len(snapshot) > 0 {
-		client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.URL}})
+		client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.URL}}, nil)
 		require.NoError(t, err)
 		require.NoError(t, basestate.Snapshot(ctx, client, st, c.start, snapshot, nil))
 	}
@@ -296,7 +296,7 @@ func TestPartialArchiveSnapshotAccountsAreExact(t *testing.T) {
 // url, as `nearline index --cursor cursor --from from --to to`.
 func (c *partialChain) indexRange(t *testing.T, ctx context.Context, url, cursor string, from, to uint64) *store.Store {
 	t.Helper()
-	st, err := store.Open(ctx, url, store.Config{MaxConns: 4, Cursor: cursor})
+	st, err := store.Open(ctx, url, store.Config{MaxConns: 4, Cursor: cursor}, nil)
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	c.run(t, st, from, to)

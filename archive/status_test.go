@@ -43,7 +43,7 @@ func newEpochChain(t *testing.T, ctx context.Context) *epochChain {
 	t.Cleanup(upstream.Close)
 	simH, err := rpcserve.NewHandler(node, rpcserve.Config{}, nil)
 	require.NoError(t, err)
-	vm, err := nearvm.New(ctx, nearvm.Config{})
+	vm, err := nearvm.New(ctx, nearvm.Config{}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
 	chain := &simtest.Chain{Node: node, URL: upstream.URL}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/jsonobject"
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 )
@@ -38,9 +39,7 @@ const genesisBatch = 5000
 // height as the start of history, and returns it. Other record kinds
 // (receipts in flight) are counted and skipped.
 func LoadGenesis(ctx context.Context, r io.Reader, sink Sink, logger *slog.Logger) (uint64, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	dec := json.NewDecoder(r)
 	if err := jsonobject.ExpectDelim(dec, '{'); err != nil {
 		return 0, fmt.Errorf("read genesis: %w", err)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/near"
 )
 
@@ -19,9 +20,7 @@ import (
 // the state at height (an archival node for old heights), and view_state must
 // fit its size limit.
 func Snapshot(ctx context.Context, rpc RPC, sink Sink, height uint64, accounts []string, logger *slog.Logger) error {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	cause := near.StateChangeCauseView{Type: "initial_state"}
 	for _, id := range accounts {
 		changes, err := snapshotAccount(ctx, rpc, height, id, cause)

@@ -102,7 +102,7 @@ const (
 // and head request; the configs it asks the RPC for once per epoch are
 // not counted, as the goal sets them aside).
 func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCounts) (indexer.Source, error) {
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream}}, e.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -114,12 +114,12 @@ func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCo
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
-	docs, err := docsource.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{upstream}, Logger: e.logger,
-		HTTPClient: &http.Client{Transport: countingTransport{next: transport, counts: counts, to: to}}})
+	docs, err := docsource.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{upstream},
+		HTTPClient: &http.Client{Transport: countingTransport{next: transport, counts: counts, to: to}}}, e.logger)
 	if err != nil {
 		return nil, err
 	}
-	return docsource.NewDocSource(docs, client, docsource.DocConfig{Logger: e.logger, Concurrency: e.o.blockConcurrency})
+	return docsource.NewDocSource(docs, client, docsource.DocConfig{Concurrency: e.o.blockConcurrency}, e.logger)
 }
 
 // countingSink counts what the indexer committed.
@@ -163,7 +163,7 @@ func (e *benchEnv) backfillOnce(ctx context.Context, dbName, source, upstream st
 	if err != nil {
 		return indexRun{}, "", err
 	}
-	st, err := store.Open(ctx, dbURL, store.Config{MaxConns: 8, Logger: e.logger, SkipEvents: skipEvents})
+	st, err := store.Open(ctx, dbURL, store.Config{MaxConns: 8, SkipEvents: skipEvents}, e.logger)
 	if err != nil {
 		return indexRun{}, "", err
 	}

@@ -85,7 +85,7 @@ func dumpTables(ctx context.Context, dbURL, dir string) ([]tableDump, error) {
 // and indexes. The partitions of heights 0 to maxHeight are created first,
 // as the indexer creates them ahead of its writes.
 func loadTables(ctx context.Context, dbURL string, dump []tableDump, maxHeight uint64) (copyRun, error) {
-	st, err := store.Open(ctx, dbURL, store.Config{})
+	st, err := store.Open(ctx, dbURL, store.Config{}, nil)
 	if err != nil {
 		return copyRun{}, err
 	}

@@ -39,7 +39,7 @@ type pageDepth struct {
 // block: the indexer's --to must not be a skipped height at the chain's
 // end (it would wait for the next block to learn it was skipped).
 func (e *benchEnv) lastBlock(ctx context.Context, h uint64) (uint64, error) {
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{e.chain.plainURL}, Logger: e.logger})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{e.chain.plainURL}}, e.logger)
 	if err != nil {
 		return 0, err
 	}

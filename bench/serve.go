@@ -80,12 +80,12 @@ func (e *benchEnv) serve(ctx context.Context) error {
 	if e.indexed == "" {
 		return fmt.Errorf("serve needs the backfill phase")
 	}
-	st, err := store.Open(ctx, e.indexed, store.Config{MaxConns: 20, ApplicationName: "nearline-serve", Logger: e.logger})
+	st, err := store.Open(ctx, e.indexed, store.Config{MaxConns: 20, ApplicationName: "nearline-serve"}, e.logger)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	vm, err := nearvm.New(ctx, nearvm.Config{})
+	vm, err := nearvm.New(ctx, nearvm.Config{}, nil)
 	if err != nil {
 		return err
 	}

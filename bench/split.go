@@ -30,7 +30,7 @@ func (e *benchEnv) splitBackfillOnce(ctx context.Context, parts int, to uint64) 
 	}
 	stores := make([]*store.Store, parts)
 	for i := range stores {
-		st, err := store.Open(ctx, dbURL, store.Config{MaxConns: 8, Logger: e.logger, Cursor: fmt.Sprintf("part-%d", i)})
+		st, err := store.Open(ctx, dbURL, store.Config{MaxConns: 8, Cursor: fmt.Sprintf("part-%d", i)}, e.logger)
 		if err != nil {
 			return splitRun{}, err
 		}

@@ -71,7 +71,7 @@ func (e *benchEnv) storage(ctx context.Context) error {
 	if e.indexed == "" || len(e.report.backfill) == 0 {
 		return errors.New("storage needs the backfill phase")
 	}
-	st, err := store.Open(ctx, e.indexed, store.Config{Logger: e.logger})
+	st, err := store.Open(ctx, e.indexed, store.Config{}, e.logger)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (e *benchEnv) storage(ctx context.Context) error {
 	// Raw JSON per block is exact (every response of the last backfill was
 	// counted); the gzip ratio is measured on a sample of blocks, each
 	// response compressed on its own (as HTTP gzip would).
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{e.chain.plainURL}})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{e.chain.plainURL}}, nil)
 	if err != nil {
 		return err
 	}

@@ -139,13 +139,13 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		}, map[string]json.RawMessage]
 		require.NoError(t, json.Unmarshal(body, &doc))
 		height := doc.Block.Header.Height
-		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL))
+		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL), nil)
 		require.NoError(t, err)
-		lake, err := docsource.NewLakeFetcher(near.ClientConfig{Endpoints: []string{splitLake(t, height, body)}}, nil)
+		lake, err := docsource.NewLakeFetcher(near.ClientConfig{Endpoints: []string{splitLake(t, height, body)}}, nil, nil)
 		require.NoError(t, err)
 		var bundles []*bundle.Bundle
 		for _, docs := range []docsource.DocFetcher{neardata, lake} {
-			src, err := docsource.NewDocSource(docs, nil, cfg)
+			src, err := docsource.NewDocSource(docs, nil, cfg, nil)
 			require.NoError(t, err)
 			src.Prepare(height)
 			head, err := src.FinalHead(ctx)

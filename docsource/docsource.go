@@ -16,6 +16,7 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/bounds"
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
@@ -55,8 +56,6 @@ type DocConfig struct {
 	// Genesis is the genesis_config answer when there is no RPC upstream
 	// (from a genesis file, GenesisConfigFromFile).
 	Genesis json.RawMessage
-	// Logger receives warnings. Default: discard.
-	Logger *slog.Logger
 }
 
 func (c DocConfig) withDefaults() DocConfig {
@@ -65,9 +64,6 @@ func (c DocConfig) withDefaults() DocConfig {
 	c.ReadAhead = cmp.Or(c.ReadAhead, DefaultReadAhead)
 	c.Waits = c.Waits.WithDefaults()
 	c.Concurrency = cmp.Or(c.Concurrency, DefaultDocConcurrency)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
 	return c
 }
 
@@ -95,9 +91,10 @@ func (c DocConfig) validate() error {
 // ahead for a transaction's receipts is not fetched again for its own
 // bundle.
 type DocSource struct {
-	docs DocFetcher
-	rpc  rpcsource.RPC // nil: no configs from an upstream
-	cfg  DocConfig
+	logger *slog.Logger
+	docs   DocFetcher
+	rpc    rpcsource.RPC // nil: no configs from an upstream
+	cfg    DocConfig
 
 	chunkFloor atomic.Uint64
 
@@ -133,8 +130,8 @@ type docEntry struct {
 var _ indexer.Source = (*DocSource)(nil)
 
 // NewDocSource returns a Source reading docs. rpc may be nil when
-// cfg.Genesis is set.
-func NewDocSource(docs DocFetcher, rpc rpcsource.RPC, cfg DocConfig) (*DocSource, error) {
+// cfg.Genesis is set. logger receives its warnings (nil: none).
+func NewDocSource(docs DocFetcher, rpc rpcsource.RPC, cfg DocConfig, logger *slog.Logger) (*DocSource, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure document source: %w", err)
@@ -142,7 +139,7 @@ func NewDocSource(docs DocFetcher, rpc rpcsource.RPC, cfg DocConfig) (*DocSource
 	if rpc == nil && len(cfg.Genesis) == 0 {
 		return nil, errors.New("configure document source: need an RPC upstream or a genesis file for the genesis config")
 	}
-	return &DocSource{docs: docs, rpc: rpc, cfg: cfg, entries: map[uint64]*docEntry{},
+	return &DocSource{logger: logs.OrDiscard(logger), docs: docs, rpc: rpc, cfg: cfg, entries: map[uint64]*docEntry{},
 		returned: map[uint64]bool{}, epochs: map[string]bool{}, pending: map[bundle.TxRef]*txProgress{}}, nil
 }
 
@@ -399,7 +396,7 @@ func (s *DocSource) loadWaiting(ctx context.Context, height uint64) (*parsedDoc,
 		if attempt >= s.cfg.BehindRetries {
 			return nil, fmt.Errorf("block %d: %w", height, err)
 		}
-		s.cfg.Logger.Warn("upstream has no document yet; asking again", "height", height)
+		s.logger.Warn("upstream has no document yet; asking again", "height", height)
 		if err := retry.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
@@ -512,7 +509,7 @@ func (s *DocSource) txStatus(ctx context.Context, p *txProgress, lookahead int, 
 		}
 		_, _, moved, _ := s.headState()
 		if time.Since(began) >= s.cfg.TxFinalWait || time.Since(moved) >= s.cfg.TxStallWait {
-			s.cfg.Logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", p.tx.hash, "height", p.height)
+			s.logger.Debug("storing a tx status that is not final; it is revisited later", "tx_hash", p.tx.hash, "height", p.height)
 			s.keepProgress(p, false)
 			return st, false, nil
 		}

@@ -37,7 +37,7 @@ func fastHTTP(endpoints ...string) near.ClientConfig {
 
 func rpcClient(t *testing.T, endpoints ...string) *near.Client {
 	t.Helper()
-	client, err := near.NewClient(fastHTTP(endpoints...))
+	client, err := near.NewClient(fastHTTP(endpoints...), nil)
 	require.NoError(t, err)
 	return client
 }
@@ -50,7 +50,7 @@ var testWaits = rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInter
 // failing the test on a configuration error.
 func docSource(t *testing.T, docs docsource.DocFetcher, rpc rpcsource.RPC, waits rpcsource.Waits) *docsource.DocSource {
 	t.Helper()
-	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{Waits: waits})
+	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{Waits: waits}, nil)
 	require.NoError(t, err)
 	return src
 }
@@ -62,11 +62,11 @@ func docSource(t *testing.T, docs docsource.DocFetcher, rpc rpcsource.RPC, waits
 func chainSources(t *testing.T, chain *simtest.Chain, maxHeight uint64) (*rpcsource.NodeSource, map[string]indexer.Source) {
 	t.Helper()
 	rpc := rpcClient(t, chain.URL)
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL), nil)
 	require.NoError(t, err)
-	lakeHTTP, err := docsource.NewLakeFetcher(fastHTTP(chain.URL+"/lake"), rpc)
+	lakeHTTP, err := docsource.NewLakeFetcher(fastHTTP(chain.URL+"/lake"), rpc, nil)
 	require.NoError(t, err)
-	lakeDir, err := docsource.NewLakeFetcher(near.ClientConfig{Endpoints: []string{writeLake(t, chain.URL, 0, maxHeight)}}, nil)
+	lakeDir, err := docsource.NewLakeFetcher(near.ClientConfig{Endpoints: []string{writeLake(t, chain.URL, 0, maxHeight)}}, nil, nil)
 	require.NoError(t, err)
 	return simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: testWaits}), map[string]indexer.Source{
 		"neardata":  docSource(t, neardata, rpc, testWaits),
@@ -289,7 +289,7 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	rpcCalls := rpcs.count.Load()
 	rpcs.count.Store(0)
 
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(docSrv.URL + "?apiKey=" + key))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(docSrv.URL+"?apiKey="+key), nil)
 	require.NoError(t, err)
 	viaDocs := storetest.NewStore(t)
 	src := docSource(t, neardata, rpcClient(t, rpcSrv.URL), testWaits)
@@ -325,7 +325,7 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	node := chain.Node
 	s := storetest.NewStore(t)
 	newSource := func() *docsource.DocSource {
-		lake, err := docsource.NewLakeFetcher(fastHTTP(chain.URL+"/lake"), rpcClient(t, chain.URL))
+		lake, err := docsource.NewLakeFetcher(fastHTTP(chain.URL+"/lake"), rpcClient(t, chain.URL), nil)
 		require.NoError(t, err)
 		return docSource(t, lake, rpcClient(t, chain.URL), rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
 	}
@@ -387,9 +387,9 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 		var docs docsource.DocFetcher
 		var err error
 		if strings.HasPrefix(c.name, "lake") {
-			docs, err = docsource.NewLakeFetcher(http, rpc)
+			docs, err = docsource.NewLakeFetcher(http, rpc, nil)
 		} else {
-			docs, err = docsource.NewNeardataFetcher(http)
+			docs, err = docsource.NewNeardataFetcher(http, nil)
 		}
 		require.NoError(t, err)
 		s := storetest.NewStore(t)
@@ -422,7 +422,7 @@ func TestNeardataFollowsAGrowingChain(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- node.Run(runCtx) }()
 	t.Cleanup(func() { stop(); <-done })
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL))
+	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL), nil)
 	require.NoError(t, err)
 	src := docSource(t, neardata, rpcClient(t, chain.URL), rpcsource.Waits{TxPollInterval: 10 * time.Millisecond})
 	s := storetest.NewStore(t)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
@@ -86,9 +87,9 @@ var _ DocFetcher = (*NeardataFetcher)(nil)
 // NewNeardataFetcher returns a fetcher over cfg.Endpoints (base URLs such as
 // https://mainnet.neardata.xyz, or https://mainnet.neardata.xyz?apiKey=KEY
 // with FastNEAR's key, which every request carries), with cfg's timeouts,
-// retries and failover.
-func NewNeardataFetcher(cfg near.ClientConfig) (*NeardataFetcher, error) {
-	g, err := near.NewGetter(cfg)
+// retries and failover; logger receives the retries (nil: none).
+func NewNeardataFetcher(cfg near.ClientConfig, logger *slog.Logger) (*NeardataFetcher, error) {
+	g, err := near.NewGetter(cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("configure neardata: %w", err)
 	}
@@ -198,8 +199,9 @@ var _ DocFetcher = (*LakeFetcher)(nil)
 
 // NewLakeFetcher returns a fetcher reading cfg.Endpoints: one directory,
 // or http(s) base URLs (cfg's timeouts, retries and failover apply). head,
-// when not nil, answers FinalHead; it is required over HTTP.
-func NewLakeFetcher(cfg near.ClientConfig, head rpcsource.RPC) (*LakeFetcher, error) {
+// when not nil, answers FinalHead; it is required over HTTP. logger
+// receives the retries (nil: none).
+func NewLakeFetcher(cfg near.ClientConfig, head rpcsource.RPC, logger *slog.Logger) (*LakeFetcher, error) {
 	if len(cfg.Endpoints) == 1 && !strings.HasPrefix(cfg.Endpoints[0], "http://") && !strings.HasPrefix(cfg.Endpoints[0], "https://") {
 		dir := cfg.Endpoints[0]
 		st, err := os.Stat(dir)
@@ -214,7 +216,7 @@ func NewLakeFetcher(cfg near.ClientConfig, head rpcsource.RPC) (*LakeFetcher, er
 	if head == nil {
 		return nil, errors.New("lake over HTTP needs an RPC upstream for the final head")
 	}
-	g, err := near.NewGetter(cfg)
+	g, err := near.NewGetter(cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("configure lake: %w", err)
 	}

@@ -46,8 +46,7 @@ func TestNeardataCarriesTheKeyPastTheFinalHead(t *testing.T) {
 	var logs logtest.Buffer
 	cfg := fastHTTP(srv.URL + "?apiKey=" + key)
 	cfg.MaxAttempts = 3
-	cfg.Logger = logs.Logger()
-	f, err := docsource.NewNeardataFetcher(cfg)
+	f, err := docsource.NewNeardataFetcher(cfg, logs.Logger())
 	require.NoError(t, err)
 	ctx := context.Background()
 	for _, target := range []string{"/v0/block/77", "/v0/block/77?apiKey=" + key, srv.URL + "/v0/block/77?apiKey=" + key} {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/bounds"
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/store"
 )
@@ -199,11 +200,9 @@ func New(cfg Config, src Source, sink Sink, logger *slog.Logger) (*Indexer, erro
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure indexer: %w", err)
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	if cfg.Upstream == nil {
-		cfg.Upstream = outage.New(outage.Config{Logger: logger})
+		cfg.Upstream = outage.New(outage.Config{}, logger)
 	}
 	return &Indexer{cfg: cfg, src: src, sink: sink, logger: logger, unknownSeen: map[string]bool{},
 		budget: newBudget(cfg.MemoryBudget, cfg.Workers)}, nil

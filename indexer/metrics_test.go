@@ -93,8 +93,7 @@ func TestMalformedEventLogsAreCountedAndLogged(t *testing.T) {
 		src.override[h] = b
 	}
 	var logs bytes.Buffer
-	s, err := store.Open(context.Background(), storetest.NewDatabaseURL(t), store.Config{MaxConns: 4,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s, err := store.Open(context.Background(), storetest.NewDatabaseURL(t), store.Config{MaxConns: 4}, slog.New(slog.NewTextHandler(&logs, nil)))
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	m, reg := newMetrics(t)

@@ -68,7 +68,7 @@ func TestFollowOutlivesUpstreamOutages(t *testing.T) {
 	src.down.Store(true)
 	var logs logtest.Buffer
 	logger := logs.Logger()
-	tracker := outage.New(outage.Config{Backoff: fastOutage, Logger: logger})
+	tracker := outage.New(outage.Config{Backoff: fastOutage}, logger)
 	ix, err := indexer.New(indexer.Config{From: ptr(1), BatchSize: 5, Workers: 4, PollInterval: 5 * time.Millisecond,
 		Upstream: tracker}, src, s, logger)
 	require.NoError(t, err)
@@ -127,7 +127,7 @@ func TestBoundedRunGivesUpAfterPatience(t *testing.T) {
 	s := storetest.NewStore(t)
 	src := &downSource{fakeSource: newFakeSource(testChain(), 80)}
 	ix, err := indexer.New(indexer.Config{From: ptr(1), To: ptr(70), BatchSize: 5, Workers: 2,
-		UpstreamPatience: 300 * time.Millisecond, Upstream: outage.New(outage.Config{Backoff: fastOutage})}, src, s, nil)
+		UpstreamPatience: 300 * time.Millisecond, Upstream: outage.New(outage.Config{Backoff: fastOutage}, nil)}, src, s, nil)
 	require.NoError(t, err)
 	src.down.Store(true)
 	began := time.Now()

@@ -87,7 +87,7 @@ func TestGarbageCollectedUpstreamNeedsArchivalNode(t *testing.T) {
 	t.Parallel()
 	chain := simtest.New(t, sim.Config{Seed: 4, Shards: 2, GCWindow: 20, MaxHeight: 80})
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}, nil)
 	require.NoError(t, err)
 	from, to := uint64(5), uint64(30)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, simtest.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)

@@ -28,7 +28,7 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 	ctx := context.Background()
 	const top = 150
 	chain := simtest.New(t, sim.Config{Seed: 21, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.3, TxsPerBlock: 3, MaxHeight: top + 20})
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, Timeout: 5 * time.Second})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, Timeout: 5 * time.Second}, nil)
 	require.NoError(t, err)
 	genesis := chain.Node.Genesis().GenesisHeight
 	// The second range starts at the first skipped height after 50.
@@ -56,7 +56,7 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 
 	url := storetest.NewDatabaseURL(t)
 	open := func(cursor string) *store.Store {
-		s, err := store.Open(ctx, url, store.Config{MaxConns: 3, Cursor: cursor})
+		s, err := store.Open(ctx, url, store.Config{MaxConns: 3, Cursor: cursor}, nil)
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		return s
@@ -90,7 +90,7 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	chain := simtest.New(t, sim.Config{Seed: 5, Shards: 2, SkipRate: 0.2, TxsPerBlock: 1, MaxHeight: 120})
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, Timeout: 5 * time.Second})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, Timeout: 5 * time.Second}, nil)
 	require.NoError(t, err)
 	genesis := chain.Node.Genesis().GenesisHeight
 	skipped := func(h uint64) bool {
@@ -110,7 +110,7 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 	require.NotZero(t, afterSkip)
 	url := storetest.NewDatabaseURL(t)
 	run := func(cursor string, from *uint64, to uint64) (*store.Store, error) {
-		s, err := store.Open(ctx, url, store.Config{MaxConns: 3, Cursor: cursor})
+		s, err := store.Open(ctx, url, store.Config{MaxConns: 3, Cursor: cursor}, nil)
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		ix, err := indexer.New(indexer.Config{From: from, To: &to, Workers: 4, BatchSize: 6},

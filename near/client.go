@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nearline/nearline/internal/httpcall"
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
 )
 
@@ -74,8 +75,6 @@ type ClientConfig struct {
 	// HTTPClient sends the requests. Default: a client without its own
 	// timeout (Timeout applies per request).
 	HTTPClient *http.Client
-	// Logger receives retry logs. Default: discard.
-	Logger *slog.Logger
 	// RequestRate bounds a Getter's requests to this many a second, over
 	// all its endpoints (retries included); a 429's Retry-After pauses
 	// them all. 0: no bound. (Client calls are bounded by their callers'
@@ -100,9 +99,6 @@ func (c ClientConfig) withDefaults() ClientConfig {
 		}
 		transport.MaxIdleConnsPerHost = 64 // many calls in flight to few hosts
 		c.HTTPClient = &http.Client{Transport: transport}
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.OnError == nil {
 		c.OnError = func(string) {}
@@ -146,6 +142,7 @@ func (c ClientConfig) shown(idx int) string { return httpcall.RedactURL(c.Endpoi
 // failover between endpoints. It is safe for concurrent use.
 type Client struct {
 	cfg       ClientConfig
+	logger    *slog.Logger // retries
 	nextID    atomic.Uint64
 	preferred atomic.Int64 // endpoint that answered last
 
@@ -158,13 +155,14 @@ type earliestInfo struct {
 	at     time.Time
 }
 
-// NewClient returns a client for cfg.
-func NewClient(cfg ClientConfig) (*Client, error) {
+// NewClient returns a client for cfg; logger receives the retries (nil:
+// none).
+func NewClient(cfg ClientConfig, logger *slog.Logger) (*Client, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure near client: %w", err)
 	}
-	return &Client{cfg: cfg, earliest: map[int]earliestInfo{}}, nil
+	return &Client{cfg: cfg, logger: logs.OrDiscard(logger), earliest: map[int]earliestInfo{}}, nil
 }
 
 // attemptError is one failed attempt: its kind and whether another attempt
@@ -232,7 +230,7 @@ func (c *Client) CallRaw(ctx context.Context, method string, params any) (json.R
 func (c *Client) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	gcd := map[int]uint64{} // endpoints that garbage-collected the block, with their earliest height
 	var raw json.RawMessage
-	err := c.cfg.failover(ctx, &c.preferred, "call "+method, "upstream call failed, retrying", []any{"method", method}, func(idx int) (err error) {
+	err := c.cfg.failover(ctx, c.logger, &c.preferred, "call "+method, "upstream call failed, retrying", []any{"method", method}, func(idx int) (err error) {
 		raw, err = c.attempt(ctx, idx, method, params)
 		if ae, ok := errors.AsType[*attemptError](err); ok {
 			if earliest, gc := c.garbageCollected(ctx, idx, ae, params); gc {

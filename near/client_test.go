@@ -68,7 +68,7 @@ func TestClientRetriesEachFailureKindOnOneEndpoint(t *testing.T) {
 			var mu sync.Mutex
 			cfg := fastConfig(srv.URL)
 			cfg.OnError = func(k string) { mu.Lock(); kinds = append(kinds, k); mu.Unlock() }
-			c, err := NewClient(cfg)
+			c, err := NewClient(cfg, nil)
 			require.NoError(t, err)
 			var out struct{ Answer int }
 			require.NoError(t, c.Call(context.Background(), "block", map[string]any{"finality": "final"}, &out))
@@ -94,7 +94,7 @@ func TestClientFailsOverToHealthyEndpoint(t *testing.T) {
 		}
 	})
 	good, goodCount := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { okResult(w, `"fine"`) })
-	c, err := NewClient(fastConfig(bad.URL, good.URL))
+	c, err := NewClient(fastConfig(bad.URL, good.URL), nil)
 	require.NoError(t, err)
 	for range 20 {
 		var out string
@@ -110,7 +110,7 @@ func TestClientGivesUpAfterMaxAttempts(t *testing.T) {
 	srv, count := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
 	cfg := fastConfig(srv.URL)
 	cfg.MaxAttempts = 4
-	c, err := NewClient(cfg)
+	c, err := NewClient(cfg, nil)
 	require.NoError(t, err)
 	err = c.Call(context.Background(), "block", nil, nil)
 	require.Error(t, err)
@@ -122,7 +122,7 @@ func TestClientGivesUpAfterMaxAttempts(t *testing.T) {
 func TestClientReturnsNEARErrorsWithoutRetry(t *testing.T) {
 	t.Parallel()
 	srv, count := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { nearError(w, UnknownBlock(HeightID(7))) })
-	c, err := NewClient(fastConfig(srv.URL))
+	c, err := NewClient(fastConfig(srv.URL), nil)
 	require.NoError(t, err)
 	err = c.Call(context.Background(), "block", map[string]any{"block_id": 7}, nil)
 	var ne *Error
@@ -148,7 +148,7 @@ func TestClientReportsGarbageCollectedUpstream(t *testing.T) {
 	}
 	t.Run("every upstream collected", func(t *testing.T) {
 		t.Parallel()
-		c, err := NewClient(fastConfig(gcNode(t).URL, gcNode(t).URL))
+		c, err := NewClient(fastConfig(gcNode(t).URL, gcNode(t).URL), nil)
 		require.NoError(t, err)
 		err = c.Call(context.Background(), "block", map[string]any{"block_id": 5}, nil)
 		require.ErrorIs(t, err, ErrNeedsArchival)
@@ -159,7 +159,7 @@ func TestClientReportsGarbageCollectedUpstream(t *testing.T) {
 		srv, _ := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) {
 			nearError(w, GarbageCollectedBlock(BlockStamp{BlockHeight: 5, BlockHash: "x"}))
 		})
-		c, err := NewClient(fastConfig(srv.URL))
+		c, err := NewClient(fastConfig(srv.URL), nil)
 		require.NoError(t, err)
 		err = c.Call(context.Background(), "chunk", map[string]any{"block_id": 5, "shard_id": 0}, nil)
 		require.ErrorIs(t, err, ErrNeedsArchival)
@@ -167,7 +167,7 @@ func TestClientReportsGarbageCollectedUpstream(t *testing.T) {
 	t.Run("archival node behind a regular one", func(t *testing.T) {
 		t.Parallel()
 		archival, _ := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { okResult(w, `{"height":5}`) })
-		c, err := NewClient(fastConfig(gcNode(t).URL, archival.URL))
+		c, err := NewClient(fastConfig(gcNode(t).URL, archival.URL), nil)
 		require.NoError(t, err)
 		var out struct{ Height int }
 		require.NoError(t, c.Call(context.Background(), "block", map[string]any{"block_id": 5}, &out))
@@ -178,7 +178,7 @@ func TestClientReportsGarbageCollectedUpstream(t *testing.T) {
 		down, count := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
 		cfg := fastConfig(gcNode(t).URL, down.URL)
 		cfg.MaxAttempts = 3
-		c, err := NewClient(cfg)
+		c, err := NewClient(cfg, nil)
 		require.NoError(t, err)
 		err = c.Call(context.Background(), "block", map[string]any{"block_id": 5}, nil)
 		require.ErrorIs(t, err, ErrUnavailable, "the other endpoint is down, not collected")
@@ -188,7 +188,7 @@ func TestClientReportsGarbageCollectedUpstream(t *testing.T) {
 	})
 	t.Run("height above earliest is a plain unknown block", func(t *testing.T) {
 		t.Parallel()
-		c, err := NewClient(fastConfig(gcNode(t).URL))
+		c, err := NewClient(fastConfig(gcNode(t).URL), nil)
 		require.NoError(t, err)
 		err = c.Call(context.Background(), "block", map[string]any{"block_id": 1500}, nil)
 		require.True(t, IsUnknownBlock(err))
@@ -201,7 +201,7 @@ func TestClientStopsOnContextCancel(t *testing.T) {
 	srv, _ := rpcServer(t, func(_ int64, _ string, w http.ResponseWriter) { time.Sleep(300 * time.Millisecond) })
 	cfg := fastConfig(srv.URL)
 	cfg.Timeout = 5 * time.Second
-	c, err := NewClient(cfg)
+	c, err := NewClient(cfg, nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -213,9 +213,9 @@ func TestClientStopsOnContextCancel(t *testing.T) {
 
 func TestClientConfigValidation(t *testing.T) {
 	t.Parallel()
-	_, err := NewClient(ClientConfig{})
+	_, err := NewClient(ClientConfig{}, nil)
 	require.Error(t, err)
-	_, err = NewClient(ClientConfig{Endpoints: []string{"localhost:3030"}})
+	_, err = NewClient(ClientConfig{Endpoints: []string{"localhost:3030"}}, nil)
 	require.Error(t, err)
 }
 
@@ -235,7 +235,7 @@ func TestClientHonoursRetryAfter(t *testing.T) {
 	})
 	cfg := fastConfig(srv.URL)
 	cfg.MaxBackoff = 2 * time.Second
-	c, err := NewClient(cfg)
+	c, err := NewClient(cfg, nil)
 	require.NoError(t, err)
 	require.NoError(t, c.Call(context.Background(), "block", nil, nil))
 	require.Equal(t, int64(2), count.Load())

@@ -2,6 +2,7 @@ package near
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -68,7 +69,7 @@ func TestGetterPutsPathsBeforeTheEndpointsQuery(t *testing.T) {
 			"/base/v0/block/5?apiKey=" + secretKey, "/base/v0/last_block/final?apiKey=" + secretKey,
 			"/base/000000000005/shard_0.json?apiKey=" + secretKey, "/base/v0/block/5?apiKey=" + secretKey + "&with=extra"}},
 	} {
-		g, err := NewGetter(fastConfig(c.endpoint))
+		g, err := NewGetter(fastConfig(c.endpoint), nil)
 		require.NoError(t, err)
 		for _, p := range paths {
 			require.NoError(t, g.Get(context.Background(), p, func(a Answer) error {
@@ -81,7 +82,7 @@ func TestGetterPutsPathsBeforeTheEndpointsQuery(t *testing.T) {
 
 	// Without a query of its own the path's is the only one; a trailing
 	// slash is dropped as before.
-	g, err := NewGetter(fastConfig(srv.URL + "/"))
+	g, err := NewGetter(fastConfig(srv.URL+"/"), nil)
 	require.NoError(t, err)
 	for _, p := range []string{"/v0/block/5", "/v0/block/5?with=extra"} {
 		require.NoError(t, g.Get(context.Background(), p, func(Answer) error { return nil }))
@@ -99,7 +100,7 @@ func TestClientPostsToTheEndpointWithItsQuery(t *testing.T) {
 		okResult(w, `"fine"`)
 	}))
 	t.Cleanup(srv.Close)
-	c, err := NewClient(fastConfig(srv.URL + "/rpc?apiKey=" + secretKey))
+	c, err := NewClient(fastConfig(srv.URL+"/rpc?apiKey="+secretKey), nil)
 	require.NoError(t, err)
 	var out string
 	require.NoError(t, c.Call(context.Background(), "block", nil, &out))
@@ -126,14 +127,14 @@ func TestFailuresDoNotShowTheKey(t *testing.T) {
 	})
 	withKey := func(base string) string { return base + "/?apiKey=" + secretKey }
 
-	for name, call := range map[string]func(cfg ClientConfig) error{
-		"getter": func(cfg ClientConfig) error {
-			g, err := NewGetter(cfg)
+	for name, call := range map[string]func(cfg ClientConfig, logger *slog.Logger) error{
+		"getter": func(cfg ClientConfig, logger *slog.Logger) error {
+			g, err := NewGetter(cfg, logger)
 			require.NoError(t, err)
 			return g.Get(context.Background(), "/v0/block/5", func(Answer) error { return nil })
 		},
-		"client": func(cfg ClientConfig) error {
-			c, err := NewClient(cfg)
+		"client": func(cfg ClientConfig, logger *slog.Logger) error {
+			c, err := NewClient(cfg, logger)
 			require.NoError(t, err)
 			return c.Call(context.Background(), "block", map[string]any{"block_id": 5}, nil)
 		},
@@ -149,8 +150,7 @@ func TestFailuresDoNotShowTheKey(t *testing.T) {
 			var logs logtest.Buffer
 			cfg := fastConfig(endpoints...)
 			cfg.MaxAttempts = 4
-			cfg.Logger = logs.Logger()
-			err := call(cfg)
+			err := call(cfg, logs.Logger())
 			require.Error(t, err, "%s: %s", name, what)
 			shown := err.Error() + "\n" + logs.String()
 			require.NotContains(t, shown, secretKey, "%s: %s", name, what)
@@ -162,13 +162,13 @@ func TestFailuresDoNotShowTheKey(t *testing.T) {
 	}
 	require.Positive(t, count503.Load())
 
-	_, err := NewGetter(ClientConfig{Endpoints: []string{"http://a b/?apiKey=" + secretKey}})
+	_, err := NewGetter(ClientConfig{Endpoints: []string{"http://a b/?apiKey=" + secretKey}}, nil)
 	require.ErrorContains(t, err, "want an absolute http:// or https:// URL")
 	require.NotContains(t, err.Error(), secretKey)
-	_, err = NewClient(ClientConfig{Endpoints: []string{"localhost:3030?apiKey=" + secretKey}})
+	_, err = NewClient(ClientConfig{Endpoints: []string{"localhost:3030?apiKey=" + secretKey}}, nil)
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), secretKey)
-	_, err = NewClient(ClientConfig{Endpoints: []string{"http://?apiKey=" + secretKey}})
+	_, err = NewClient(ClientConfig{Endpoints: []string{"http://?apiKey=" + secretKey}}, nil)
 	require.ErrorContains(t, err, "want an absolute http:// or https:// URL", "no host")
 	require.True(t, strings.Contains(err.Error(), "apiKey=REDACTED"), err.Error())
 }

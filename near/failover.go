@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/nearline/nearline/internal/retry"
@@ -31,7 +32,7 @@ func (e *endpointError) Unwrap() error { return e.err }
 // answered last, which an answer updates), through one retry.Policy: the
 // Client's calls and the Getter's fetches both go through it.
 //
-// A retryable *attemptError is counted (OnError) and logged (msg, then kv),
+// A retryable *attemptError is counted (OnError) and logged to logger (msg, then kv),
 // and tried again on the next endpoint after the backoff, or after a 429's
 // Retry-After when there is no other endpoint to go to. errNextEndpoint
 // moves on at once without spending an attempt. Any other error ends it.
@@ -39,7 +40,7 @@ func (e *endpointError) Unwrap() error { return e.err }
 // failure that is final, ErrUnavailable when the attempts ran out, the
 // context's error when it ended, errEveryEndpoint when every endpoint
 // moved on.
-func (c ClientConfig) failover(ctx context.Context, preferred *atomic.Int64, name, msg string, kv []any, try func(idx int) error) error {
+func (c ClientConfig) failover(ctx context.Context, logger *slog.Logger, preferred *atomic.Int64, name, msg string, kv []any, try func(idx int) error) error {
 	n := len(c.Endpoints)
 	next := int(preferred.Load())
 	movedOn := map[int]bool{}
@@ -78,7 +79,7 @@ func (c ClientConfig) failover(ctx context.Context, preferred *atomic.Int64, nam
 			default:
 				attempts++
 				c.OnError(ae.kind)
-				c.Logger.Warn(msg, append(kv[:len(kv):len(kv)], "upstream", c.shown(idx), "kind", ae.kind, "attempt", attempts, "err", ae.err)...)
+				logger.Warn(msg, append(kv[:len(kv):len(kv)], "upstream", c.shown(idx), "kind", ae.kind, "attempt", attempts, "err", ae.err)...)
 				last = &endpointError{endpoint: c.shown(idx), err: ae.err}
 				if n == 1 && ae.retryAfter > 0 {
 					return retry.After(ae.retryAfter, ae)

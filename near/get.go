@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
 
 	"github.com/nearline/nearline/internal/httpcall"
+	"github.com/nearline/nearline/internal/logs"
 )
 
 // ErrMalformedAnswer, wrapped in the error a Getter's accept returns, marks
@@ -32,6 +34,7 @@ type Answer struct {
 // request keeps it. It is safe for concurrent use.
 type Getter struct {
 	cfg       ClientConfig
+	logger    *slog.Logger // retries
 	bases     []baseURL    // cfg.Endpoints, parsed
 	preferred atomic.Int64 // endpoint that answered last
 	pace      *pacer       // ClientConfig.RequestRate
@@ -63,8 +66,9 @@ func (b baseURL) url(path string) string {
 	return b.prefix + path + "?" + b.query + "&" + query
 }
 
-// NewGetter returns a Getter for cfg.
-func NewGetter(cfg ClientConfig) (*Getter, error) {
+// NewGetter returns a Getter for cfg; logger receives the retries (nil:
+// none).
+func NewGetter(cfg ClientConfig, logger *slog.Logger) (*Getter, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure near getter: %w", err)
@@ -81,14 +85,14 @@ func NewGetter(cfg ClientConfig) (*Getter, error) {
 		}
 		bases[i] = newBaseURL(u)
 	}
-	return &Getter{cfg: cfg, bases: bases, pace: newPacer(cfg.RequestRate)}, nil
+	return &Getter{cfg: cfg, logger: logs.OrDiscard(logger), bases: bases, pace: newPacer(cfg.RequestRate)}, nil
 }
 
 // Get fetches path (below each endpoint's base URL, before its query)
 // until accept takes an answer: nil ends the fetch, an error wrapping
 // ErrMalformedAnswer retries, any other error fails it.
 func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error) error {
-	return g.cfg.failover(ctx, &g.preferred, "get "+path, "upstream fetch failed, retrying", []any{"path", path}, func(idx int) error {
+	return g.cfg.failover(ctx, g.logger, &g.preferred, "get "+path, "upstream fetch failed, retrying", []any{"path", path}, func(idx int) error {
 		if err := g.pace.wait(ctx); err != nil {
 			return err
 		}

@@ -47,7 +47,7 @@ func TestGetterRetriesFailsOverAndHonoursRetryAfter(t *testing.T) {
 	cfg.MaxBackoff = 2 * time.Second
 	var kinds []string
 	cfg.OnError = func(kind string) { kinds = append(kinds, kind) }
-	g, err := NewGetter(cfg)
+	g, err := NewGetter(cfg, nil)
 	require.NoError(t, err)
 	ctx := context.Background()
 	var body string
@@ -76,7 +76,7 @@ func TestGetterRetriesFailsOverAndHonoursRetryAfter(t *testing.T) {
 	// A dead first endpoint fails over to the live one.
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
-	g, err = NewGetter(fastConfig(dead.URL, srv.URL))
+	g, err = NewGetter(fastConfig(dead.URL, srv.URL), nil)
 	require.NoError(t, err)
 	require.NoError(t, g.Get(ctx, "/doc", func(a Answer) error { return nil }))
 }

@@ -10,7 +10,7 @@ import (
 // BenchmarkWarmCall is a view of ft_balance_of on the fungible token with an
 // in-memory Storage, the contract already compiled.
 func BenchmarkWarmCall(b *testing.B) {
-	r, err := New(context.Background(), Config{})
+	r, err := New(context.Background(), Config{}, nil)
 	require.NoError(b, err)
 	defer func() { require.NoError(b, r.Close(context.Background())) }()
 	f := loadFixture(b, "fungible_token")

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 )
 
@@ -41,8 +40,6 @@ type Config struct {
 	// a pool of idle ones of at most 32 MiB. Default
 	// DefaultMaxConcurrentCalls (4).
 	MaxConcurrentCalls int
-	// Logger receives compile events. Default: discard.
-	Logger *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -50,9 +47,6 @@ func (c Config) withDefaults() Config {
 	c.CacheSize = cmp.Or(c.CacheSize, DefaultCacheSize)
 	c.MemoryLimitPages = cmp.Or(c.MemoryLimitPages, DefaultMemoryLimitPages)
 	c.MaxConcurrentCalls = cmp.Or(c.MaxConcurrentCalls, DefaultMaxConcurrentCalls)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
 	return c
 }
 

@@ -5,7 +5,7 @@
 //
 // # API
 //
-//	rt, err := nearvm.New(ctx, nearvm.Config{})          // long-lived, safe for concurrent calls
+//	rt, err := nearvm.New(ctx, nearvm.Config{}, nil)     // long-lived, safe for concurrent calls
 //	defer rt.Close(ctx)
 //	out, err := rt.Call(ctx, code, codeHash, "ft_balance_of", nearvm.Context{...}, storage)
 //

@@ -99,7 +99,7 @@ func (m *memStorage) clone() *memStorage {
 func newTestRuntime(t testing.TB, cfg Config) *Runtime {
 	t.Helper()
 	ctx := context.Background()
-	r, err := New(ctx, cfg)
+	r, err := New(ctx, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, r.Close(context.Background())) })
 	return r

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,12 +16,15 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/nearline/nearline/internal/logs"
 )
 
 // Runtime runs NEAR contracts. It is long-lived and safe for concurrent
 // calls; each call gets its own module instance.
 type Runtime struct {
 	cfg    Config
+	logger *slog.Logger
 	wasm   wazero.Runtime
 	cache  *moduleCache
 	memory *memoryPool
@@ -37,7 +41,8 @@ type Runtime struct {
 }
 
 // New builds a Runtime with cfg (zero fields take their defaults).
-func New(ctx context.Context, cfg Config) (*Runtime, error) {
+// logger receives compile events (nil: none).
+func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Runtime, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("validate config: %w", err)
@@ -52,6 +57,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		WithMemoryLimitPages(cfg.MemoryLimitPages)
 	r := &Runtime{
 		cfg:    cfg,
+		logger: logs.OrDiscard(logger),
 		wasm:   wazero.NewRuntimeWithConfig(ctx, wcfg),
 		cache:  newModuleCache(cfg.CacheSize),
 		memory: &memoryPool{},
@@ -150,7 +156,7 @@ func (r *Runtime) compile(ctx context.Context, code []byte, key string) (*compil
 		return e, nil
 	case err != nil:
 		e.compileErr = prepareError("Deserialization", "Error happened while deserializing the module.")
-		r.cfg.Logger.Debug("contract rejected", "code_hash", key, "err", err)
+		r.logger.Debug("contract rejected", "code_hash", key, "err", err)
 		return e, nil
 	}
 	e.exports = p.exports
@@ -164,7 +170,7 @@ func (r *Runtime) compile(ctx context.Context, code []byte, key string) (*compil
 		return e, nil
 	}
 	e.compiled = compiled
-	r.cfg.Logger.Debug("contract compiled", "code_hash", key, "code_bytes", len(code), "elapsed", time.Since(start))
+	r.logger.Debug("contract compiled", "code_hash", key, "code_bytes", len(code), "elapsed", time.Since(start))
 	return e, nil
 }
 

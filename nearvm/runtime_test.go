@@ -17,11 +17,10 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 	require.Equal(t, DefaultCacheSize, c.CacheSize)
 	require.Equal(t, DefaultMemoryLimitPages, c.MemoryLimitPages)
 	require.Equal(t, DefaultMaxConcurrentCalls, c.MaxConcurrentCalls)
-	require.NotNil(t, c.Logger)
 	require.NoError(t, c.validate())
 
 	for _, bad := range []Config{{MemoryLimitPages: 70000}, {CacheSize: -1}, {MaxGas: 1 << 63}, {MaxConcurrentCalls: -1}} {
-		_, err := New(context.Background(), bad)
+		_, err := New(context.Background(), bad, nil)
 		require.Error(t, err, "%+v", bad)
 	}
 }

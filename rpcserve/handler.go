@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/near"
 )
 
@@ -34,9 +35,7 @@ func NewHandler(b Backend, cfg Config, logger *slog.Logger) (http.Handler, error
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	h := &handler{
 		backend: b,
 		cfg:     cfg,

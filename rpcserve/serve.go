@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/near"
 )
 
@@ -40,8 +41,6 @@ type ServeConfig struct {
 	// connection holds a few KiB, and a body of up to SmallBodyBytes while
 	// it is read. Default DefaultMaxConnections.
 	MaxConnections int
-	// Logger receives the server's logs. Default: discard.
-	Logger *slog.Logger
 }
 
 // DefaultListen is where `nearline serve` listens by default, as nearcore.
@@ -61,9 +60,6 @@ func (c ServeConfig) withDefaults() ServeConfig {
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
 	c.DrainTime = cmp.Or(c.DrainTime, DefaultDrainTime)
 	c.MaxConnections = cmp.Or(c.MaxConnections, DefaultMaxConnections)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
 	return c
 }
 
@@ -83,14 +79,15 @@ func (c ServeConfig) validate() error {
 // then, for DrainTime, it answers new requests with 503 (see DrainTime),
 // then stops accepting, lets the requests of every connection it accepted
 // finish within ShutdownTimeout (closing the connections of those that do
-// not) and returns nil. It closes ln.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig) error {
+// not) and returns nil. It closes ln. logger receives the server's logs
+// (nil: none).
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig, logger *slog.Logger) error {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		_ = ln.Close()
 		return fmt.Errorf("invalid serve config: %w", err)
 	}
-	logger := cfg.Logger
+	logger = logs.OrDiscard(logger)
 	var draining atomic.Bool
 	conns := newConnTracker()
 	srv := &http.Server{

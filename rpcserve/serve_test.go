@@ -33,7 +33,7 @@ func serveInBackground(t *testing.T, ctx context.Context, h http.Handler, cfg Se
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, ln, h, cfg) }()
+	go func() { served <- Serve(ctx, ln, h, cfg, nil) }()
 	return ln.Addr().String(), served
 }
 
@@ -94,7 +94,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		require.ErrorContains(t, Serve(context.Background(), ln, newTestHandler(t, &fakeBackend{}, Config{}, nil), cfg), want)
+		require.ErrorContains(t, Serve(context.Background(), ln, newTestHandler(t, &fakeBackend{}, Config{}, nil), cfg, nil), want)
 		_, err = ln.Accept()
 		require.ErrorIs(t, err, net.ErrClosed, "Serve closes the listener it was given")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/bounds"
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
 )
@@ -138,9 +139,7 @@ func NewNodeSource(rpc RPC, cfg NodeConfig, logger *slog.Logger) (*NodeSource, e
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure node source: %w", err)
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	if cfg.MaxInFlight > 0 {
 		rpc = limitedRPC{next: rpc, slots: make(chan struct{}, cfg.MaxInFlight)}
 	}

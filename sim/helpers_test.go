@@ -30,7 +30,7 @@ func testConfig(maxHeight uint64) Config { // maxHeight 0: genesis only
 
 // sharedRuntime lets the tests' many nodes share one compile cache.
 var sharedRuntime = sync.OnceValue(func() *nearvm.Runtime {
-	rt, err := nearvm.New(context.Background(), nearvm.Config{})
+	rt, err := nearvm.New(context.Background(), nearvm.Config{}, nil)
 	if err != nil {
 		panic(err)
 	}

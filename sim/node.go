@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/rpcserve"
 )
 
@@ -33,9 +34,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("validate sim config: %w", err)
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	c, err := newChain(ctx, cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("build genesis: %w", err)

@@ -38,7 +38,7 @@ func newChain(ctx context.Context, cfg Config, logger *slog.Logger) (*chain, err
 		rt, owned := cfg.Runtime, false
 		if rt == nil {
 			var err error
-			if rt, err = nearvm.New(ctx, nearvm.Config{Logger: logger}); err != nil {
+			if rt, err = nearvm.New(ctx, nearvm.Config{}, logger); err != nil {
 				return nil, fmt.Errorf("start contract runtime: %w", err)
 			}
 			owned = true

@@ -181,7 +181,7 @@ func TestTokenEventsAreWrittenWithTheirBlocks(t *testing.T) {
 func TestExplorerTablesCanBeTurnedOff(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, storetest.NewDatabaseURL(t), store.Config{MaxConns: 2, SkipEvents: true})
+	s, err := store.Open(ctx, storetest.NewDatabaseURL(t), store.Config{MaxConns: 2, SkipEvents: true}, nil)
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 4})
@@ -230,7 +230,7 @@ func TestEveryCommitNotifiesItsBlocks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	url := storetest.NewDatabaseURL(t)
-	s, err := store.Open(ctx, url, store.Config{MaxConns: 2})
+	s, err := store.Open(ctx, url, store.Config{MaxConns: 2}, nil)
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	listener, err := pgx.Connect(ctx, url)

@@ -11,6 +11,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/migrations"
 )
 
@@ -41,9 +42,7 @@ func MigratePool(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) e
 
 // migrateTo applies the embedded migrations up to version.
 func migrateTo(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, version int64) error {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	db := stdlib.OpenDBFromPool(pool)
 	defer db.Close()
 	// Poll the lock every second for up to 10 minutes: a second migrator

@@ -12,7 +12,7 @@ import (
 
 func openCursor(t *testing.T, url, cursor string) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), url, store.Config{MaxConns: 2, Cursor: cursor})
+	s, err := store.Open(context.Background(), url, store.Config{MaxConns: 2, Cursor: cursor}, nil)
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return s

@@ -58,7 +58,7 @@ func TestReadOnlyRoleReadsEveryPartition(t *testing.T) {
 	_, err = admin.Exec(ctx, grant)
 	require.NoError(t, err)
 
-	s, err := store.Open(ctx, base, store.Config{MaxConns: 2})
+	s, err := store.Open(ctx, base, store.Config{MaxConns: 2}, nil)
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	const p = storetest.PartitionSize
@@ -66,7 +66,7 @@ func TestReadOnlyRoleReadsEveryPartition(t *testing.T) {
 	commitRange(t, s, c, 1, 3*p+5, 0)
 
 	u.User = url.UserPassword(role, "change me")
-	reader, err := store.Open(ctx, u.String(), store.Config{MaxConns: 2})
+	reader, err := store.Open(ctx, u.String(), store.Config{MaxConns: 2}, nil)
 	require.NoError(t, err)
 	t.Cleanup(reader.Close)
 	latest, _, err := reader.LatestBlock(ctx)

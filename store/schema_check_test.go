@@ -23,7 +23,7 @@ func TestCheckSchema(t *testing.T) {
 	require.GreaterOrEqual(t, latest, int64(10), "the migrations' numbers are read")
 
 	url := storetest.NewEmptyDatabaseURL(t)
-	s, err := store.Open(ctx, url, store.Config{MaxConns: 2})
+	s, err := store.Open(ctx, url, store.Config{MaxConns: 2}, nil)
 	require.NoError(t, err)
 	defer s.Close()
 	err = s.CheckSchema(ctx)

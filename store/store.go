@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/nearline/nearline/internal/bounds"
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/packed"
 )
 
@@ -42,8 +43,6 @@ type Config struct {
 	// StatementTimeout bounds every statement. Default
 	// DefaultStatementTimeout; -1 disables it.
 	StatementTimeout time.Duration
-	// Logger receives the store's logs. Default: discard.
-	Logger *slog.Logger
 	// Cursor names the indexer_cursor row (the range) Commit advances:
 	// `--cursor`. Default DefaultCursor.
 	Cursor string
@@ -58,9 +57,6 @@ func (c Config) withDefaults() Config {
 	c.ApplicationName = cmp.Or(c.ApplicationName, DefaultApplicationName)
 	c.StatementTimeout = cmp.Or(c.StatementTimeout, DefaultStatementTimeout)
 	c.Cursor = cmp.Or(c.Cursor, DefaultCursor)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
 	return c
 }
 
@@ -89,9 +85,9 @@ type Store struct {
 	labels labels
 }
 
-// Open connects to the database at url. It does not migrate; call Migrate
-// first.
-func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
+// Open connects to the database at url; logger receives the store's logs
+// (nil: none). It does not migrate; call Migrate first.
+func Open(ctx context.Context, url string, cfg Config, logger *slog.Logger) (*Store, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -121,7 +117,7 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &Store{pool: pool, logger: cfg.Logger, codec: codec, cursor: cfg.Cursor, events: !cfg.SkipEvents}, nil
+	return &Store{pool: pool, logger: logs.OrDiscard(logger), codec: codec, cursor: cfg.Cursor, events: !cfg.SkipEvents}, nil
 }
 
 // Close closes the pool, waiting for connections in use.

@@ -162,7 +162,7 @@ func TestNewLabelsAreAddedInOrder(t *testing.T) {
 	url := storetest.NewDatabaseURL(t)
 	var stores []*store.Store
 	for range 2 {
-		s, err := store.Open(ctx, url, store.Config{})
+		s, err := store.Open(ctx, url, store.Config{}, nil)
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		stores = append(stores, s)

@@ -116,7 +116,7 @@ func upgradedArchive(t *testing.T, version int64, sql string) (*store.Store, *pg
 	_, err = pool.Exec(ctx, sql)
 	require.NoError(t, err)
 	require.NoError(t, store.Migrate(ctx, url))
-	s, err := store.Open(ctx, url, store.Config{})
+	s, err := store.Open(ctx, url, store.Config{}, nil)
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return s, pool

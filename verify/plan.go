@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/nearline/nearline/internal/logs"
 )
 
 // ErrRange is a height range the archive does not hold, or an empty one.
@@ -120,9 +122,7 @@ func NewPlan(ctx context.Context, archive Target, cfg PlanConfig, logger *slog.L
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	p := planner{archive: archive, cfg: cfg, logger: logger, exports: map[string][]string{}}
 	first, latest, err := p.indexedRange(ctx)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/near"
 	"golang.org/x/sync/errgroup"
 )
@@ -57,9 +58,7 @@ func Run(ctx context.Context, archive, node Target, reqs []Request, cfg RunConfi
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	start := time.Now()
 	tally := newTally(cfg.MaxShown)
 	stopProgress := logProgress(cfg, logger, tally, len(reqs), start)

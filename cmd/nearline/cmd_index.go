@@ -46,7 +46,7 @@ func (f *indexFlags) openStore(ctx context.Context, extraConns int) (*store.Stor
 // tracker is the outage.Tracker of the upstream's calls, logging to the
 // command's logger.
 func (f *indexFlags) tracker() *outage.Tracker {
-	return outage.New(outage.Config{Name: shownURLs(*f.upstream), Logger: f.env.logger})
+	return outage.New(outage.Config{Name: shownURLs(*f.upstream)}, f.env.logger)
 }
 
 // indexWith runs the indexer on an open, migrated store, its metrics
@@ -166,9 +166,8 @@ func newClient(env *environment, flags *indexFlags, endpoints []string, metrics 
 	return near.NewClient(near.ClientConfig{
 		Endpoints: endpoints,
 		Timeout:   *flags.upstreamTimeout,
-		Logger:    debugLogger(env.logger),
 		OnError:   metrics.UpstreamError,
-	})
+	}, debugLogger(env.logger))
 }
 
 // newSource builds the --source: NodeSource over client, or a DocSource
@@ -188,7 +187,6 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 		Endpoints:   splitList(*flags.upstream),
 		Timeout:     *flags.upstreamTimeout,
 		RequestRate: *flags.upstreamRate,
-		Logger:      debugLogger(env.logger),
 		OnError:     metrics.UpstreamError,
 	}
 	var rpc rpcsource.RPC // a nil *near.Client must stay a nil interface
@@ -198,21 +196,21 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 	var docs docsource.DocFetcher
 	var err error
 	if *flags.source == sourceNeardata {
-		docs, err = docsource.NewNeardataFetcher(httpCfg)
+		docs, err = docsource.NewNeardataFetcher(httpCfg, debugLogger(env.logger))
 	} else {
-		docs, err = docsource.NewLakeFetcher(httpCfg, rpc)
+		docs, err = docsource.NewLakeFetcher(httpCfg, rpc, debugLogger(env.logger))
 	}
 	if err != nil {
 		return nil, err
 	}
-	cfg := docsource.DocConfig{Concurrency: *flags.blockConcurrency, Logger: env.logger}
+	cfg := docsource.DocConfig{Concurrency: *flags.blockConcurrency}
 	if rpc == nil {
 		if cfg.Genesis, err = genesisConfigOf(*flags.genesis); err != nil {
 			return nil, err
 		}
 		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", *flags.source)
 	}
-	return docsource.NewDocSource(docs, rpc, cfg)
+	return docsource.NewDocSource(docs, rpc, cfg, env.logger)
 }
 
 // genesisConfigOf reads the config of a genesis file (its records

@@ -139,7 +139,6 @@ func (f *serveFlags) settings(forward string) (serveSettings, error) {
 			ShutdownTimeout: *f.shutdownTimeout,
 			DrainTime:       *f.drainTime,
 			MaxConnections:  *f.maxConnections,
-			Logger:          f.env.logger,
 		},
 	}
 	if err := s.handler.Validate(); err != nil {
@@ -190,7 +189,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 // database (a sample only on a replica) registered on reg (and served at
 // GET /metrics).
 func serveArchive(ctx context.Context, env *environment, st archive.Store, s serveSettings, reg *prometheus.Registry) error {
-	vm, err := nearvm.New(ctx, nearvm.Config{Logger: env.logger})
+	vm, err := nearvm.New(ctx, nearvm.Config{}, env.logger)
 	if err != nil {
 		return fmt.Errorf("start contract runtime: %w", err)
 	}
@@ -220,5 +219,5 @@ func serveArchive(ctx context.Context, env *environment, st archive.Store, s ser
 		_ = ln.Close()
 		return err
 	}
-	return rpcserve.Serve(ctx, ln, handler, s.server)
+	return rpcserve.Serve(ctx, ln, handler, s.server, env.logger)
 }

@@ -82,7 +82,7 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 	if _, err := node.Answer(ctx, verify.NewRequest("status", []any{}).Body()); err != nil {
 		return unreachable(fmt.Errorf("ask node status: %w", err))
 	}
-	vm, err := nearvm.New(ctx, nearvm.Config{Logger: env.logger})
+	vm, err := nearvm.New(ctx, nearvm.Config{}, env.logger)
 	if err != nil {
 		return fmt.Errorf("start contract runtime: %w", err)
 	}

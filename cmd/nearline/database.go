@@ -145,8 +145,7 @@ func (f *databaseFlags) openStore(ctx context.Context, env *environment, use arc
 	if use.url != nil {
 		databaseURL = use.url(databaseURL)
 	}
-	use.cfg.Logger = env.logger
-	s, err := store.Open(ctx, databaseURL, use.cfg)
+	s, err := store.Open(ctx, databaseURL, use.cfg, env.logger)
 	if err != nil {
 		release()
 		return nil, nil, fmt.Errorf("open archive: %w", err)

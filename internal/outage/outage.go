@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
 )
@@ -50,19 +51,15 @@ type Config struct {
 	Name string
 	// Backoff spaces a call's tries. Default DefaultBackoff.
 	Backoff retry.Backoff
-	// Logger gets the state changes. Default: discard.
-	Logger *slog.Logger
 }
 
-// New returns a Tracker of an upstream that is up.
-func New(cfg Config) *Tracker {
+// New returns a Tracker of an upstream that is up; logger receives its
+// state changes (nil: none).
+func New(cfg Config, logger *slog.Logger) *Tracker {
 	if cfg.Backoff == (retry.Backoff{}) {
 		cfg.Backoff = DefaultBackoff
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	return &Tracker{name: cfg.Name, backoff: cfg.Backoff, logger: cfg.Logger, state: State{Since: time.Now()}}
+	return &Tracker{name: cfg.Name, backoff: cfg.Backoff, logger: logs.OrDiscard(logger), state: State{Since: time.Now()}}
 }
 
 // State returns the upstream's state.

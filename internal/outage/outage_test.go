@@ -31,7 +31,7 @@ func flakyNode(t *testing.T, down *atomic.Bool) *near.Client {
 	}))
 	t.Cleanup(srv.Close)
 	c, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, MaxAttempts: 2,
-		BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+		BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond}, nil)
 	require.NoError(t, err)
 	return c
 }
@@ -47,7 +47,7 @@ func TestOutageIsWaitedOutWithOneLinePerStateChange(t *testing.T) {
 	down.Store(true)
 	client := flakyNode(t, &down)
 	var logs logtest.Buffer
-	tr := outage.New(outage.Config{Name: "node", Backoff: fast, Logger: logs.Logger()})
+	tr := outage.New(outage.Config{Name: "node", Backoff: fast}, logs.Logger())
 	require.False(t, tr.State().Down)
 
 	var wg sync.WaitGroup
@@ -83,7 +83,7 @@ func TestPatienceEndsABoundedCall(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
 	client := flakyNode(t, &down)
-	tr := outage.New(outage.Config{Backoff: fast})
+	tr := outage.New(outage.Config{Backoff: fast}, nil)
 	began := time.Now()
 	err := tr.Do(context.Background(), "block", 200*time.Millisecond, func(ctx context.Context) error {
 		return client.Call(ctx, "block", nil, nil)
@@ -102,7 +102,7 @@ func TestPatienceEndsABoundedCall(t *testing.T) {
 // state alone; ctx ending ends the wait.
 func TestOtherErrorsEndTheCallAtOnce(t *testing.T) {
 	t.Parallel()
-	tr := outage.New(outage.Config{Backoff: fast})
+	tr := outage.New(outage.Config{Backoff: fast}, nil)
 	tries := 0
 	bad := errors.New("decode block: unexpected end of JSON input")
 	err := tr.Do(context.Background(), "block", 0, func(context.Context) error { tries++; return bad })

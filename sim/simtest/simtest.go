@@ -90,7 +90,7 @@ func (c *Chain) Index(t testing.TB, st *store.Store, cfg indexer.Config) {
 // timeouts and retries.
 func (c *Chain) Client(t testing.TB) *near.Client {
 	t.Helper()
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.URL}})
+	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.URL}}, nil)
 	require.NoError(t, err)
 	return client
 }
@@ -101,7 +101,7 @@ func (c *Chain) Client(t testing.TB) *near.Client {
 func IndexEndpoints(t testing.TB, st *store.Store, to uint64, genesis *os.File, endpoints ...string) {
 	t.Helper()
 	client, err := near.NewClient(near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
-		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20})
+		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20}, nil)
 	require.NoError(t, err)
 	src := NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}})
 	index(t, st, indexer.Config{To: &to, Workers: 6, BatchSize: 25}, genesis, src)

@@ -289,7 +289,7 @@ func NewStore(t testing.TB) *store.Store {
 	u := NewDatabaseURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := store.Open(ctx, u, store.Config{MaxConns: 4})
+	s, err := store.Open(ctx, u, store.Config{MaxConns: 4}, nil)
 	if err != nil {
 		t.Fatalf("storetest: open store: %v", err)
 	}

@@ -77,7 +77,7 @@ func TestLocalClusterWithoutURLOrDocker(t *testing.T) {
 		require.Contains(t, u, "host=%2F", "a unix socket directory")
 		require.Contains(t, u, "nearline-storetest-")
 		ctx := context.Background()
-		s, err := store.Open(ctx, u, store.Config{MaxConns: 2})
+		s, err := store.Open(ctx, u, store.Config{MaxConns: 2}, nil)
 		require.NoError(t, err)
 		defer s.Close()
 		require.NoError(t, s.CheckSchema(ctx))
