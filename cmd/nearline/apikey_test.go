@@ -73,6 +73,12 @@ func TestAPIKeyIsNeverShown(t *testing.T) {
 		require.Equal(t, 0, run(context.Background(), env, []string{"index", "-h"}))
 		noKey(t, stdout.String()+stderr.String(), `(default "https://host?apiKey=REDACTED")`, `(default "https://REDACTED@node")`)
 	})
+	t.Run("database password", func(t *testing.T) {
+		t.Parallel()
+		env, stdout, stderr := testEnv(map[string]string{"NEARLINE_DATABASE_URL": "postgres://nearline:" + apiKey + "@127.0.0.1:1/x?sslmode=disable"})
+		require.Equal(t, 0, run(context.Background(), env, []string{"serve", "-h"}))
+		noKey(t, stdout.String()+stderr.String(), `(default "postgres://REDACTED@127.0.0.1:1/x?sslmode=REDACTED")`)
+	})
 	t.Run("chain check", func(t *testing.T) {
 		t.Parallel()
 		upstream, genesis := simChain(t, 5)

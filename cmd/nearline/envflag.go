@@ -111,10 +111,16 @@ func envVarOf(f *flag.Flag) string {
 	return strings.TrimSuffix(f.Usage[i+len("(env "):], ")")
 }
 
-// origin names where a flag's value came from, as the user typed it: the
-// flag on the command line, or its variable.
+// origin names where a flag's value came from, as the user typed it (URLs
+// redacted: an API key or a database password is never shown): the flag on
+// the command line, or its variable.
 func origin(fs *flag.FlagSet, env *environment, name string) string {
-	return originShown(fs, env, name, func(v string) string { return v })
+	return originShown(fs, env, name, func(v string) string {
+		if strings.Contains(v, "://") {
+			return shownURLs(v)
+		}
+		return v
+	})
 }
 
 // originShown is origin with the value as show gives it (shownURLs: the
@@ -276,7 +282,7 @@ func printFlags(fs *flag.FlagSet) {
 		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
 		zero := map[string]string{"": "false", "int": "0", "uint": "0", "float": "0", "duration": "0s"}[kindOf(f.Value)]
 		if f.DefValue != zero && f.DefValue != "" {
-			if def := f.DefValue; isHTTP(def) { // an upstream from the environment: no API key shown
+			if def := f.DefValue; strings.Contains(def, "://") { // a URL from the environment: no API key or password shown
 				fmt.Fprintf(&b, " (default %q)", shownURLs(def))
 			} else if kindOf(f.Value) == "string" {
 				fmt.Fprintf(&b, " (default %q)", f.DefValue)
