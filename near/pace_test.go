@@ -45,7 +45,11 @@ func TestGetterKeepsToItsRequestRate(t *testing.T) {
 	require.GreaterOrEqual(t, time.Since(began), 430*time.Millisecond, "10 requests at 20/s take 450 ms")
 	mu.Lock()
 	require.Len(t, times, 10)
-	require.GreaterOrEqual(t, times[9].Sub(times[0]), 440*time.Millisecond, "the tenth request reached the server 9 slots after the first")
+	// Arrival at the server jitters by a few ms under load (the first
+	// request's connection may take longer to set up than the tenth's):
+	// unpaced, all ten arrive within a few ms; paced, 9 slots of 50 ms lie
+	// between the first and the tenth leaving.
+	require.GreaterOrEqual(t, times[9].Sub(times[0]), 400*time.Millisecond, "the tenth request reached the server about 9 slots after the first")
 	times = nil
 	mu.Unlock()
 
