@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 )
 
@@ -252,6 +253,29 @@ func addUint(tok []byte, d uint64, inQuotes bool) []byte {
 		return quote(r)
 	}
 	return []byte(r)
+}
+
+// rewrite is jsonobject.Rewrite: doc copied byte for byte, each scalar
+// replaced by what visit returns for it (nil keeps it), visit given the
+// path of member names leading to the scalar ("#" for an array element).
+// Names in the path are decoded; the names idPosition and heightPosition
+// look for are plain ASCII, the same decoded or not.
+func rewrite(doc []byte, visit func(path []string, tok []byte) []byte) ([]byte, error) {
+	return jsonobject.Rewrite(doc, visit)
+}
+
+// hasSuffix reports whether path ends with suffix.
+func hasSuffix(path []string, suffix ...string) bool {
+	if len(path) < len(suffix) {
+		return false
+	}
+	tail := path[len(path)-len(suffix):]
+	for i, s := range suffix {
+		if tail[i] != s {
+			return false
+		}
+	}
+	return true
 }
 
 // Kinds of id positions.

@@ -11,7 +11,7 @@ import (
 
 // blockView is a real block view (a testnet `block` answer's result) as it
 // was served, indented, and compacted.
-func blockView(b *testing.B) (indented, compact []byte) {
+func blockView(b testing.TB) (indented, compact []byte) {
 	var rec struct {
 		Response struct {
 			Result json.RawMessage `json:"result"`

@@ -8,14 +8,14 @@ import (
 )
 
 // This file is the package's one JSON tokenizer, behind Parse, Each,
-// Filter and Items and behind the exported compact scan (SkipValue,
-// ScanObject, ScanArray) that takes block documents apart. It validates
-// what it passes over as encoding/json does (RFC 8259 strings, escapes,
-// numbers and literals; nesting up to encoding/json's 10,000 levels), so
-// every byte it hands out is valid JSON. A scan has a layout: a compact
-// scan refuses whitespace between tokens with ErrNotCompact, a spaced one
-// passes over it. Whitespace is looked at only where the byte a scan
-// expects is not found, so a compact text costs the same either way.
+// Filter, Items and Rewrite and behind the exported compact scan
+// (SkipValue, ScanObject, ScanArray) that takes block documents apart. It
+// validates what it passes over as encoding/json does (RFC 8259 strings,
+// escapes, numbers and literals; nesting up to encoding/json's 10,000
+// levels), so every byte it hands out is valid JSON. A scan has a layout:
+// a compact scan refuses whitespace between tokens with ErrNotCompact, a
+// spaced one passes over it. Whitespace is looked at only where the byte a
+// scan expects is not found, so a compact text costs the same either way.
 
 // ErrNotCompact is returned by a compact scan that met whitespace between
 // tokens: the text is to be compacted (json.Compact) and scanned again.

@@ -40,7 +40,8 @@ func scanWhole(text []byte, l layout) error {
 }
 
 // agreeWithEncodingJSON checks the tokenizer against encoding/json on
-// text: a spaced scan accepts exactly what json.Valid accepts; a compact
+// text: a spaced scan, and Rewrite, accept exactly what json.Valid
+// accepts (Rewrite keeping every scalar gives text back); a compact
 // scan of the text trimmed (as the document path trims it) accepts it
 // exactly when json.Valid does and json.Compact leaves it as it is, and
 // refuses it with ErrNotCompact only when it is not compact.
@@ -49,6 +50,11 @@ func agreeWithEncodingJSON(t *testing.T, text []byte) {
 	err := scanWhole(text, spaced)
 	require.Equal(t, valid, err == nil, "spaced %q: %v", text, err)
 	require.NotErrorIs(t, err, ErrNotCompact)
+	out, err := Rewrite(text, func(_ []string, tok []byte) []byte { return tok })
+	require.Equal(t, valid, err == nil, "Rewrite %q: %v", text, err)
+	if valid {
+		require.Equal(t, text, out, "Rewrite %q keeping every scalar", text)
+	}
 
 	trimmed := bytes.TrimSpace(text) // which trims more than JSON's whitespace
 	valid = json.Valid(trimmed)
@@ -84,8 +90,8 @@ func TestScanAgreesWithEncodingJSON(t *testing.T) {
 }
 
 // TestScanNestsAsDeepAsEncodingJSON: 10,000 levels of objects or arrays
-// are read, 10,001 are not, as encoding/json has it; Parse and Each count
-// the same way.
+// are read, 10,001 are not, as encoding/json has it; Parse, Each and
+// Rewrite count the same way.
 func TestScanNestsAsDeepAsEncodingJSON(t *testing.T) {
 	t.Parallel()
 	nested := func(levels int, open, item, close string) []byte {
@@ -98,6 +104,8 @@ func TestScanNestsAsDeepAsEncodingJSON(t *testing.T) {
 			agreeWithEncodingJSON(t, text)
 			_, err := Parse(text)
 			require.Equal(t, valid, err == nil, "Parse at %d levels: %v", levels, err)
+			_, err = Rewrite(text, func([]string, []byte) []byte { return nil })
+			require.Equal(t, valid, err == nil, "Rewrite at %d levels: %v", levels, err)
 			if text[0] == '{' {
 				require.Equal(t, valid, Each(text, func(string, json.RawMessage) error { return nil }) == nil, "Each at %d levels", levels)
 			}
