@@ -9,11 +9,6 @@ import (
 	"github.com/nearline/nearline/internal/jsonobject"
 )
 
-// eachMember walks the members of a JSON object as slices of it.
-func eachMember(raw []byte, fn func(name string, value []byte) error) error {
-	return jsonobject.Each(raw, func(name string, value json.RawMessage) error { return fn(name, value) })
-}
-
 // UnmarshalExact is json.Unmarshal with the member names of nearcore's
 // serde: a member fills a struct field only when its name is the field's
 // JSON name exactly, at every depth (encoding/json also takes the name in
@@ -51,7 +46,7 @@ func exactMembers(data []byte, t reflect.Type, fields map[reflect.Type]map[strin
 			named = jsonFields(t)
 			fields[t] = named
 		}
-		return rebuild(data, '{', '}', eachMember, func(name string, value []byte) ([]byte, bool) {
+		return rebuild(data, true, func(name string, value []byte) ([]byte, bool) {
 			field, ok := named[name]
 			if !ok {
 				return nil, false
@@ -59,61 +54,52 @@ func exactMembers(data []byte, t reflect.Type, fields map[reflect.Type]map[strin
 			return exactMembers(value, field, fields), true
 		})
 	case t.Kind() == reflect.Map && first == '{':
-		return rebuild(data, '{', '}', eachMember, func(_ string, value []byte) ([]byte, bool) {
+		return rebuild(data, true, func(_ string, value []byte) ([]byte, bool) {
 			return exactMembers(value, t.Elem(), fields), true
 		})
 	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && first == '[':
-		items := func(raw []byte, fn func(_ string, item []byte) error) error {
-			return jsonobject.EachItem(raw, func(item json.RawMessage) error { return fn("", item) })
-		}
-		return rebuild(data, '[', ']', items, func(_ string, item []byte) ([]byte, bool) {
+		return rebuild(data, false, func(_ string, item []byte) ([]byte, bool) {
 			return exactMembers(item, t.Elem(), fields), true
 		})
 	}
 	return data
 }
 
-// rebuild walks the object or array data with walk and returns it with
-// each member (or item, whose name is "") as keep returns it, dropping those it refuses; data
-// itself when keep changed nothing.
-func rebuild(data []byte, open, close byte, walk func([]byte, func(name string, value []byte) error) error,
-	keep func(name string, value []byte) ([]byte, bool)) []byte {
-	type part struct {
-		name  string
-		value []byte
-	}
-	var parts []part
+// rebuild returns the object (or, not object, the array) data with each
+// member (or item, whose name is "") as keep returns it, dropping those it
+// refuses; data itself when keep changed nothing. A rebuilt object is
+// compact, each name written as encoding/json writes the decoded name.
+func rebuild(data []byte, object bool, keep func(name string, value []byte) ([]byte, bool)) []byte {
+	var members []jsonobject.Member
 	changed := false
-	_ = walk(data, func(name string, value []byte) error {
+	add := func(name string, value json.RawMessage) error {
 		kept, ok := keep(name, value)
-		if !ok {
+		switch {
+		case !ok:
 			changed = true
 			return nil
-		}
-		if len(kept) != len(value) || (len(kept) > 0 && &kept[0] != &value[0]) {
+		case len(kept) != len(value) || (len(kept) > 0 && &kept[0] != &value[0]):
 			changed = true
 		}
-		parts = append(parts, part{name, kept})
+		members = append(members, jsonobject.Member{Key: name, Value: kept})
 		return nil
-	})
-	if !changed {
+	}
+	if object {
+		_ = jsonobject.Each(data, add)
+	} else {
+		_ = jsonobject.EachItem(data, func(item json.RawMessage) error { return add("", item) })
+	}
+	switch {
+	case !changed:
 		return data
+	case object:
+		return jsonobject.Object(members) // no RawKey: each name as encoding/json encodes it
 	}
-	var out bytes.Buffer
-	out.WriteByte(open)
-	for k, p := range parts {
-		if k > 0 {
-			out.WriteByte(',')
-		}
-		if open == '{' {
-			quoted, _ := json.Marshal(p.name) // a string always encodes
-			out.Write(quoted)
-			out.WriteByte(':')
-		}
-		out.Write(p.value)
+	items := make([]json.RawMessage, len(members))
+	for i, m := range members {
+		items[i] = m.Value
 	}
-	out.WriteByte(close)
-	return out.Bytes()
+	return jsonobject.Array(items)
 }
 
 // jsonFields maps the JSON name of every field encoding/json fills in a
