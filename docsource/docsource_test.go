@@ -242,15 +242,22 @@ func TestDocumentSourcesBuildTheRPCSourcesBundles(t *testing.T) {
 
 // countingHandler counts the requests that reach next, and apart the
 // final-head requests among them. With a key, it answers 401 to a request
-// without ?apiKey=key (counted in refused), as FastNEAR does.
+// without ?apiKey=key, and with a bearer, to one without Authorization:
+// Bearer <bearer> (counted in refused), as FastNEAR does. It counts the
+// requests that carried an Authorization header in authorized, refused or
+// not.
 type countingHandler struct {
-	next                 http.Handler
-	key                  string
-	count, head, refused atomic.Int64
+	next                             http.Handler
+	key, bearer                      string
+	count, head, refused, authorized atomic.Int64
 }
 
 func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if c.key != "" && r.URL.Query().Get("apiKey") != c.key {
+	auth := r.Header.Get("Authorization")
+	if auth != "" {
+		c.authorized.Add(1)
+	}
+	if (c.key != "" && r.URL.Query().Get("apiKey") != c.key) || (c.bearer != "" && auth != "Bearer "+c.bearer) {
 		c.refused.Add(1)
 		w.WriteHeader(http.StatusUnauthorized)
 		return
@@ -267,8 +274,10 @@ func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // that reach the simulator: neardata asks each height's document once
 // and the final head a few times in all (not once a batch), configs
 // aside (they go to the RPC upstream), and both archives must match the
-// simulator. The neardata upstream wants an API key (?apiKey=), which its
-// URL carries to every request.
+// simulator. The neardata upstream wants an API key, given in both of
+// FastNEAR's forms: in the URL (?apiKey=), which its
+// requests must keep, and as the header Authorization: Bearer, which they
+// must carry; the RPC upstream, which needs none, gets no such header.
 func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -277,37 +286,48 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 	cfg.MaxHeight = maxHeight
 	chain := simtest.New(t, cfg)
 	const key = "doc-K3Y"
-	docs := &countingHandler{next: chain.Node.Handler(), key: key}
 	rpcs := &countingHandler{next: chain.Node.Handler()}
-	docSrv, rpcSrv := httptest.NewServer(docs), httptest.NewServer(rpcs)
-	t.Cleanup(docSrv.Close)
+	rpcSrv := httptest.NewServer(rpcs)
 	t.Cleanup(rpcSrv.Close)
 	to := uint64(maxHeight)
 
 	viaRPC := storetest.NewStore(t)
 	simtest.IndexEndpoints(t, viaRPC, to, nil, rpcSrv.URL)
 	rpcCalls := rpcs.count.Load()
-	rpcs.count.Store(0)
-
-	neardata, err := docsource.NewNeardataFetcher(fastHTTP(docSrv.URL+"?apiKey="+key), nil)
-	require.NoError(t, err)
-	viaDocs := storetest.NewStore(t)
-	src := docSource(t, neardata, rpcClient(t, rpcSrv.URL), testWaits)
-	ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 25}, src, viaDocs, nil)
-	require.NoError(t, err)
-	require.NoError(t, ix.Run(ctx))
-
-	heights := float64(maxHeight + 1)
-	perBlock := float64(docs.count.Load()) / heights
-	t.Logf("requests per height over %d heights: rpc %.2f, neardata %.3f (+ %d config calls to the RPC upstream)",
-		maxHeight+1, float64(rpcCalls)/heights, perBlock, rpcs.count.Load())
-	require.Zero(t, docs.refused.Load(), "every document request carried the key")
-	require.Equal(t, int64(maxHeight+1), docs.count.Load()-docs.head.Load(), "one document request per height")
-	require.LessOrEqual(t, docs.head.Load(), int64(3), "final head: at the start and near it, not once per batch")
-	epochs := int64(maxHeight/cfg.EpochLength + 1)
-	require.Equal(t, 1+epochs, rpcs.count.Load(), "configs: genesis once, protocol config once per epoch")
-	simtest.Check(t, chain.Node, viaDocs, 0, maxHeight)
 	simtest.Check(t, chain.Node, viaRPC, 0, maxHeight)
+
+	for _, form := range []string{"query", "header"} {
+		rpcs.count.Store(0)
+		docs := &countingHandler{next: chain.Node.Handler()}
+		docSrv := httptest.NewServer(docs)
+		t.Cleanup(docSrv.Close)
+		httpCfg := fastHTTP(docSrv.URL + "?apiKey=" + key)
+		docs.key = key
+		if form == "header" {
+			httpCfg = fastHTTP(docSrv.URL)
+			httpCfg.BearerToken = key
+			docs.key, docs.bearer = "", key
+		}
+		neardata, err := docsource.NewNeardataFetcher(httpCfg, nil)
+		require.NoError(t, err)
+		viaDocs := storetest.NewStore(t)
+		src := docSource(t, neardata, rpcClient(t, rpcSrv.URL), testWaits)
+		ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 25}, src, viaDocs, nil)
+		require.NoError(t, err)
+		require.NoError(t, ix.Run(ctx))
+
+		heights := float64(maxHeight + 1)
+		perBlock := float64(docs.count.Load()) / heights
+		t.Logf("key as %s: requests per height over %d heights: rpc %.2f, neardata %.3f (+ %d config calls to the RPC upstream)",
+			form, maxHeight+1, float64(rpcCalls)/heights, perBlock, rpcs.count.Load())
+		require.Zero(t, docs.refused.Load(), "%s: every document request carried the key", form)
+		require.Equal(t, int64(maxHeight+1), docs.count.Load()-docs.head.Load(), "%s: one document request per height", form)
+		require.LessOrEqual(t, docs.head.Load(), int64(3), "%s: final head: at the start and near it, not once per batch", form)
+		epochs := int64(maxHeight/cfg.EpochLength + 1)
+		require.Equal(t, 1+epochs, rpcs.count.Load(), "%s: configs: genesis once, protocol config once per epoch", form)
+		require.Zero(t, rpcs.authorized.Load(), "%s: the RPC upstream got no Authorization header", form)
+		simtest.Check(t, chain.Node, viaDocs, 0, maxHeight)
+	}
 }
 
 // TestDocumentSourceRevisitsNonFinalStatuses indexes up to a head where

@@ -86,8 +86,9 @@ var _ DocFetcher = (*NeardataFetcher)(nil)
 
 // NewNeardataFetcher returns a fetcher over cfg.Endpoints (base URLs such as
 // https://mainnet.neardata.xyz, or https://mainnet.neardata.xyz?apiKey=KEY
-// with FastNEAR's key, which every request carries), with cfg's timeouts,
-// retries and failover; logger receives the retries (nil: none).
+// with FastNEAR's key, which every request carries; or the key as
+// cfg.BearerToken, sent as a header with every request), with cfg's
+// timeouts, retries and failover; logger receives the retries (nil: none).
 func NewNeardataFetcher(cfg near.ClientConfig, logger *slog.Logger) (*NeardataFetcher, error) {
 	g, err := near.NewGetter(cfg, logger)
 	if err != nil {
@@ -198,12 +199,16 @@ type LakeFetcher struct {
 var _ DocFetcher = (*LakeFetcher)(nil)
 
 // NewLakeFetcher returns a fetcher reading cfg.Endpoints: one directory,
-// or http(s) base URLs (cfg's timeouts, retries and failover apply). head,
+// or http(s) base URLs (cfg's timeouts, retries, failover and bearer
+// token apply; a directory refuses a token). head,
 // when not nil, answers FinalHead; it is required over HTTP. logger
 // receives the retries (nil: none).
 func NewLakeFetcher(cfg near.ClientConfig, head rpcsource.RPC, logger *slog.Logger) (*LakeFetcher, error) {
 	if len(cfg.Endpoints) == 1 && !strings.HasPrefix(cfg.Endpoints[0], "http://") && !strings.HasPrefix(cfg.Endpoints[0], "https://") {
 		dir := cfg.Endpoints[0]
+		if cfg.BearerToken != "" {
+			return nil, errors.New("lake directory: a bearer token is for an HTTP upstream")
+		}
 		st, err := os.Stat(dir)
 		if err != nil {
 			return nil, fmt.Errorf("open lake directory: %w", err)

@@ -2,6 +2,7 @@ package docsource_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/internal/logtest"
+	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 )
 
 // TestNeardataCarriesTheKeyPastTheFinalHead: the final head's redirect,
@@ -69,4 +72,41 @@ func TestNeardataCarriesTheKeyPastTheFinalHead(t *testing.T) {
 	require.ErrorContains(t, err, "apiKey=REDACTED")
 	require.NotContains(t, err.Error()+logs.String(), key)
 	require.True(t, strings.Contains(logs.String(), "retrying"), "a malformed redirect is fetched again")
+}
+
+// TestLakeCarriesTheBearerToken: lake over HTTP sends cfg.BearerToken
+// with every object it fetches (the mirror answers 401 without it), and
+// its head RPC, another upstream, gets no Authorization header; a lake
+// directory refuses a token, without showing it.
+func TestLakeCarriesTheBearerToken(t *testing.T) {
+	t.Parallel()
+	const key = "lake-K3Y"
+	chain := simtest.New(t, sim.Config{Seed: 4, Shards: 2, MaxHeight: 12})
+	lake := &countingHandler{next: chain.Node.Handler(), bearer: key}
+	rpcs := &countingHandler{next: chain.Node.Handler()}
+	lakeSrv, rpcSrv := httptest.NewServer(lake), httptest.NewServer(rpcs)
+	t.Cleanup(lakeSrv.Close)
+	t.Cleanup(rpcSrv.Close)
+	cfg := fastHTTP(lakeSrv.URL + "/lake")
+	cfg.BearerToken = key
+	f, err := docsource.NewLakeFetcher(cfg, rpcClient(t, rpcSrv.URL), nil)
+	require.NoError(t, err)
+	ctx := context.Background()
+	head, err := f.FinalHead(ctx)
+	require.NoError(t, err)
+	for h := head - 3; h <= head; h++ {
+		if _, err := f.Document(ctx, h); !errors.Is(err, bundle.ErrNoBlock) {
+			require.NoError(t, err, "height %d", h)
+		}
+	}
+	require.Zero(t, lake.refused.Load(), "every object request carried the token")
+	require.Positive(t, lake.count.Load())
+	require.Positive(t, rpcs.count.Load(), "the head came from the RPC upstream")
+	require.Zero(t, rpcs.authorized.Load(), "the head RPC got no Authorization header")
+
+	dirCfg := fastHTTP(t.TempDir())
+	dirCfg.BearerToken = key
+	_, err = docsource.NewLakeFetcher(dirCfg, nil, nil)
+	require.ErrorContains(t, err, "a bearer token is for an HTTP upstream")
+	require.NotContains(t, err.Error(), key)
 }

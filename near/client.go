@@ -60,6 +60,14 @@ type ClientConfig struct {
 	// key (https://host?apiKey=KEY), which every request keeps; log lines
 	// and errors show it redacted (httpcall.RedactURL).
 	Endpoints []string
+	// BearerToken, when set, goes with every request to Endpoints as the
+	// header Authorization: Bearer <token> (FastNEAR's API key, which its
+	// RPC and neardata take so), and to nothing else: a Getter follows no
+	// redirect, and the Client's HTTP client drops the header on a
+	// redirect to another host (net/http's rule). It is never logged nor
+	// shown, and must be visible ASCII (httpcall.CheckBearer). Default:
+	// none.
+	BearerToken string
 	// Timeout bounds one HTTP request. Default DefaultTimeout.
 	Timeout time.Duration
 	// MaxAttempts bounds the attempts of one call across all endpoints.
@@ -117,6 +125,9 @@ func (c ClientConfig) validate() error {
 	}
 	if c.MaxAttempts < 1 || c.Timeout < 0 || c.BaseBackoff < 0 || c.MaxBackoff < c.BaseBackoff {
 		return errors.New("invalid retry settings")
+	}
+	if err := httpcall.CheckBearer(c.BearerToken); err != nil {
+		return fmt.Errorf("bearer token: %w", err)
 	}
 	if c.RequestRate < 0 {
 		return fmt.Errorf("request rate %g: want 0 (no bound) or more", c.RequestRate)
@@ -278,6 +289,7 @@ func (c *Client) attempt(ctx context.Context, idx int, method string, params jso
 	if err != nil {
 		return nil, err
 	}
+	httpcall.SetBearer(httpReq, c.cfg.BearerToken)
 	resp, err := httpcall.Do(c.cfg.HTTPClient, httpReq, c.cfg.MaxResponseBytes)
 	if err != nil {
 		return nil, classifyTransport(ctx, err)

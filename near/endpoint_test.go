@@ -111,7 +111,8 @@ func TestClientPostsToTheEndpointWithItsQuery(t *testing.T) {
 // TestFailuresDoNotShowTheKey: an upstream answering 503 until the
 // attempts run out, one that refuses connections and one that
 // garbage-collected the block fail with errors and log lines that name
-// the endpoint redacted, never the key; an endpoint that does not parse
+// the endpoint redacted, never the key (in the query or as the bearer
+// token); an endpoint that does not parse
 // is refused without it.
 func TestFailuresDoNotShowTheKey(t *testing.T) {
 	t.Parallel()
@@ -150,6 +151,7 @@ func TestFailuresDoNotShowTheKey(t *testing.T) {
 			var logs logtest.Buffer
 			cfg := fastConfig(endpoints...)
 			cfg.MaxAttempts = 4
+			cfg.BearerToken = secretKey // the header form too
 			err := call(cfg, logs.Logger())
 			require.Error(t, err, "%s: %s", name, what)
 			shown := err.Error() + "\n" + logs.String()

@@ -31,7 +31,8 @@ type Answer struct {
 // with the Client's policy: a timeout per request, retries with backoff and
 // jitter, a 429's Retry-After, failover between endpoints. A base URL may
 // have a query (?apiKey=KEY): a document's path goes before it, and every
-// request keeps it. It is safe for concurrent use.
+// request keeps it; ClientConfig.BearerToken goes as a header with every
+// request. It is safe for concurrent use.
 type Getter struct {
 	cfg       ClientConfig
 	logger    *slog.Logger // retries
@@ -119,6 +120,7 @@ func (g *Getter) attempt(ctx context.Context, target string) (Answer, error) {
 	if err != nil {
 		return Answer{}, err
 	}
+	httpcall.SetBearer(req, g.cfg.BearerToken)
 	resp, err := httpcall.Do(g.cfg.HTTPClient, req, g.cfg.MaxResponseBytes)
 	if err != nil {
 		return Answer{}, classifyTransport(ctx, err)

@@ -59,6 +59,12 @@ type Config struct {
 	// requests this server cannot answer. Default "": such requests get an
 	// error saying so.
 	Forward string
+	// ForwardBearerToken, when set, goes with every forwarded request as
+	// the header Authorization: Bearer <token> (the API key of the
+	// Forward endpoint, as near.ClientConfig.BearerToken), and is never
+	// shown; it must be visible ASCII (httpcall.CheckBearer). Default:
+	// none.
+	ForwardBearerToken string
 	// ForwardTimeout bounds one forwarded request. Default 30s.
 	ForwardTimeout time.Duration
 	// MaxForwardResponseBytes caps an upstream response. Default 64 MiB.
@@ -134,6 +140,9 @@ func (c Config) validate() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("forward url %q is not an absolute http(s) url", httpcall.RedactURL(c.Forward)))
 		}
+	}
+	if err := httpcall.CheckBearer(c.ForwardBearerToken); err != nil {
+		errs = append(errs, fmt.Errorf("forward bearer token: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("invalid rpcserve config: %w", err)

@@ -14,6 +14,7 @@ import (
 // returns its responses verbatim.
 type forwarder struct {
 	url      string
+	bearer   string // Config.ForwardBearerToken
 	client   *http.Client
 	maxBytes int64
 }
@@ -21,6 +22,7 @@ type forwarder struct {
 func newForwarder(cfg Config) *forwarder {
 	return &forwarder{
 		url:      cfg.Forward,
+		bearer:   cfg.ForwardBearerToken,
 		client:   &http.Client{Timeout: cfg.ForwardTimeout},
 		maxBytes: cfg.MaxForwardResponseBytes,
 	}
@@ -33,6 +35,7 @@ func (f *forwarder) do(ctx context.Context, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
+	httpcall.SetBearer(req, f.bearer)
 	resp, err := httpcall.Do(f.client, req, f.maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("post upstream: %w", err)

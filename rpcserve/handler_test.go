@@ -141,6 +141,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative forward response", Config{MaxForwardResponseBytes: -3}, "max forward response bytes -3 is negative"},
 		{"empty key", Config{APIKeys: []string{"ok", ""}}, "api key"},
 		{"key with slash", Config{APIKeys: []string{"a/b"}}, "api key"},
+		{"forward bearer token", Config{Forward: "https://node", ForwardBearerToken: "K3Y"}, ""},
+		{"forward bearer token with a line break", Config{Forward: "https://node", ForwardBearerToken: "K3Y\r\nX: 1"}, "forward bearer token: an API key may hold only visible ASCII"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,7 +44,9 @@ func TestUpstreamWithAnAPIKeyPassesTheFlagRules(t *testing.T) {
 
 // TestAPIKeyIsNeverShown: a refused URL, -h with the upstream in the
 // environment, a chain check that fails and an upstream that never
-// answers name the upstream redacted (apiKey=REDACTED), never its key.
+// answers name the upstream redacted (apiKey=REDACTED), never its key;
+// -h with the key flags' variables set, and a refused key, never show
+// --upstream-api-key's or --rpc-upstream-api-key's value.
 func TestAPIKeyIsNeverShown(t *testing.T) {
 	t.Parallel()
 	noKey := func(t *testing.T, out string, want ...string) {
@@ -73,6 +75,37 @@ func TestAPIKeyIsNeverShown(t *testing.T) {
 		require.Equal(t, 0, run(context.Background(), env, []string{"index", "-h"}))
 		noKey(t, stdout.String()+stderr.String(), `(default "https://host?apiKey=REDACTED")`, `(default "https://REDACTED@node")`)
 	})
+	t.Run("help with the keys in the environment", func(t *testing.T) {
+		t.Parallel()
+		for _, cmd := range []string{"index", "run"} {
+			env, stdout, stderr := testEnv(map[string]string{"NEARLINE_UPSTREAM_API_KEY": apiKey, "NEARLINE_RPC_UPSTREAM_API_KEY": apiKey + "-rpc"})
+			require.Equal(t, 0, run(context.Background(), env, []string{cmd, "-h"}))
+			noKey(t, stdout.String()+stderr.String(), "(env NEARLINE_UPSTREAM_API_KEY) (set; not shown)",
+				"(env NEARLINE_RPC_UPSTREAM_API_KEY) (set; not shown)")
+		}
+		// Given on the command line before -h, the key is not shown either.
+		env, stdout, stderr := testEnv(nil)
+		require.Equal(t, 0, run(context.Background(), env, []string{"index", "--upstream-api-key", apiKey, "-h"}))
+		noKey(t, stdout.String()+stderr.String(), "-upstream-api-key string")
+	})
+	t.Run("refused key", func(t *testing.T) {
+		t.Parallel()
+		neardata := []string{"index", "--database-url", "postgres://127.0.0.1:1/x", "--source", "neardata", "--upstream", "http://host", "--rpc-upstream", "http://node"}
+		for _, c := range []struct {
+			vars map[string]string
+			args []string
+			want string
+		}{
+			{map[string]string{"NEARLINE_UPSTREAM_API_KEY": apiKey + " two words"}, nil, "NEARLINE_UPSTREAM_API_KEY: an API key may hold only visible ASCII characters"},
+			{nil, []string{"--upstream-api-key", apiKey + "\r\nX-Injected: 1"}, "--upstream-api-key: an API key may hold only visible ASCII characters"},
+			{map[string]string{"NEARLINE_UPSTREAM_API_KEY": "bad key"}, []string{"--upstream-api-key", apiKey + "\tx"}, "--upstream-api-key: an API key"},
+			{map[string]string{"NEARLINE_RPC_UPSTREAM_API_KEY": apiKey + "é"}, nil, "NEARLINE_RPC_UPSTREAM_API_KEY: an API key may hold only visible ASCII characters"},
+		} {
+			env, stdout, stderr := testEnv(c.vars)
+			require.Equal(t, 2, run(context.Background(), env, append(neardata, c.args...)))
+			noKey(t, stdout.String()+stderr.String(), c.want)
+		}
+	})
 	t.Run("database password", func(t *testing.T) {
 		t.Parallel()
 		env, stdout, stderr := testEnv(map[string]string{"NEARLINE_DATABASE_URL": "postgres://nearline:" + apiKey + "@127.0.0.1:1/x?sslmode=disable"})
@@ -95,7 +128,8 @@ func TestAPIKeyIsNeverShown(t *testing.T) {
 			env, _, _ := testEnv(nil)
 			env.logger = slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})) // the retries too
 			args := []string{"index", "--database-url", storetest.NewDatabaseURL(t), "--source", source,
-				"--upstream", closedURL(t) + "/?apiKey=" + apiKey, "--to", "10", "--upstream-timeout", "200ms", "--upstream-patience", "2s"}
+				"--upstream", closedURL(t) + "/?apiKey=" + apiKey, "--upstream-api-key", apiKey + "-header",
+				"--to", "10", "--upstream-timeout", "200ms", "--upstream-patience", "2s"}
 			if source == sourceNeardata {
 				_, genesis := simChain(t, 6)
 				args = append(args, "--genesis", genesis)

@@ -61,16 +61,10 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	// The JSON-RPC client: the upstream itself, or a document source's
 	// --rpc-upstream (nil without one).
 	var client *near.Client
-	if rpcs := splitList(*flags.upstream); *flags.source != sourceRPC {
-		rpcs = splitList(*flags.rpcUpstream)
-		if len(rpcs) > 0 {
-			client, err = newClient(env, flags, rpcs, m)
+	if rpcs, apiKey := flags.rpcEndpoints(); len(rpcs) > 0 {
+		if client, err = newClient(env, flags, rpcs, apiKey, m); err != nil {
+			return err
 		}
-	} else {
-		client, err = newClient(env, flags, rpcs, m)
-	}
-	if err != nil {
-		return err
 	}
 	src, err := newSource(env, flags, client, m)
 	if err != nil {
@@ -162,11 +156,14 @@ func latestFrom(ctx context.Context, env *environment, s *store.Store, src index
 	return &head, nil
 }
 
-func newClient(env *environment, flags *indexFlags, endpoints []string, metrics *indexer.Metrics) (*near.Client, error) {
+// newClient is the JSON-RPC client of endpoints, apiKey (none: "") sent
+// to them as a bearer token.
+func newClient(env *environment, flags *indexFlags, endpoints []string, apiKey string, metrics *indexer.Metrics) (*near.Client, error) {
 	return near.NewClient(near.ClientConfig{
-		Endpoints: endpoints,
-		Timeout:   *flags.upstreamTimeout,
-		OnError:   metrics.UpstreamError,
+		Endpoints:   endpoints,
+		BearerToken: apiKey,
+		Timeout:     *flags.upstreamTimeout,
+		OnError:     metrics.UpstreamError,
 	}, debugLogger(env.logger))
 }
 
@@ -185,6 +182,7 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 	}
 	httpCfg := near.ClientConfig{
 		Endpoints:   splitList(*flags.upstream),
+		BearerToken: *flags.upstreamAPIKey,
 		Timeout:     *flags.upstreamTimeout,
 		RequestRate: *flags.upstreamRate,
 		OnError:     metrics.UpstreamError,

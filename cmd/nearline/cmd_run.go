@@ -45,7 +45,7 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 	}
 	err := parseCommand(fs, args, startSim, index.check, serve.check, func() (err error) {
 		// The server forwards what the archive cannot answer to the first
-		// RPC upstream.
+		// RPC upstream, with its API key.
 		settings, err = serve.settings(index.forwardTo())
 		return err
 	})

@@ -112,8 +112,9 @@ type serveSettings struct {
 
 // settings builds the server's configs (refusing what their Validate
 // refuses); forward comes from the flags themselves for `serve`, from the
-// index flags for `run`.
-func (f *serveFlags) settings(forward string) (serveSettings, error) {
+// index flags for `run`, with its API key (none: "") sent as a bearer
+// token.
+func (f *serveFlags) settings(forward, forwardKey string) (serveSettings, error) {
 	apiKeys := splitList(*f.apiKeys)
 	if strings.TrimSpace(*f.apiKeys) != "" && len(apiKeys) == 0 {
 		// Blank entries are dropped; a list of nothing but blanks would
@@ -123,15 +124,16 @@ func (f *serveFlags) settings(forward string) (serveSettings, error) {
 	s := serveSettings{
 		listen: *f.listen,
 		handler: rpcserve.Config{
-			MaxBodyBytes:     int64(*f.maxBody),
-			MaxBodyMemory:    int64(*f.maxBodyMemory),
-			MaxBatch:         *f.maxBatch,
-			MaxResponseBytes: int64(*f.maxResponse),
-			RequestTimeout:   *f.requestTimeout,
-			MaxConcurrent:    *f.maxConcurrent,
-			APIKeys:          apiKeys,
-			Forward:          forward,
-			CORSOrigins:      splitList(*f.corsOrigins),
+			MaxBodyBytes:       int64(*f.maxBody),
+			MaxBodyMemory:      int64(*f.maxBodyMemory),
+			MaxBatch:           *f.maxBatch,
+			MaxResponseBytes:   int64(*f.maxResponse),
+			RequestTimeout:     *f.requestTimeout,
+			MaxConcurrent:      *f.maxConcurrent,
+			APIKeys:            apiKeys,
+			Forward:            forward,
+			ForwardBearerToken: forwardKey,
+			CORSOrigins:        splitList(*f.corsOrigins),
 		},
 		archive: archive.Config{ViewStateLimit: *f.viewStateLimit, HealthMaxLag: *f.healthMaxLag, Commit: readBuildInfo().commit},
 		server: rpcserve.ServeConfig{
@@ -160,7 +162,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	flags := registerServeFlags(fs, env, false)
 	var settings serveSettings
 	err := parseCommand(fs, args, flags.check, func() (err error) {
-		settings, err = flags.settings(*flags.forward)
+		settings, err = flags.settings(*flags.forward, "")
 		return err
 	})
 	if err != nil {

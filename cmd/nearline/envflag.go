@@ -160,6 +160,24 @@ func stringFlag(fs *flag.FlagSet, env *environment, name, envVar, def, help stri
 	return fs.String(name, def, usageWithEnv(help, envVar))
 }
 
+// secretFlag is a string that is a secret (an API key): its value, from
+// the command line or the environment, is shown nowhere (secretValue);
+// -h says "(set; not shown)" when the environment sets it.
+func secretFlag(fs *flag.FlagSet, env *environment, name, envVar, help string) *string {
+	p := new(string)
+	register(fs, env, &secretValue{p: p}, name, envVar, help)
+	return p
+}
+
+// secretOrigin names where a secret flag's value came from without the
+// value: the flag, or its variable.
+func secretOrigin(fs *flag.FlagSet, env *environment, name string) string {
+	if v := envVarOf(fs.Lookup(name)); !isFlagSet(fs, name) && v != "" && env.getenv(v) != "" {
+		return v
+	}
+	return "--" + name
+}
+
 func intFlag(fs *flag.FlagSet, env *environment, name, envVar string, def int, r intRange, help string) *int {
 	p := &def
 	register(fs, env, &integerValue[int]{p: p, r: r}, name, envVar, help)
@@ -281,7 +299,11 @@ func printFlags(fs *flag.FlagSet) {
 		}
 		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
 		zero := map[string]string{"": "false", "int": "0", "uint": "0", "float": "0", "duration": "0s"}[kindOf(f.Value)]
-		if f.DefValue != zero && f.DefValue != "" {
+		if _, secret := f.Value.(*secretValue); secret {
+			if f.DefValue != "" {
+				b.WriteString(" (set; not shown)")
+			}
+		} else if f.DefValue != zero && f.DefValue != "" {
 			if def := f.DefValue; strings.Contains(def, "://") { // a URL from the environment: no API key or password shown
 				fmt.Fprintf(&b, " (default %q)", shownURLs(def))
 			} else if kindOf(f.Value) == "string" {

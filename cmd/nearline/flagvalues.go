@@ -299,3 +299,24 @@ func (v timeValue) Set(s string) error {
 	*v.t = t
 	return nil
 }
+
+// secretValue is a flag holding a secret (an API key). It refuses no value,
+// for the flag package's refusal would echo it (the command's check
+// refuses it by name instead, checkSecret), and String never gives it:
+// "(set)" or nothing, so that -h and every message that shows a flag's
+// value cannot show the secret. Spaces around it are dropped.
+type secretValue struct{ p *string }
+
+func (v *secretValue) kind() string { return "string" }
+
+func (v *secretValue) String() string {
+	if v == nil || v.p == nil || *v.p == "" {
+		return ""
+	}
+	return "(set)"
+}
+
+func (v *secretValue) Set(s string) error {
+	*v.p = strings.TrimSpace(s)
+	return nil
+}

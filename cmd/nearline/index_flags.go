@@ -40,8 +40,10 @@ type indexFlags struct {
 
 	db               *databaseFlags
 	upstream         *string
+	upstreamAPIKey   *string
 	source           *string
 	rpcUpstream      *string
+	rpcUpstreamKey   *string
 	from, to         **uint64
 	fromLatest       bool
 	workers          *int
@@ -65,8 +67,10 @@ type indexFlags struct {
 func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 	f := &indexFlags{fs: fs, env: env, db: registerDatabaseFlags(fs, env)}
 	f.upstream = stringFlag(fs, env, "upstream", "NEARLINE_UPSTREAM", "", "comma-separated URLs, tried in order with failover (required): NEAR JSON-RPC nodes for --source rpc, neardata base URLs for neardata, a NEAR Lake directory or base URL for lake; a URL's query (?apiKey=KEY) goes with every request and logs show it redacted")
+	f.upstreamAPIKey = secretFlag(fs, env, "upstream-api-key", "NEARLINE_UPSTREAM_API_KEY", "API key sent with every request to the --upstream URLs, and to no other host, as the header Authorization: Bearer KEY (FastNEAR's RPC and neardata take it so; preferred to ?apiKey= in the URL); never shown")
 	f.source = stringFlag(fs, env, "source", "NEARLINE_SOURCE", sourceRPC, "where blocks come from: rpc (JSON-RPC, many calls per block), neardata or lake (one block document per height)")
 	f.rpcUpstream = stringFlag(fs, env, "rpc-upstream", "NEARLINE_RPC_UPSTREAM", "", "with --source neardata or lake: comma-separated NEAR JSON-RPC URLs for the genesis and protocol configs (once per epoch), lake's final head and --snapshot-accounts (default: none; then --genesis is required)")
+	f.rpcUpstreamKey = secretFlag(fs, env, "rpc-upstream-api-key", "NEARLINE_RPC_UPSTREAM_API_KEY", "API key sent with every request to the --rpc-upstream URLs as the header Authorization: Bearer KEY (--upstream-api-key never goes there: to send the same key, give it here too); never shown")
 	f.from = heightFlag(fs, env, "from", "NEARLINE_FROM", &f.fromLatest, "first height to index, or latest: the upstream's final head, for an archive without history (default: after the cursor, or the genesis height on an empty archive)")
 	f.to = heightFlag(fs, env, "to", "NEARLINE_TO", nil, "last height to index, then exit (default: follow the head until interrupted)")
 	f.workers = intFlag(fs, env, "workers", "NEARLINE_WORKERS", indexer.DefaultWorkers, positive, "blocks fetched at once")
@@ -147,6 +151,9 @@ func (f *indexFlags) check() error {
 	if err := checkURLs(f.fs, f.env, "rpc-upstream"); err != nil {
 		return err
 	}
+	if err := f.checkKeys(); err != nil {
+		return err
+	}
 	if from, to := *f.from, *f.to; from != nil && to != nil && *from > *to {
 		return fmt.Errorf("--from %d is above --to %d", *from, *to)
 	}
@@ -165,6 +172,24 @@ func (f *indexFlags) check() error {
 		if *f.source != sourceRPC && *f.rpcUpstream == "" {
 			return errors.New("--snapshot-accounts with a document source needs --rpc-upstream")
 		}
+	}
+	return nil
+}
+
+// checkKeys refuses an API key that no header can hold, or that has no
+// URL of its own flag to go to, naming the flag or variable, never the
+// key.
+func (f *indexFlags) checkKeys() error {
+	for _, name := range []string{"upstream-api-key", "rpc-upstream-api-key"} {
+		if err := httpcall.CheckBearer(*f.fs.Lookup(name).Value.(*secretValue).p); err != nil {
+			return fmt.Errorf("%s: %w", secretOrigin(f.fs, f.env, name), err)
+		}
+	}
+	if *f.upstreamAPIKey != "" && !isHTTP(*f.upstream) {
+		return fmt.Errorf("%s is for an HTTP --upstream; a lake directory takes none", secretOrigin(f.fs, f.env, "upstream-api-key"))
+	}
+	if *f.rpcUpstreamKey != "" && *f.rpcUpstream == "" {
+		return fmt.Errorf("%s is for --rpc-upstream, which is not set (with --source rpc, the node's key is --upstream-api-key)", secretOrigin(f.fs, f.env, "rpc-upstream-api-key"))
 	}
 	return nil
 }
@@ -209,15 +234,24 @@ func checkAddress(fs *flag.FlagSet, env *environment, name string) error {
 	return nil
 }
 
-// forwardTo is the RPC node the server forwards what the archive cannot
-// answer to: the first RPC upstream, none for a document source without
-// --rpc-upstream.
-func (f *indexFlags) forwardTo() string {
+// rpcEndpoints are the JSON-RPC upstreams and their API key: --upstream
+// with --upstream-api-key for --source rpc, else --rpc-upstream with
+// --rpc-upstream-api-key (none without --rpc-upstream). A key goes to the
+// URLs of its own flag only.
+func (f *indexFlags) rpcEndpoints() (urls []string, apiKey string) {
 	if *f.source == sourceRPC {
-		return splitList(*f.upstream)[0]
+		return splitList(*f.upstream), *f.upstreamAPIKey
 	}
-	if rpcs := splitList(*f.rpcUpstream); len(rpcs) > 0 {
-		return rpcs[0]
+	return splitList(*f.rpcUpstream), *f.rpcUpstreamKey
+}
+
+// forwardTo is the RPC node the server forwards what the archive cannot
+// answer to, and its API key: the first RPC upstream, none for a document
+// source without --rpc-upstream.
+func (f *indexFlags) forwardTo() (url, apiKey string) {
+	urls, apiKey := f.rpcEndpoints()
+	if len(urls) == 0 {
+		return "", ""
 	}
-	return ""
+	return urls[0], apiKey
 }

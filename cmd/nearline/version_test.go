@@ -28,7 +28,7 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, 0, run(context.Background(), env, []string{"version"}))
 	require.Contains(t, stdout.String(), "commit: 0123abcd\n")
 	env, _, _ = testEnv(nil)
-	settings, err := registerServeFlagsForTest(env).settings("")
+	settings, err := registerServeFlagsForTest(env).settings("", "")
 	require.NoError(t, err)
 	require.Equal(t, "0123abcd", settings.archive.Commit)
 }

@@ -5,7 +5,9 @@
 //
 // A URL may carry a secret (an API key in its query, a password): the
 // errors of this package show it as RedactURL does, and so must every
-// log line or message that names an upstream.
+// log line or message that names an upstream. An API key may go as a
+// header instead (SetBearer): nothing here logs or shows a request's
+// headers.
 package httpcall
 
 import (
