@@ -130,9 +130,10 @@ func (c Config) validate() error {
 	if c.MaxBodyMemory < c.MaxBodyBytes {
 		errs = append(errs, fmt.Errorf("max body memory %d is below max body bytes %d: a largest body could never be read", c.MaxBodyMemory, c.MaxBodyBytes))
 	}
-	for _, k := range c.APIKeys {
+	for i, k := range c.APIKeys {
 		if strings.TrimSpace(k) == "" || strings.ContainsAny(k, "/?#% ") {
-			errs = append(errs, fmt.Errorf("api key %q is blank or holds a character not allowed in a path segment", k))
+			// The key itself is not repeated: it is a secret.
+			errs = append(errs, fmt.Errorf("api key #%d is blank or holds a character not allowed in a path segment (/?#%% or a space)", i+1))
 		}
 	}
 	if c.Forward != "" {

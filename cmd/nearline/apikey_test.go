@@ -112,6 +112,18 @@ func TestAPIKeyIsNeverShown(t *testing.T) {
 		require.Equal(t, 0, run(context.Background(), env, []string{"serve", "-h"}))
 		noKey(t, stdout.String()+stderr.String(), `(default "postgres://REDACTED@127.0.0.1:1/x?sslmode=REDACTED")`)
 	})
+	t.Run("server keys", func(t *testing.T) {
+		t.Parallel()
+		for _, command := range []string{"serve", "run", "health"} {
+			env, stdout, stderr := testEnv(map[string]string{"NEARLINE_API_KEYS": "first," + apiKey})
+			require.Equal(t, 0, run(context.Background(), env, []string{command, "-h"}))
+			noKey(t, stdout.String()+stderr.String(), "(set; not shown)")
+		}
+		env, stdout, stderr := testEnv(nil)
+		code := run(context.Background(), env, []string{"serve", "--database-url", "postgres://127.0.0.1:1/x", "--api-keys", "ok,a/" + apiKey})
+		require.Equal(t, 2, code)
+		noKey(t, stdout.String()+stderr.String(), "api key #2 is blank or holds a character not allowed")
+	})
 	t.Run("chain check", func(t *testing.T) {
 		t.Parallel()
 		upstream, genesis := simChain(t, 5)

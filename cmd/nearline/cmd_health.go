@@ -20,7 +20,7 @@ const healthTimeout = 5 * time.Second
 func runHealth(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "health", "[--listen ADDR] [--api-keys KEYS]")
 	listen := stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address the server answers JSON-RPC on (an unspecified host, such as 0.0.0.0, is asked on loopback)")
-	apiKeys := stringFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "", "the server's API keys: the first is used")
+	apiKeys := secretFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "the server's API keys: the first is used; never shown")
 	var url string
 	err := parseCommand(fs, args, func() (err error) {
 		url, err = healthURL(*listen, splitList(*apiKeys))

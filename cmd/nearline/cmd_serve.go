@@ -67,7 +67,7 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 		alias(fs, "upstream", "forward-url")
 	}
 	f.listen = stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address to answer JSON-RPC on")
-	f.apiKeys = stringFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "", "comma-separated API keys; when set, requests must use /<api-key>/...")
+	f.apiKeys = secretFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "comma-separated API keys; when set, requests must use /<api-key>/...; never shown")
 	f.corsOrigins = stringFlag(fs, env, "cors-origins", "NEARLINE_CORS_ORIGINS", "*", "comma-separated origins browsers may call from (* for any)")
 	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, positive.orMinusOne("no limit"), viewStateLimitHelp)
 	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, positive, "largest request body accepted")
@@ -119,7 +119,7 @@ func (f *serveFlags) settings(forward, forwardKey string) (serveSettings, error)
 	if strings.TrimSpace(*f.apiKeys) != "" && len(apiKeys) == 0 {
 		// Blank entries are dropped; a list of nothing but blanks would
 		// start the server open, which is not what setting it asked for.
-		return serveSettings{}, fmt.Errorf("%s holds no key: give at least one non-blank key, or leave it unset for an open server", origin(f.fs, f.env, "api-keys"))
+		return serveSettings{}, fmt.Errorf("%s holds no key: give at least one non-blank key, or leave it unset for an open server", secretOrigin(f.fs, f.env, "api-keys"))
 	}
 	s := serveSettings{
 		listen: *f.listen,
