@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/httpcall/httpcalltest"
 	"github.com/nearline/nearline/internal/logtest"
 )
 
@@ -18,35 +18,17 @@ import (
 // server and nothing else.
 const secretKey = "s3cr3t-K3Y"
 
-// requestLog records the path and raw query of each request a server
-// received.
-type requestLog struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (l *requestLog) record(r *http.Request) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.seen = append(l.seen, r.URL.Path+"?"+r.URL.RawQuery)
-}
-
-func (l *requestLog) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	seen := l.seen
-	l.seen = nil
-	return seen
-}
+// pathAndQuery is what the tests' logs record of a request.
+func pathAndQuery(r *http.Request) string { return r.URL.Path + "?" + r.URL.RawQuery }
 
 // TestGetterPutsPathsBeforeTheEndpointsQuery: an endpoint's query (an API
 // key) is kept on every request, the document's path going before it,
 // below the endpoint's base path, joined with a query of the path's own.
 func TestGetterPutsPathsBeforeTheEndpointsQuery(t *testing.T) {
 	t.Parallel()
-	var log requestLog
+	var log httpcalltest.Log
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		log.record(r)
+		log.Add(pathAndQuery(r))
 		if r.URL.Query().Get("apiKey") != secretKey {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -77,7 +59,7 @@ func TestGetterPutsPathsBeforeTheEndpointsQuery(t *testing.T) {
 				return nil
 			}))
 		}
-		require.Equal(t, c.want, log.take(), c.endpoint)
+		require.Equal(t, c.want, log.Take(), c.endpoint)
 	}
 
 	// Without a query of its own the path's is the only one; a trailing
@@ -87,16 +69,16 @@ func TestGetterPutsPathsBeforeTheEndpointsQuery(t *testing.T) {
 	for _, p := range []string{"/v0/block/5", "/v0/block/5?with=extra"} {
 		require.NoError(t, g.Get(context.Background(), p, func(Answer) error { return nil }))
 	}
-	require.Equal(t, []string{"/v0/block/5?", "/v0/block/5?with=extra"}, log.take())
+	require.Equal(t, []string{"/v0/block/5?", "/v0/block/5?with=extra"}, log.Take())
 }
 
 // TestClientPostsToTheEndpointWithItsQuery: the JSON-RPC client's POST
 // goes to the endpoint as given, query included.
 func TestClientPostsToTheEndpointWithItsQuery(t *testing.T) {
 	t.Parallel()
-	var log requestLog
+	var log httpcalltest.Log
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		log.record(r)
+		log.Add(pathAndQuery(r))
 		okResult(w, `"fine"`)
 	}))
 	t.Cleanup(srv.Close)
@@ -105,7 +87,7 @@ func TestClientPostsToTheEndpointWithItsQuery(t *testing.T) {
 	var out string
 	require.NoError(t, c.Call(context.Background(), "block", nil, &out))
 	require.Equal(t, "fine", out)
-	require.Equal(t, []string{"/rpc?apiKey=" + secretKey}, log.take())
+	require.Equal(t, []string{"/rpc?apiKey=" + secretKey}, log.Take())
 }
 
 // TestFailuresDoNotShowTheKey: an upstream answering 503 until the

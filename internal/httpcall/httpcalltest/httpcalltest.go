@@ -1,5 +1,6 @@
-// Package httpcalltest holds an upstream for tests of what requests carry
-// to it: one that wants an API key as a bearer header, as FastNEAR does.
+// Package httpcalltest holds what tests of the requests an upstream
+// receives share: a Log of what each request carried, and an upstream
+// that wants an API key as a bearer header, as FastNEAR does.
 package httpcalltest
 
 import (
@@ -18,15 +19,41 @@ type KeyedUpstream struct {
 	Next http.Handler
 	Key  string
 
+	Log // the Authorization header of each request ("" for none)
+}
+
+// Log records a string per request (what it carried), in order. It is
+// safe for concurrent use; its zero value is empty.
+type Log struct {
 	mu   sync.Mutex
 	seen []string
 }
 
+// Add records s.
+func (l *Log) Add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen = append(l.seen, s)
+}
+
+// Take returns what was recorded since the last Take, in order, and
+// forgets it.
+func (l *Log) Take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := l.seen
+	l.seen = nil
+	return seen
+}
+
+// Distinct is Take's strings, each once, sorted.
+func (l *Log) Distinct() []string {
+	return slices.Compact(slices.Sorted(slices.Values(l.Take())))
+}
+
 func (u *KeyedUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	got := r.Header.Get("Authorization")
-	u.mu.Lock()
-	u.seen = append(u.seen, got)
-	u.mu.Unlock()
+	u.Add(got)
 	if u.Key != "" && got != "Bearer "+u.Key {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
@@ -40,19 +67,4 @@ func (u *KeyedUpstream) Start(t testing.TB) string {
 	srv := httptest.NewServer(u)
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-// Take returns the Authorization headers received since the last Take, in
-// order ("" for a request without one), and forgets them.
-func (u *KeyedUpstream) Take() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	seen := u.seen
-	u.seen = nil
-	return seen
-}
-
-// Distinct is Take's headers, each once, sorted.
-func (u *KeyedUpstream) Distinct() []string {
-	return slices.Compact(slices.Sorted(slices.Values(u.Take())))
 }
