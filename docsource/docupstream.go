@@ -204,7 +204,7 @@ var _ DocFetcher = (*LakeFetcher)(nil)
 // when not nil, answers FinalHead; it is required over HTTP. logger
 // receives the retries (nil: none).
 func NewLakeFetcher(cfg near.ClientConfig, head rpcsource.RPC, logger *slog.Logger) (*LakeFetcher, error) {
-	if len(cfg.Endpoints) == 1 && !strings.HasPrefix(cfg.Endpoints[0], "http://") && !strings.HasPrefix(cfg.Endpoints[0], "https://") {
+	if len(cfg.Endpoints) == 1 && !httpcall.IsHTTP(cfg.Endpoints[0]) {
 		dir := cfg.Endpoints[0]
 		if cfg.BearerToken != "" {
 			return nil, errors.New("lake directory: a bearer token is for an HTTP upstream")

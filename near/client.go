@@ -138,8 +138,8 @@ func (c ClientConfig) validate() error {
 // parseEndpoint parses an upstream URL, which must be an absolute http://
 // or https:// URL; its error shows the URL redacted.
 func parseEndpoint(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := httpcall.ParseHTTP(raw)
+	if !ok {
 		return nil, fmt.Errorf("upstream %q: want an absolute http:// or https:// URL", httpcall.RedactURL(raw))
 	}
 	return u, nil

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -137,8 +136,7 @@ func (c Config) validate() error {
 		}
 	}
 	if c.Forward != "" {
-		u, err := url.Parse(c.Forward)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if _, ok := httpcall.ParseHTTP(c.Forward); !ok {
 			errs = append(errs, fmt.Errorf("forward url %q is not an absolute http(s) url", httpcall.RedactURL(c.Forward)))
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/nearline/nearline/internal/httpcall"
@@ -57,8 +56,7 @@ func (c NodeConfig) withDefaults() NodeConfig {
 }
 
 func (c NodeConfig) validate() error {
-	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if _, ok := httpcall.ParseHTTP(c.URL); !ok {
 		return fmt.Errorf("node url %q is not an absolute http(s) url", httpcall.RedactURL(c.URL))
 	}
 	if c.Timeout < 0 || c.Attempts < 0 || c.MaxBodyBytes < 0 || c.RetryWait < 0 || c.MaxRetryWait < 0 {

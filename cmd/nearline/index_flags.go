@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -137,13 +136,13 @@ func (f *indexFlags) check() error {
 		if *f.rpcUpstream == "" && *f.genesis == "" {
 			return fmt.Errorf("--source %s needs --rpc-upstream (configs) or --genesis (the genesis config, no protocol configs)", *f.source)
 		}
-		if *f.source == sourceLake && *f.rpcUpstream == "" && isHTTP(*f.upstream) {
+		if *f.source == sourceLake && *f.rpcUpstream == "" && httpcall.IsHTTP(*f.upstream) {
 			return errors.New("--source lake over HTTP needs --rpc-upstream for the final head")
 		}
 	default:
 		return fmt.Errorf("%s: want rpc, neardata or lake", origin(f.fs, f.env, "source"))
 	}
-	if *f.source != sourceLake || isHTTP(*f.upstream) {
+	if *f.source != sourceLake || httpcall.IsHTTP(*f.upstream) {
 		if err := checkURLs(f.fs, f.env, "upstream"); err != nil {
 			return err
 		}
@@ -185,7 +184,7 @@ func (f *indexFlags) checkKeys() error {
 			return fmt.Errorf("%s: %w", secretOrigin(f.fs, f.env, name), err)
 		}
 	}
-	if *f.upstreamAPIKey != "" && !isHTTP(*f.upstream) {
+	if *f.upstreamAPIKey != "" && !httpcall.IsHTTP(*f.upstream) {
 		return fmt.Errorf("%s is for an HTTP --upstream; a lake directory takes none", secretOrigin(f.fs, f.env, "upstream-api-key"))
 	}
 	if *f.rpcUpstreamKey != "" && *f.rpcUpstream == "" {
@@ -194,16 +193,12 @@ func (f *indexFlags) checkKeys() error {
 	return nil
 }
 
-func isHTTP(list string) bool {
-	return strings.HasPrefix(list, "http://") || strings.HasPrefix(list, "https://")
-}
-
 // checkURLs refuses a comma-separated list of the flag name that holds
 // something other than absolute http(s) URLs (which may have a query: an
 // API key), naming them redacted.
 func checkURLs(fs *flag.FlagSet, env *environment, name string) error {
 	for _, s := range splitList(fs.Lookup(name).Value.String()) {
-		if u, err := url.Parse(s); err != nil || !isHTTP(s) || u.Host == "" {
+		if _, ok := httpcall.ParseHTTP(s); !ok {
 			return fmt.Errorf("%s: %q is not an http:// or https:// URL", originShown(fs, env, name, shownURLs), httpcall.RedactURL(s))
 		}
 	}
