@@ -32,8 +32,8 @@ func (e *endpointError) Unwrap() error { return e.err }
 // answered last, which an answer updates), through one retry.Policy: the
 // Client's calls and the Getter's fetches both go through it.
 //
-// A retryable *attemptError is counted (OnError) and logged to logger (msg, then kv),
-// and tried again on the next endpoint after the backoff, or after a 429's
+// A retryable *attemptError is counted (OnError) and logged to logger
+// (msg, then kv), and tried again on the next endpoint after the backoff, or after a 429's
 // Retry-After when there is no other endpoint to go to. errNextEndpoint
 // moves on at once without spending an attempt. Any other error ends it.
 // name begins every error it returns: "name on endpoint: err" for a
@@ -79,8 +79,9 @@ func (c ClientConfig) failover(ctx context.Context, logger *slog.Logger, preferr
 			default:
 				attempts++
 				c.OnError(ae.kind)
-				logger.Warn(msg, append(kv[:len(kv):len(kv)], "upstream", c.shown(idx), "kind", ae.kind, "attempt", attempts, "err", ae.err)...)
-				last = &endpointError{endpoint: c.shown(idx), err: ae.err}
+				shown := c.shown(idx)
+				logger.Warn(msg, append(kv[:len(kv):len(kv)], "upstream", shown, "kind", ae.kind, "attempt", attempts, "err", ae.err)...)
+				last = &endpointError{endpoint: shown, err: ae.err}
 				if n == 1 && ae.retryAfter > 0 {
 					return retry.After(ae.retryAfter, ae)
 				}

@@ -115,12 +115,17 @@ func envVarOf(f *flag.Flag) string {
 // redacted: an API key or a database password is never shown): the flag on
 // the command line, or its variable.
 func origin(fs *flag.FlagSet, env *environment, name string) string {
-	return originShown(fs, env, name, func(v string) string {
-		if strings.Contains(v, "://") {
-			return shownURLs(v)
-		}
-		return v
-	})
+	return originShown(fs, env, name, shownValue)
+}
+
+// shownValue is a flag's value as messages and -h show it: a value with a
+// scheme (an upstream, a database URL) redacted by shownURLs, any other as
+// it is.
+func shownValue(v string) string {
+	if strings.Contains(v, "://") {
+		return shownURLs(v)
+	}
+	return v
 }
 
 // originShown is origin with the value as show gives it (shownURLs: the
@@ -304,10 +309,8 @@ func printFlags(fs *flag.FlagSet) {
 				b.WriteString(" (set; not shown)")
 			}
 		} else if f.DefValue != zero && f.DefValue != "" {
-			if def := f.DefValue; strings.Contains(def, "://") { // a URL from the environment: no API key or password shown
-				fmt.Fprintf(&b, " (default %q)", shownURLs(def))
-			} else if kindOf(f.Value) == "string" {
-				fmt.Fprintf(&b, " (default %q)", f.DefValue)
+			if kindOf(f.Value) == "string" { // from the environment, a URL too: shown redacted
+				fmt.Fprintf(&b, " (default %q)", shownValue(f.DefValue))
 			} else {
 				fmt.Fprintf(&b, " (default %v)", f.DefValue)
 			}

@@ -302,7 +302,7 @@ func (v timeValue) Set(s string) error {
 
 // secretValue is a flag holding a secret (an API key). It refuses no value,
 // for the flag package's refusal would echo it (the command's check
-// refuses it by name instead, checkSecret), and String never gives it:
+// refuses it by name instead, checkKeys), and String never gives it:
 // "(set)" or nothing, so that -h and every message that shows a flag's
 // value cannot show the secret. Spaces around it are dropped.
 type secretValue struct{ p *string }

@@ -53,9 +53,9 @@ type Response struct {
 // response body (in one allocation when the server announces its length),
 // then closes it. Its error is the client's or the read's as it came
 // (the URL it names redacted), so that a caller can tell a timeout from a
-// refused connection; a body over
-// the limit is not an error but TooLarge, so that a caller can weigh the
-// status first (a 429 says more than its body's size).
+// refused connection; a body over the limit is not an error but
+// TooLarge, so that a caller can weigh the status first (a 429 says more
+// than its body's size).
 func Do(client *http.Client, req *http.Request, limit int64) (Response, error) {
 	resp, err := client.Do(req)
 	if err != nil {
