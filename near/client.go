@@ -135,6 +135,12 @@ func (c ClientConfig) validate() error {
 	return nil
 }
 
+// exchange is how c's requests go: its HTTP client, its key as a Bearer
+// header, its bound on a response.
+func (c ClientConfig) exchange() httpcall.Client {
+	return httpcall.Client{HTTP: c.HTTPClient, Bearer: c.BearerToken, Limit: c.MaxResponseBytes}
+}
+
 // parseEndpoint parses an upstream URL, which must be an absolute http://
 // or https:// URL; its error shows the URL redacted.
 func parseEndpoint(raw string) (*url.URL, error) {
@@ -153,7 +159,8 @@ func (c ClientConfig) shown(idx int) string { return httpcall.RedactURL(c.Endpoi
 // failover between endpoints. It is safe for concurrent use.
 type Client struct {
 	cfg       ClientConfig
-	logger    *slog.Logger // retries
+	http      httpcall.Client // cfg's HTTP client, key and body bound
+	logger    *slog.Logger    // retries
 	nextID    atomic.Uint64
 	preferred atomic.Int64 // endpoint that answered last
 
@@ -173,7 +180,7 @@ func NewClient(cfg ClientConfig, logger *slog.Logger) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure near client: %w", err)
 	}
-	return &Client{cfg: cfg, logger: logs.OrDiscard(logger), earliest: map[int]earliestInfo{}}, nil
+	return &Client{cfg: cfg, http: cfg.exchange(), logger: logs.OrDiscard(logger), earliest: map[int]earliestInfo{}}, nil
 }
 
 // attemptError is one failed attempt: its kind and whether another attempt
@@ -285,12 +292,7 @@ func (c *Client) attempt(ctx context.Context, idx int, method string, params jso
 	}
 	reqCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	httpReq, err := httpcall.PostJSON(reqCtx, c.cfg.Endpoints[idx], body)
-	if err != nil {
-		return nil, err
-	}
-	httpcall.SetBearer(httpReq, c.cfg.BearerToken)
-	resp, err := httpcall.Do(c.cfg.HTTPClient, httpReq, c.cfg.MaxResponseBytes)
+	resp, err := c.http.PostJSON(reqCtx, c.cfg.Endpoints[idx], body)
 	if err != nil {
 		return nil, classifyTransport(ctx, err)
 	}

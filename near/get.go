@@ -35,10 +35,11 @@ type Answer struct {
 // request. It is safe for concurrent use.
 type Getter struct {
 	cfg       ClientConfig
-	logger    *slog.Logger // retries
-	bases     []baseURL    // cfg.Endpoints, parsed
-	preferred atomic.Int64 // endpoint that answered last
-	pace      *pacer       // ClientConfig.RequestRate
+	http      httpcall.Client // cfg's, following no redirect
+	logger    *slog.Logger    // retries
+	bases     []baseURL       // cfg.Endpoints, parsed
+	preferred atomic.Int64    // endpoint that answered last
+	pace      *pacer          // ClientConfig.RequestRate
 }
 
 // baseURL is a Getter's endpoint split where a document's path goes in.
@@ -86,7 +87,7 @@ func NewGetter(cfg ClientConfig, logger *slog.Logger) (*Getter, error) {
 		}
 		bases[i] = newBaseURL(u)
 	}
-	return &Getter{cfg: cfg, logger: logs.OrDiscard(logger), bases: bases, pace: newPacer(cfg.RequestRate)}, nil
+	return &Getter{cfg: cfg, http: cfg.exchange(), logger: logs.OrDiscard(logger), bases: bases, pace: newPacer(cfg.RequestRate)}, nil
 }
 
 // Get fetches path (below each endpoint's base URL, before its query)
@@ -116,12 +117,7 @@ func (g *Getter) Get(ctx context.Context, path string, accept func(Answer) error
 func (g *Getter) attempt(ctx context.Context, target string) (Answer, error) {
 	reqCtx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
-	req, err := httpcall.Get(reqCtx, target)
-	if err != nil {
-		return Answer{}, err
-	}
-	httpcall.SetBearer(req, g.cfg.BearerToken)
-	resp, err := httpcall.Do(g.cfg.HTTPClient, req, g.cfg.MaxResponseBytes)
+	resp, err := g.http.Get(reqCtx, target)
 	if err != nil {
 		return Answer{}, classifyTransport(ctx, err)
 	}

@@ -13,35 +13,27 @@ import (
 // forwarder sends requests the archive cannot answer to an upstream node and
 // returns its responses verbatim.
 type forwarder struct {
-	url      string
-	bearer   string // Config.ForwardBearerToken
-	client   *http.Client
-	maxBytes int64
+	url  string
+	http httpcall.Client
 }
 
 func newForwarder(cfg Config) *forwarder {
-	return &forwarder{
-		url:      cfg.Forward,
-		bearer:   cfg.ForwardBearerToken,
-		client:   &http.Client{Timeout: cfg.ForwardTimeout},
-		maxBytes: cfg.MaxForwardResponseBytes,
-	}
+	return &forwarder{url: cfg.Forward, http: httpcall.Client{
+		HTTP:   &http.Client{Timeout: cfg.ForwardTimeout},
+		Bearer: cfg.ForwardBearerToken,
+		Limit:  cfg.MaxForwardResponseBytes,
+	}}
 }
 
 // do posts one JSON-RPC request upstream and returns the response body,
 // which must be JSON.
 func (f *forwarder) do(ctx context.Context, body []byte) ([]byte, error) {
-	req, err := httpcall.PostJSON(ctx, f.url, body)
-	if err != nil {
-		return nil, fmt.Errorf("upstream: %w", err)
-	}
-	httpcall.SetBearer(req, f.bearer)
-	resp, err := httpcall.Do(f.client, req, f.maxBytes)
+	resp, err := f.http.PostJSON(ctx, f.url, body)
 	if err != nil {
 		return nil, fmt.Errorf("post upstream: %w", err)
 	}
 	if resp.TooLarge {
-		return nil, fmt.Errorf("upstream response exceeds %d bytes", f.maxBytes)
+		return nil, fmt.Errorf("upstream response exceeds %d bytes", f.http.Limit)
 	}
 	out := resp.Body
 	out = bytes.TrimSpace(out)

@@ -71,8 +71,8 @@ func (c NodeConfig) validate() error {
 // regular node garbage-collected); here every envelope is an answer to
 // compare, and only a transport failure is retried.
 type Node struct {
-	cfg    NodeConfig
-	client *http.Client
+	cfg  NodeConfig
+	http httpcall.Client
 }
 
 var _ Target = (*Node)(nil)
@@ -83,7 +83,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure node: %w", err)
 	}
-	return &Node{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}}, nil
+	return &Node{cfg: cfg, http: httpcall.Client{HTTP: &http.Client{Timeout: cfg.Timeout}, Limit: cfg.MaxBodyBytes}}, nil
 }
 
 // Answer posts body and returns the node's response body, retrying what
@@ -110,11 +110,7 @@ func (n *Node) Answer(ctx context.Context, body []byte) ([]byte, error) {
 }
 
 func (n *Node) attempt(ctx context.Context, body []byte) ([]byte, error) {
-	req, err := httpcall.PostJSON(ctx, n.cfg.URL, body)
-	if err != nil {
-		return nil, fmt.Errorf("node: %w", err)
-	}
-	resp, err := httpcall.Do(n.client, req, n.cfg.MaxBodyBytes)
+	resp, err := n.http.PostJSON(ctx, n.cfg.URL, body)
 	if err != nil {
 		return nil, fmt.Errorf("post to node: %w", err)
 	}

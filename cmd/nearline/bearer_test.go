@@ -112,3 +112,50 @@ func TestIndexSendsTheUpstreamAPIKeyAsABearerHeader(t *testing.T) {
 		require.Equal(t, []string{"Bearer " + rpcKey}, rpc.Distinct())
 	})
 }
+
+// TestAKeyOverPlainHTTPIsWarnedOf: an API key bound for an http:// host
+// that is not the loopback (as a header, or in the URL's query, --forward-url's
+// included) is warned of at start, naming the flag and the URL redacted,
+// never the key; https and the loopback are not.
+func TestAKeyOverPlainHTTPIsWarnedOf(t *testing.T) {
+	t.Parallel()
+	key := map[string]string{"NEARLINE_UPSTREAM_API_KEY": "s3cr3t"}
+	for _, c := range []struct {
+		vars map[string]string
+		args []string
+		want string // the warned flag and URL; "" for none
+	}{
+		{key, []string{"--upstream", "http://rpc.example.org"}, "flag=--upstream url=http://rpc.example.org"},
+		{nil, []string{"--upstream", "http://rpc.example.org?apiKey=s3cr3t"}, "flag=--upstream url=\"http://rpc.example.org?apiKey=REDACTED\""},
+		{nil, []string{"--source", "neardata", "--upstream", "https://docs.example.org", "--rpc-upstream", "http://rpc.example.org?apiKey=s3cr3t"},
+			"flag=--rpc-upstream url=\"http://rpc.example.org?apiKey=REDACTED\""},
+		{key, []string{"--upstream", "https://rpc.example.org"}, ""},
+		{key, []string{"--upstream", "http://127.0.0.1:3030"}, ""},
+		{nil, []string{"--upstream", "http://rpc.example.org"}, ""},
+	} {
+		var logs strings.Builder
+		env, _, _ := testEnv(c.vars)
+		env.logger = slog.New(slog.NewTextHandler(&logs, nil))
+		fs := newFlagSet(env, "index", "")
+		index := registerIndexFlags(fs, env)
+		require.NoError(t, parseFlags(fs, append([]string{"--database-url", "postgres://h/db"}, c.args...)))
+		require.NoError(t, index.check(), "%v", c.args)
+		require.NotContains(t, logs.String(), "s3cr3t")
+		if c.want == "" {
+			require.Empty(t, logs.String(), "%v", c.args)
+			continue
+		}
+		require.Contains(t, logs.String(), "level=WARN")
+		require.Contains(t, logs.String(), c.want, "%v", c.args)
+	}
+
+	var logs strings.Builder
+	env, _, _ := testEnv(nil)
+	env.logger = slog.New(slog.NewTextHandler(&logs, nil))
+	fs := newFlagSet(env, "serve", "")
+	serve := registerServeFlags(fs, env, false)
+	require.NoError(t, parseFlags(fs, []string{"--database-url", "postgres://h/db", "--forward-url", "http://rpc.example.org?apiKey=s3cr3t"}))
+	require.NoError(t, serve.check())
+	require.Contains(t, logs.String(), "flag=--forward-url url=\"http://rpc.example.org?apiKey=REDACTED\"")
+	require.NotContains(t, logs.String(), "s3cr3t")
+}

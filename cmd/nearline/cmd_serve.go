@@ -95,6 +95,7 @@ func (f *serveFlags) check() error {
 		if err := checkURLs(f.fs, f.env, "forward-url"); err != nil {
 			return err
 		}
+		warnInClear(f.fs, f.env, "forward-url", false)
 	}
 	return checkAddress(f.fs, f.env, "listen")
 }

@@ -153,6 +153,8 @@ func (f *indexFlags) check() error {
 	if err := f.checkKeys(); err != nil {
 		return err
 	}
+	warnInClear(f.fs, f.env, "upstream", *f.upstreamAPIKey != "")
+	warnInClear(f.fs, f.env, "rpc-upstream", *f.rpcUpstreamKey != "")
 	if from, to := *f.from, *f.to; from != nil && to != nil && *from > *to {
 		return fmt.Errorf("--from %d is above --to %d", *from, *to)
 	}
@@ -203,6 +205,18 @@ func checkURLs(fs *flag.FlagSet, env *environment, name string) error {
 		}
 	}
 	return nil
+}
+
+// warnInClear logs a warning for each URL of the flag name that would
+// carry a secret unencrypted (httpcall.InClear): its own query or
+// password, or, when bearer is set, the flag's API key. The URL is shown
+// redacted.
+func warnInClear(fs *flag.FlagSet, env *environment, name string, bearer bool) {
+	for _, u := range splitList(fs.Lookup(name).Value.String()) {
+		if httpcall.InClear(u, bearer) {
+			env.logger.Warn("an API key or password goes unencrypted over http://; use https://", "flag", "--"+name, "url", httpcall.RedactURL(u))
+		}
+	}
 }
 
 // shownURLs is a comma-separated list of URLs as messages and logs show

@@ -1,6 +1,8 @@
 package httpcall_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -8,17 +10,28 @@ import (
 	"github.com/nearline/nearline/internal/httpcall"
 )
 
-// TestSetBearerSetsTheHeaderOnlyWithAToken: a token becomes
-// "Authorization: Bearer TOKEN"; none leaves the request without the
-// header.
-func TestSetBearerSetsTheHeaderOnlyWithAToken(t *testing.T) {
+// TestClientSendsItsKeyAsABearerHeader: a Client with a key sends
+// "Authorization: Bearer KEY" with its GETs and POSTs; one without sends
+// no Authorization header.
+func TestClientSendsItsKeyAsABearerHeader(t *testing.T) {
 	t.Parallel()
-	req, err := httpcall.Get(t.Context(), "http://host/v0/block/5")
-	require.NoError(t, err)
-	httpcall.SetBearer(req, "")
-	require.NotContains(t, req.Header, "Authorization")
-	httpcall.SetBearer(req, "K3Y-1.a_b~c+d/e=")
-	require.Equal(t, "Bearer K3Y-1.a_b~c+d/e=", req.Header.Get("Authorization"))
+	headers := make(chan []string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		headers <- r.Header.Values("Authorization")
+	}))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		bearer string
+		want   []string
+	}{{"", nil}, {"K3Y-1.a_b~c+d/e=", []string{"Bearer K3Y-1.a_b~c+d/e="}}} {
+		client := httpcall.Client{HTTP: srv.Client(), Bearer: c.bearer, Limit: 10}
+		_, err := client.Get(t.Context(), srv.URL+"/v0/block/5")
+		require.NoError(t, err)
+		require.Equal(t, c.want, <-headers, "GET with %q", c.bearer)
+		_, err = client.PostJSON(t.Context(), srv.URL, []byte("{}"))
+		require.NoError(t, err)
+		require.Equal(t, c.want, <-headers, "POST with %q", c.bearer)
+	}
 }
 
 // TestCheckBearerRefusesWhatNoHeaderHoldsWithoutShowingIt.

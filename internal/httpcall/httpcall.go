@@ -6,7 +6,7 @@
 // A URL may carry a secret (an API key in its query, a password): the
 // errors of this package show it as RedactURL does, and so must every
 // log line or message that names an upstream. An API key may go as a
-// header instead (SetBearer): nothing here logs or shows a request's
+// header instead (Client.Bearer): nothing here logs or shows a request's
 // headers.
 package httpcall
 
@@ -20,23 +20,37 @@ import (
 	"time"
 )
 
-// PostJSON returns a POST of body to url, sent as application/json.
-func PostJSON(ctx context.Context, url string, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("build request: %w", redactError(err))
-	}
-	req.Header.Set("Content-Type", "application/json")
-	return req, nil
+// Client is how one upstream is asked: the HTTP client that sends, the
+// API key every request carries as an Authorization: Bearer header
+// (none when empty; see CheckBearer), and the bound on a response body.
+// Its PostJSON and Get are the one way a request is built, given its key
+// and read.
+type Client struct {
+	HTTP *http.Client
+	// Bearer is a secret: nothing here logs or shows it.
+	Bearer string
+	// Limit bounds a response body: a longer one is TooLarge.
+	Limit int64
 }
 
-// Get returns a GET of url.
-func Get(ctx context.Context, url string) (*http.Request, error) {
+// PostJSON posts body to url as application/json and reads the response
+// (see do for what comes back).
+func (c Client) PostJSON(ctx context.Context, url string, body []byte) (Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return Response{}, fmt.Errorf("build request: %w", redactError(err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return c.do(req)
+}
+
+// Get sends a GET of url and reads the response (see do).
+func (c Client) Get(ctx context.Context, url string) (Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("build request: %w", redactError(err))
+		return Response{}, fmt.Errorf("build request: %w", redactError(err))
 	}
-	return req, nil
+	return c.do(req)
 }
 
 // Response is a response whose body has been read.
@@ -49,31 +63,34 @@ type Response struct {
 	TooLarge bool
 }
 
-// Do sends req through client and reads at most limit bytes of the
-// response body (in one allocation when the server announces its length),
-// then closes it. Its error is the client's or the read's as it came
-// (the URL it names redacted), so that a caller can tell a timeout from a
-// refused connection; a body over the limit is not an error but
-// TooLarge, so that a caller can weigh the status first (a 429 says more
-// than its body's size).
-func Do(client *http.Client, req *http.Request, limit int64) (Response, error) {
-	resp, err := client.Do(req)
+// do sends req, with the key when there is one, and reads at most Limit
+// bytes of the response body (in one allocation when the server announces
+// its length), then closes it. Its error is the HTTP client's or the
+// read's as it came (the URL it names redacted), so that a caller can tell
+// a timeout from a refused connection; a body over the limit is not an
+// error but TooLarge, so that a caller can weigh the status first (a 429
+// says more than its body's size).
+func (c Client) do(req *http.Request) (Response, error) {
+	if c.Bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Bearer)
+	}
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return Response{}, redactError(err)
 	}
 	defer resp.Body.Close()
 	var buf bytes.Buffer
-	if n := resp.ContentLength; n > 0 && n <= limit {
+	if n := resp.ContentLength; n > 0 && n <= c.Limit {
 		buf.Grow(int(n) + bytes.MinRead)
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1)); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, c.Limit+1)); err != nil {
 		return Response{}, err
 	}
 	return Response{
 		StatusCode: resp.StatusCode,
 		Header:     resp.Header,
 		Body:       buf.Bytes(),
-		TooLarge:   int64(buf.Len()) > limit,
+		TooLarge:   int64(buf.Len()) > c.Limit,
 	}, nil
 }
 

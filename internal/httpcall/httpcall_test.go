@@ -15,10 +15,10 @@ import (
 	"github.com/nearline/nearline/internal/httpcall"
 )
 
-// TestDoReadsWithinTheLimit: a body of the limit is read whole, one byte
+// TestClientReadsWithinTheLimit: a body of the limit is read whole, one byte
 // more is TooLarge with at most limit+1 bytes read, whether or not the
 // server announces the length; the POST carries its body as JSON.
-func TestDoReadsWithinTheLimit(t *testing.T) {
+func TestClientReadsWithinTheLimit(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ := io.ReadAll(r.Body)
@@ -38,9 +38,7 @@ func TestDoReadsWithinTheLimit(t *testing.T) {
 			size     int
 			tooLarge bool
 		}{{0, false}, {10, false}, {11, true}, {5000, true}} {
-			req, err := httpcall.PostJSON(t.Context(), srv.URL+path, []byte(strconv.Itoa(c.size)))
-			require.NoError(t, err)
-			resp, err := httpcall.Do(srv.Client(), req, 10)
+			resp, err := httpcall.Client{HTTP: srv.Client(), Limit: 10}.PostJSON(t.Context(), srv.URL+path, []byte(strconv.Itoa(c.size)))
 			require.NoError(t, err)
 			require.Equal(t, http.StatusOK, resp.StatusCode)
 			require.Equal(t, c.tooLarge, resp.TooLarge, "%s size %d", path, c.size)
@@ -49,27 +47,24 @@ func TestDoReadsWithinTheLimit(t *testing.T) {
 	}
 }
 
-// TestDoReturnsTheTransportError: a refused connection and a timeout come
+// TestClientReturnsTheTransportError: a refused connection and a timeout come
 // back as the client said them, for the caller to classify.
-func TestDoReturnsTheTransportError(t *testing.T) {
+func TestClientReturnsTheTransportError(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	}))
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
-	req, err := httpcall.PostJSON(ctx, srv.URL, nil)
-	require.NoError(t, err)
-	_, err = httpcall.Do(srv.Client(), req, 10)
+	client := httpcall.Client{HTTP: srv.Client(), Limit: 10}
+	_, err := client.PostJSON(ctx, srv.URL, nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	srv.Close()
 
-	req, err = httpcall.PostJSON(t.Context(), srv.URL, nil)
-	require.NoError(t, err)
-	_, err = httpcall.Do(srv.Client(), req, 10)
+	_, err = client.PostJSON(t.Context(), srv.URL, nil)
 	require.Error(t, err)
 
-	_, err = httpcall.PostJSON(t.Context(), "http://a b/", nil)
+	_, err = client.Get(t.Context(), "http://a b/")
 	require.ErrorContains(t, err, "build request")
 }
 

@@ -38,21 +38,25 @@ func TestRedactURLHidesQueryValuesAndUserInformation(t *testing.T) {
 // not parse name the URL without its key, and stay what they were.
 func TestErrorsNameTheURLRedacted(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.NotFoundHandler())
-	srv.Close()
-	req, err := httpcall.Get(t.Context(), srv.URL+"/v0/block/5?apiKey=K3Y")
+	keys := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keys <- r.URL.Query().Get("apiKey")
+	}))
+	client := httpcall.Client{HTTP: srv.Client(), Limit: 10}
+	_, err := client.Get(t.Context(), srv.URL+"/v0/block/5?apiKey=K3Y")
 	require.NoError(t, err)
-	_, err = httpcall.Do(srv.Client(), req, 10)
+	require.Equal(t, "K3Y", <-keys, "the request itself keeps its key")
+	srv.Close()
+	_, err = client.Get(t.Context(), srv.URL+"/v0/block/5?apiKey=K3Y")
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "K3Y")
 	require.Contains(t, err.Error(), "/v0/block/5?apiKey=REDACTED")
 	var ue *url.Error
 	require.True(t, errors.As(err, &ue), "still the client's error")
-	require.Equal(t, "K3Y", req.URL.Query().Get("apiKey"), "the request itself keeps its key")
 
 	for _, build := range []func(string) error{
-		func(u string) error { _, err := httpcall.Get(t.Context(), u); return err },
-		func(u string) error { _, err := httpcall.PostJSON(t.Context(), u, nil); return err },
+		func(u string) error { _, err := client.Get(t.Context(), u); return err },
+		func(u string) error { _, err := client.PostJSON(t.Context(), u, nil); return err },
 	} {
 		err := build("http://a b/?apiKey=K3Y")
 		require.ErrorContains(t, err, "build request")

@@ -1,6 +1,7 @@
 package httpcall
 
 import (
+	"net"
 	"net/url"
 	"strings"
 )
@@ -21,4 +22,24 @@ func ParseHTTP(raw string) (u *url.URL, ok bool) {
 		return nil, false
 	}
 	return u, true
+}
+
+// InClear reports whether a request to raw would carry a secret across
+// the network unencrypted: raw is an http:// URL to a host other than the
+// loopback (localhost, 127.0.0.0/8, ::1), and it has user information or
+// a query (what RedactURL hides), or bearer says a key goes as a header.
+func InClear(raw string, bearer bool) bool {
+	u, ok := ParseHTTP(raw)
+	if !ok || u.Scheme != "http" || isLoopback(u.Hostname()) {
+		return false
+	}
+	return bearer || u.User != nil || u.RawQuery != ""
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -22,3 +22,27 @@ func TestParseHTTPTakesAbsoluteHTTPURLsOnly(t *testing.T) {
 	require.True(t, httpcall.IsHTTP("https://h"))
 	require.False(t, httpcall.IsHTTP("./lake"))
 }
+
+// TestInClearIsASecretOverPlainHTTPToAnotherHost: a key in the query or
+// as a header, or a password, over http:// to a host that is not the
+// loopback; https, the loopback and a URL with nothing secret are not.
+func TestInClearIsASecretOverPlainHTTPToAnotherHost(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		url    string
+		bearer bool
+		want   bool
+	}{
+		{"http://rpc.example.org?apiKey=K", false, true},
+		{"http://u:p@10.0.0.5:3030", false, true},
+		{"http://rpc.example.org", true, true},
+		{"http://rpc.example.org", false, false},
+		{"https://rpc.example.org?apiKey=K", true, false},
+		{"http://localhost:3030?apiKey=K", true, false},
+		{"http://127.0.0.9:3030", true, false},
+		{"http://[::1]:3030?apiKey=K", true, false},
+		{"/var/lake", true, false},
+	} {
+		require.Equal(t, c.want, httpcall.InClear(c.url, c.bearer), "%s bearer %v", c.url, c.bearer)
+	}
+}
