@@ -3,6 +3,10 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -93,6 +97,105 @@ func TestExplorerQueriesAnswer(t *testing.T) {
 	require.Len(t, results[3], 50)
 	require.Equal(t, []any{"carol.near", int64(end - 1)}, results[4][0])
 	require.Equal(t, []any{"bob.near", int64(1)}, results[4][1])
+}
+
+// TestDatabaseDocDescribesEveryTable: docs/database.md describes every
+// table of the migrated schema and every column of each, so a migration
+// that adds a table or a column fails here until the doc says what it
+// holds. The tables are the public schema's ordinary and partitioned
+// tables (not their partitions, which the indexer creates per range) and
+// its views (actions, state_changes: the doc describes them as tables),
+// less goose's goose_db_version.
+//
+// The doc describes a table in entries, each a line that names it first
+// (a row of a Markdown table, | `blocks` | ..., or an item, - **`blocks`**:
+// ...) with the indented lines that continue it. Every column must be
+// named, in backquotes, in one of its table's entries or in the entries of
+// a table it is described "as" (nft_events: as `ft_events`, with ...).
+func TestDatabaseDocDescribesEveryTable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, storetest.NewDatabaseURL(t))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT c.relname, array_agg(a.attname::text ORDER BY a.attnum)
+		FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v') AND NOT c.relispartition
+		  AND c.relname <> 'goose_db_version'
+		GROUP BY c.relname ORDER BY c.relname`)
+	require.NoError(t, err)
+	var table string
+	var columns []string
+	schema := map[string][]string{}
+	_, err = pgx.ForEachRow(rows, []any{&table, &columns}, func() error {
+		schema[table] = columns
+		return nil
+	})
+	require.NoError(t, err)
+	require.Contains(t, schema, "blocks", "the catalog query found no schema")
+
+	entries := tableEntries(docs.Read(t, docsFile))
+	var missing []string
+	for _, table := range slices.Sorted(maps.Keys(schema)) {
+		text, ok := describedAs(entries, table, map[string]bool{})
+		if !ok {
+			missing = append(missing, fmt.Sprintf("table %s (no row | `%s` | ... and no item - **`%s`**: ...)", table, table, table))
+			continue
+		}
+		for _, column := range schema[table] {
+			if !strings.Contains(text, "`"+column+"`") {
+				missing = append(missing, fmt.Sprintf("column %s.%s", table, column))
+			}
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("%s does not describe, as the migrations leave the schema:\n\t%s", docsFile, strings.Join(missing, "\n\t"))
+	}
+}
+
+var (
+	// entryStart matches a line that starts an entry of a table: a
+	// Markdown table row or a list item whose first word is its name.
+	entryStart = regexp.MustCompile("^(?:\\| |- \\*\\*)`([a-z0-9_]+)`")
+	// describedAsRef matches a reference to another table's entries.
+	describedAsRef = regexp.MustCompile("\\bas `([a-z0-9_]+)`")
+)
+
+// tableEntries returns the entries of text by the table they name: each
+// an entryStart line with the indented lines after it.
+func tableEntries(text string) map[string][]string {
+	entries := map[string][]string{}
+	current := ""
+	for _, line := range strings.Split(text, "\n") {
+		if m := entryStart.FindStringSubmatch(line); m != nil {
+			current = m[1]
+			entries[current] = append(entries[current], line)
+			continue
+		}
+		if current != "" && strings.HasPrefix(line, " ") && strings.TrimSpace(line) != "" {
+			last := len(entries[current]) - 1
+			entries[current][last] += "\n" + line
+			continue
+		}
+		current = ""
+	}
+	return entries
+}
+
+// describedAs returns the text of table's entries and of the entries of
+// the tables they describe it "as", and whether table has any.
+func describedAs(entries map[string][]string, table string, seen map[string]bool) (string, bool) {
+	if seen[table] || len(entries[table]) == 0 {
+		return "", false
+	}
+	seen[table] = true
+	text := strings.Join(entries[table], "\n")
+	for _, m := range describedAsRef.FindAllStringSubmatch(text, -1) {
+		if more, ok := describedAs(entries, m[1], seen); ok {
+			text += "\n" + more
+		}
+	}
+	return text, true
 }
 
 func pow10(exp int32) int64 {
