@@ -7,21 +7,8 @@ import (
 	"fmt"
 	"strconv"
 
-	gojson "github.com/goccy/go-json"
-
 	"github.com/nearline/nearline/internal/jsonobject"
 )
-
-// unmarshal decodes a part of a document into its type. goccy/go-json
-// decodes as encoding/json does (the same struct tags, json.RawMessage,
-// Unmarshaler methods, case-insensitive member names for typed fields, as
-// the RPC source's decoding has them) at about twice its speed on the
-// real mainnet document's views (BenchmarkDecodeRealDocument); the
-// document's own structure is taken apart by jsonobject's exact compact
-// scan, so only typed views go through it.
-func unmarshal(data []byte, v any) error {
-	return gojson.Unmarshal(data, v)
-}
 
 // decodeDocument takes a document apart in one scan, compacted (once, when
 // it did not come compact); a body without a block is malformed. Member

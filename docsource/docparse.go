@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/fastjson"
 	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 )
@@ -59,7 +60,7 @@ type docOutcome struct {
 
 func parseOutcome(raw json.RawMessage) (docOutcome, error) {
 	f := new(bundle.OutcomeFields)
-	if err := unmarshal(raw, f); err != nil {
+	if err := fastjson.Unmarshal(raw, f); err != nil {
 		return docOutcome{}, fmt.Errorf("decode execution outcome: %w", err)
 	}
 	d := docOutcome{raw: raw, id: f.ID, blockHash: f.BlockHash, receiptIDs: f.Outcome.ReceiptIDs, status: f.Outcome.Status}
@@ -76,7 +77,7 @@ func parseOutcome(raw json.RawMessage) (docOutcome, error) {
 // their types, the outcomes into what statuses are assembled from.
 func parseDocument(d *BlockDocument) (*parsedDoc, error) {
 	p := &parsedDoc{raw: d.Block, chunks: map[uint64]bundle.Chunk{}, txs: map[uint64][]docTx{}, outcomes: map[string]docOutcome{}}
-	if err := unmarshal(d.Block, &p.block); err != nil {
+	if err := fastjson.Unmarshal(d.Block, &p.block); err != nil {
 		return nil, fmt.Errorf("decode block: %w", err)
 	}
 	p.height, p.hash = p.block.Header.Height, p.block.Header.Hash
@@ -156,7 +157,7 @@ func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
 		out = append(out, m)
 	}
 	c := bundle.Chunk{JSON: jsonobject.Object(out)}
-	if err := unmarshal(c.JSON, &c.View); err != nil {
+	if err := fastjson.Unmarshal(c.JSON, &c.View); err != nil {
 		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
 	if len(c.View.Transactions) != len(txs) {
@@ -243,7 +244,7 @@ var columnEffects = map[byte]string{
 // does not list.
 func parseChange(raw json.RawMessage) (docChange, bool, error) {
 	sc := bundle.StateChange{JSON: raw}
-	if err := unmarshal(raw, &sc.View); err != nil {
+	if err := fastjson.Unmarshal(raw, &sc.View); err != nil {
 		return docChange{}, false, fmt.Errorf("decode state change: %w", err)
 	}
 	col, ok := changeColumns[sc.View.Type]

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/fastjson"
 	"github.com/nearline/nearline/internal/jsonobject"
 )
 
@@ -169,7 +170,7 @@ func finalStatus(txOutcome docOutcome, found map[string]foundOutcome) json.RawMe
 		var next struct {
 			SuccessReceiptID *string `json:"SuccessReceiptId"`
 		}
-		if unmarshal(status, &next) != nil || next.SuccessReceiptID == nil {
+		if fastjson.Unmarshal(status, &next) != nil || next.SuccessReceiptID == nil {
 			return bytes.Clone(status)
 		}
 		f, ok := found[*next.SuccessReceiptID]

@@ -4,29 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 
-	gojson "github.com/goccy/go-json"
 	"github.com/nearline/nearline/internal/jsonobject"
 )
-
-// unmarshal decodes the members of a view inside its UnmarshalJSON
-// methods (receipts, actions, permissions, accounts and keys with extra
-// members, byte arrays): github.com/goccy/go-json decodes as encoding/json
-// does (the same tags, RawMessage, Unmarshaler methods) at several times
-// its speed, which the block documents' thousands of receipts and actions
-// per mainnet block need (docsource's BenchmarkDecodeRealDocument).
-func unmarshal(data []byte, v any) error {
-	return gojson.Unmarshal(data, v)
-}
-
-// marshal encodes v as encoding/json does (escapes, MarshalJSON methods,
-// field order), with github.com/goccy/go-json, for decodeDelegate's
-// comparison of a Delegate encoded again with what it decoded
-// (docsource's BenchmarkDecodeRealDocument: 179 Delegates a mainnet
-// block). An encoding that differed would only leave a Delegate
-// unmodelled, kept as it came.
-func marshal(v any) ([]byte, error) {
-	return gojson.Marshal(v)
-}
 
 // tagMember is a member of a tagged enum's object: its name and its value,
 // a slice of the object's bytes.

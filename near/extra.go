@@ -3,6 +3,7 @@ package near
 import (
 	"encoding/json"
 
+	"github.com/nearline/nearline/internal/fastjson"
 	"github.com/nearline/nearline/internal/jsonobject"
 )
 
@@ -50,7 +51,7 @@ func encodeJoined(values ...any) ([]byte, error) {
 // decodeWithExtra decodes data into plain (the modelled fields) and sets
 // extra to the members modelled does not accept.
 func decodeWithExtra(data []byte, plain any, extra *json.RawMessage, modelled func(key string) bool) error {
-	if err := unmarshal(data, plain); err != nil {
+	if err := fastjson.Unmarshal(data, plain); err != nil {
 		return err
 	}
 	members, err := extraMembers(data, modelled)

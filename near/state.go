@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/nearline/nearline/internal/fastjson"
 	"github.com/nearline/nearline/internal/jsonobject"
 )
 
@@ -182,7 +183,7 @@ func (p *AccessKeyPermission) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	var tagged map[string]json.RawMessage
-	if err := unmarshal(data, &tagged); err != nil {
+	if err := fastjson.Unmarshal(data, &tagged); err != nil {
 		return fmt.Errorf("decode access key permission: %w", err)
 	}
 	fc, ok := tagged["FunctionCall"]
@@ -194,7 +195,7 @@ func (p *AccessKeyPermission) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	p.FunctionCall = new(FunctionCallPermission)
-	if err := unmarshal(fc, p.FunctionCall); err != nil {
+	if err := fastjson.Unmarshal(fc, p.FunctionCall); err != nil {
 		return fmt.Errorf("decode access key permission: %w", err)
 	}
 	return nil
@@ -279,7 +280,7 @@ func (b ByteArray) MarshalJSON() ([]byte, error) {
 func (b *ByteArray) UnmarshalJSON(data []byte) error {
 	var ints []uint8
 	var raw []json.Number
-	if err := unmarshal(data, &raw); err != nil {
+	if err := fastjson.Unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("decode byte array: %w", err)
 	}
 	ints = make([]uint8, len(raw))

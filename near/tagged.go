@@ -3,6 +3,8 @@ package near
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/nearline/nearline/internal/fastjson"
 )
 
 // member is one modelled member of a serde externally tagged enum ({"<tag>":
@@ -29,7 +31,7 @@ func memberOf[E, T any](tag string, field func(*E) **T) member[E] {
 		decode: func(e *E, body []byte) (bool, error) {
 			p := new(T)
 			*field(e) = p
-			return true, unmarshal(body, p)
+			return true, fastjson.Unmarshal(body, p)
 		},
 	}
 }

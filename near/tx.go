@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/nearline/nearline/internal/fastjson"
 )
 
 // SignedTransactionView is a transaction as a chunk or a tx status shows it.
@@ -200,7 +202,7 @@ func (a *ActionView) UnmarshalJSON(data []byte) error {
 // encoding), a repeated one, or one named in another case.
 func decodeDelegate(body []byte) (*SignedDelegateAction, bool) {
 	d := new(SignedDelegateAction)
-	if unmarshal(body, d) != nil {
+	if fastjson.Unmarshal(body, d) != nil {
 		return nil, false
 	}
 	for _, a := range d.DelegateAction.Actions {
@@ -208,7 +210,7 @@ func decodeDelegate(body []byte) (*SignedDelegateAction, bool) {
 			return nil, false
 		}
 	}
-	again, err := marshal(d)
+	again, err := fastjson.Marshal(d)
 	if err != nil || !bytes.Equal(again, body) && !jsonEqual(again, body) {
 		return nil, false
 	}
@@ -278,7 +280,7 @@ func (r *ReceiptEnumView) UnmarshalJSON(data []byte) error {
 	}
 	type modelled ReceiptEnumView
 	var m modelled
-	if err := unmarshal(data, &m); err != nil {
+	if err := fastjson.Unmarshal(data, &m); err != nil {
 		return fmt.Errorf("decode receipt: %w", err)
 	}
 	*r = ReceiptEnumView(m)

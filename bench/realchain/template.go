@@ -79,9 +79,6 @@ func WithBlockTime(ns uint64) Option { return func(t *Template) { t.blockTime = 
 // New reads a block document and pairs the receipts its copies create with
 // those the next copies execute.
 func New(doc []byte, opts ...Option) (*Template, error) {
-	if !json.Valid(doc) {
-		return nil, errors.New("block document: invalid JSON")
-	}
 	var d document
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return nil, fmt.Errorf("block document: %w", err)
