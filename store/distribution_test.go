@@ -226,7 +226,7 @@ func planEntryMust(t *testing.T, table string) distributionEntry {
 	return e
 }
 
-func queryStrings(t *testing.T, conn *pgx.Conn, q string, args ...any) []string {
+func queryStrings(t *testing.T, conn storetest.Querier, q string, args ...any) []string {
 	t.Helper()
 	rows, err := conn.Query(context.Background(), q, args...)
 	require.NoError(t, err)
