@@ -24,11 +24,21 @@ func TestRedactURLHidesQueryValuesAndUserInformation(t *testing.T) {
 		"https://user:pa55@host:3030/rpc":                "https://REDACTED@host:3030/rpc",
 		"https://t0ken@host/rpc#frag":                    "https://REDACTED@host/rpc#REDACTED",
 		"/data/lake":                                     "/data/lake",
+		"/data/mainnet-lake-mirror-2025/x":               "/data/mainnet-lake-mirror-2025/x",
 		"http://a b/?apiKey=K3Y":                         "http://a b/?apiKey=REDACTED",
 		"http://user:pa55@a b/x?apiKey=K3Y&K3Y#K3Y":      "http://REDACTED@a b/x?apiKey=REDACTED&REDACTED#REDACTED",
 		"127.0.0.1:3030?apiKey=K3Y":                      "127.0.0.1:3030?apiKey=REDACTED",
 		"http://a b#K3Y?x":                               "http://a b#REDACTED",
 		"http://127.0.0.1:3030/v0/block/5?apiKey=K3Y&y=": "http://127.0.0.1:3030/v0/block/5?apiKey=REDACTED&y=REDACTED",
+		// A key in the path, as Infura, Ankr or GetBlock take one; the
+		// paths Nearline asks for keep theirs.
+		"https://near-mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161":      "https://near-mainnet.infura.io/v3/REDACTED",
+		"https://go.getblock.io/0123456789abcdef0123456789abcdef/?x=1":            "https://go.getblock.io/REDACTED/?x=REDACTED",
+		"https://rpc.example.org/near/K3Y_k3y-K3Y_k3y-K3Y_k3y/v0/block/151768255": "https://rpc.example.org/near/REDACTED/v0/block/151768255",
+		"https://mainnet.neardata.xyz/v0/block/151768255":                         "https://mainnet.neardata.xyz/v0/block/151768255",
+		"https://lake.example.org/000151768255/shard_10.json":                     "https://lake.example.org/000151768255/shard_10.json",
+		"https://host/v0/last_block/final":                                        "https://host/v0/last_block/final",
+		"http://a b/v3/9aa3d95b3bc440fa88ea12eaa4456161?apiKey=K3Y":               "http://a b/v3/REDACTED?apiKey=REDACTED",
 	} {
 		require.Equal(t, want, httpcall.RedactURL(raw), raw)
 	}
