@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/nearline/nearline/internal/bounds"
 	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/internal/retry"
 )
@@ -18,11 +19,11 @@ var ErrUnreachable = errors.New("node unreachable")
 
 // Defaults of NodeConfig.
 const (
-	DefaultTimeout      = 30 * time.Second
-	DefaultAttempts     = 4
-	DefaultMaxBodyBytes = 64 << 20
-	DefaultRetryWait    = 250 * time.Millisecond
-	DefaultMaxRetryWait = 10 * time.Second
+	DefaultTimeout          = 30 * time.Second
+	DefaultMaxAttempts      = 4
+	DefaultMaxResponseBytes = 64 << 20
+	DefaultBaseBackoff      = 250 * time.Millisecond
+	DefaultMaxBackoff       = 10 * time.Second
 )
 
 // NodeConfig tunes Node. The zero value of every field takes its default.
@@ -31,27 +32,27 @@ type NodeConfig struct {
 	URL string
 	// Timeout bounds one attempt. Default DefaultTimeout.
 	Timeout time.Duration
-	// Attempts is how many times a request is tried before ErrUnreachable:
+	// MaxAttempts is how many times a request is tried before ErrUnreachable:
 	// after a transport error, HTTP 429 or 5xx, or a body that is not a
-	// JSON-RPC response. Default DefaultAttempts.
-	Attempts int
-	// MaxBodyBytes caps a response. Default DefaultMaxBodyBytes.
-	MaxBodyBytes int64
-	// RetryWait is the wait before the second attempt, doubled for each
-	// later one up to MaxRetryWait; a longer Retry-After header (up to
-	// MaxRetryWait) wins. Default DefaultRetryWait.
-	RetryWait time.Duration
-	// MaxRetryWait caps a wait between attempts. Default
-	// DefaultMaxRetryWait.
-	MaxRetryWait time.Duration
+	// JSON-RPC response. Default DefaultMaxAttempts.
+	MaxAttempts int
+	// MaxResponseBytes caps a response. Default DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// BaseBackoff is the wait before the second attempt, doubled for each
+	// later one up to MaxBackoff; a longer Retry-After header (up to
+	// MaxBackoff) wins. Default DefaultBaseBackoff.
+	BaseBackoff time.Duration
+	// MaxBackoff caps a wait between attempts. Default
+	// DefaultMaxBackoff.
+	MaxBackoff time.Duration
 }
 
 func (c NodeConfig) withDefaults() NodeConfig {
 	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
-	c.Attempts = cmp.Or(c.Attempts, DefaultAttempts)
-	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
-	c.RetryWait = cmp.Or(c.RetryWait, DefaultRetryWait)
-	c.MaxRetryWait = cmp.Or(c.MaxRetryWait, DefaultMaxRetryWait)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	c.MaxResponseBytes = cmp.Or(c.MaxResponseBytes, DefaultMaxResponseBytes)
+	c.BaseBackoff = cmp.Or(c.BaseBackoff, DefaultBaseBackoff)
+	c.MaxBackoff = cmp.Or(c.MaxBackoff, DefaultMaxBackoff)
 	return c
 }
 
@@ -59,10 +60,13 @@ func (c NodeConfig) validate() error {
 	if _, ok := httpcall.ParseHTTP(c.URL); !ok {
 		return fmt.Errorf("node url %q is not an absolute http(s) url", httpcall.RedactURL(c.URL))
 	}
-	if c.Timeout < 0 || c.Attempts < 0 || c.MaxBodyBytes < 0 || c.RetryWait < 0 || c.MaxRetryWait < 0 {
-		return fmt.Errorf("node timeout, attempts, body limit and retry waits must not be negative")
-	}
-	return nil
+	return bounds.First(
+		bounds.NotNegative("node timeout", c.Timeout),
+		bounds.AtLeast("node max attempts", c.MaxAttempts, 1),
+		bounds.AtLeast("node max response bytes", c.MaxResponseBytes, 1),
+		bounds.NotNegative("node base backoff", c.BaseBackoff),
+		bounds.NotNegative("node max backoff", c.MaxBackoff),
+	)
 }
 
 // Node asks a NEAR node over JSON-RPC and returns its response as served.
@@ -83,15 +87,15 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure node: %w", err)
 	}
-	return &Node{cfg: cfg, http: httpcall.Client{HTTP: &http.Client{Timeout: cfg.Timeout}, Limit: cfg.MaxBodyBytes}}, nil
+	return &Node{cfg: cfg, http: httpcall.Client{HTTP: &http.Client{Timeout: cfg.Timeout}, Limit: cfg.MaxResponseBytes}}, nil
 }
 
 // Answer posts body and returns the node's response body, retrying what
 // may pass (a dropped connection, 429, 5xx, a body that is not a response).
 func (n *Node) Answer(ctx context.Context, body []byte) ([]byte, error) {
 	policy := retry.Policy{
-		Backoff:  retry.Backoff{Base: n.cfg.RetryWait, Max: n.cfg.MaxRetryWait, Jitter: retry.None},
-		Attempts: n.cfg.Attempts,
+		Backoff:  retry.Backoff{Base: n.cfg.BaseBackoff, Max: n.cfg.MaxBackoff, Jitter: retry.None},
+		Attempts: n.cfg.MaxAttempts,
 	}
 	var out []byte
 	err := policy.Do(ctx, func(ctx context.Context) (err error) {
@@ -115,7 +119,7 @@ func (n *Node) attempt(ctx context.Context, body []byte) ([]byte, error) {
 		return nil, fmt.Errorf("post to node: %w", err)
 	}
 	if resp.TooLarge {
-		return nil, fmt.Errorf("node response exceeds %d bytes", n.cfg.MaxBodyBytes)
+		return nil, fmt.Errorf("node response exceeds %d bytes", n.cfg.MaxResponseBytes)
 	}
 	out := resp.Body
 	_, perr := ParseAnswer(out)

@@ -148,21 +148,21 @@ func TestNodeRetriesWhatMayPass(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	node, err := NewNode(NodeConfig{URL: srv.URL, RetryWait: time.Millisecond})
+	node, err := NewNode(NodeConfig{URL: srv.URL, BaseBackoff: time.Millisecond})
 	require.NoError(t, err)
 	out, err := node.Answer(context.Background(), NewRequest("block", map[string]any{"block_id": 1}).Body())
 	require.NoError(t, err)
 	require.Contains(t, string(out), "INTERNAL_ERROR")
 	require.EqualValues(t, 4, calls.Load())
 
-	// Never an answer: ErrUnreachable after Attempts tries.
+	// Never an answer: ErrUnreachable after MaxAttempts tries.
 	calls.Store(0)
 	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(bad.Close)
-	node, err = NewNode(NodeConfig{URL: bad.URL, Attempts: 3, RetryWait: time.Millisecond})
+	node, err = NewNode(NodeConfig{URL: bad.URL, MaxAttempts: 3, BaseBackoff: time.Millisecond})
 	require.NoError(t, err)
 	_, err = node.Answer(context.Background(), []byte(`{}`))
 	require.ErrorIs(t, err, ErrUnreachable)
