@@ -19,7 +19,7 @@ import (
 // committing them in batches of 50 into a fresh database.
 func BenchmarkSimPipeline(b *testing.B) {
 	const maxHeight = 300
-	chain := simtest.New(&testing.T{}, sim.Config{Seed: 9, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 4, MaxHeight: maxHeight})
+	chain := simtest.New(b, sim.Config{Seed: 9, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 4, MaxHeight: maxHeight})
 	client := chain.Client(b)
 	src := simtest.NodeSource(b, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: time.Millisecond}})
 	ctx := context.Background()
