@@ -155,6 +155,9 @@ func TestArchiveTxConfigStatus(t *testing.T) {
 	require.JSONEq(t, `{"chain_id":"nearline-test","protocol_version":73,"runtime_config":{}}`, string(raw))
 	raw = okResult(t, h, "block", map[string]any{"sync_checkpoint": "genesis"}, nil)
 	require.Contains(t, string(raw), `"height":10`)
+	var acc near.AccountView
+	okResult(t, h, "query", map[string]any{"request_type": "view_account", "account_id": "alice.near", "sync_checkpoint": "earliest_available"}, &acc)
+	require.Equal(t, near.BlockStamp{BlockHeight: seedFirst, BlockHash: seedHash("block", seedFirst)}, acc.BlockStamp)
 
 	var status near.StatusView
 	okResult(t, h, "status", nil, &status)

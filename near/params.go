@@ -308,18 +308,26 @@ type TxRequest struct {
 }
 
 // ParseTxRequest reads `tx` params: {"tx_hash", "sender_account_id",
-// "wait_until"?} or the legacy array [tx_hash, sender_account_id].
+// "wait_until"?}, {"signed_tx_base64", "wait_until"?}, or the legacy
+// arrays [tx_hash, sender_account_id] and [signed_tx_base64]. A signed
+// transaction is read for its hash and signer (signedTxID).
 func ParseTxRequest(params json.RawMessage) (TxRequest, *Error) {
 	trimmed := bytes.TrimSpace(params)
 	var r TxRequest
+	var signed *string
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		var arr []string
-		if err := json.Unmarshal(trimmed, &arr); err != nil || len(arr) != 2 {
-			return r, ParseError("Failed parsing args: expected [tx_hash, sender_account_id]")
+		if err := json.Unmarshal(trimmed, &arr); err != nil || len(arr) < 1 || len(arr) > 2 {
+			return r, ParseError("Failed parsing args: expected [signed_tx_base64] or [tx_hash, sender_account_id]")
 		}
-		r.TxHash, r.SenderAccountID = arr[0], arr[1]
+		if len(arr) == 1 {
+			signed = &arr[0]
+		} else {
+			r.TxHash, r.SenderAccountID = arr[0], arr[1]
+		}
 	} else {
 		var raw struct {
+			SignedTxBase64  *string `json:"signed_tx_base64"`
 			TxHash          *string `json:"tx_hash"`
 			SenderAccountID *string `json:"sender_account_id"`
 			WaitUntil       *string `json:"wait_until"`
@@ -327,12 +335,22 @@ func ParseTxRequest(params json.RawMessage) (TxRequest, *Error) {
 		if err := decodeParams(params, &raw); err != nil {
 			return r, err
 		}
-		if raw.TxHash == nil || raw.SenderAccountID == nil {
-			return r, ParseError("Failed parsing args: expected `tx_hash` and `sender_account_id`")
+		switch {
+		case raw.SignedTxBase64 != nil:
+			signed = raw.SignedTxBase64
+		case raw.TxHash != nil && raw.SenderAccountID != nil:
+			r.TxHash, r.SenderAccountID = *raw.TxHash, *raw.SenderAccountID
+		default:
+			return r, ParseError("Failed parsing args: expected `signed_tx_base64`, or `tx_hash` and `sender_account_id`")
 		}
-		r.TxHash, r.SenderAccountID = *raw.TxHash, *raw.SenderAccountID
 		if raw.WaitUntil != nil {
 			r.WaitUntil = *raw.WaitUntil
+		}
+	}
+	if signed != nil {
+		var perr *Error
+		if r.TxHash, r.SenderAccountID, perr = signedTxID(*signed); perr != nil {
+			return r, perr
 		}
 	}
 	if perr := hashArg("transaction hash", r.TxHash); perr != nil {
