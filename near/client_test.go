@@ -41,7 +41,7 @@ func nearError(w http.ResponseWriter, e *Error) {
 }
 
 func fastConfig(endpoints ...string) ClientConfig {
-	return ClientConfig{Endpoints: endpoints, Timeout: 200 * time.Millisecond, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
+	return ClientConfig{Endpoints: endpoints, Timeout: 5 * time.Second, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
 }
 
 func TestClientRetriesEachFailureKindOnOneEndpoint(t *testing.T) {
@@ -50,7 +50,7 @@ func TestClientRetriesEachFailureKindOnOneEndpoint(t *testing.T) {
 		FailHTTP5xx:   func(w http.ResponseWriter) { w.WriteHeader(http.StatusBadGateway) },
 		FailHTTP429:   func(w http.ResponseWriter) { w.WriteHeader(http.StatusTooManyRequests) },
 		FailMalformed: func(w http.ResponseWriter) { _, _ = io.WriteString(w, `{"jsonrpc":"2.0","resu`) },
-		FailTimeout:   func(w http.ResponseWriter) { time.Sleep(400 * time.Millisecond) },
+		FailTimeout:   func(w http.ResponseWriter) { time.Sleep(2 * time.Second) },
 		FailInternal:  func(w http.ResponseWriter) { nearError(w, InternalError("boom")) },
 		FailNotSynced: func(w http.ResponseWriter) { nearError(w, NotSyncedYet()) },
 	}
@@ -67,6 +67,9 @@ func TestClientRetriesEachFailureKindOnOneEndpoint(t *testing.T) {
 			var kinds []string
 			var mu sync.Mutex
 			cfg := fastConfig(srv.URL)
+			if kind == FailTimeout {
+				cfg.Timeout = time.Second
+			}
 			cfg.OnError = func(k string) { mu.Lock(); kinds = append(kinds, k); mu.Unlock() }
 			c, err := NewClient(cfg, nil)
 			require.NoError(t, err)
