@@ -25,8 +25,9 @@ import (
 	"github.com/nearline/nearline/store/storetest"
 )
 
-// weighedBlocks is how many blocks one measurement holds: a batch of the
-// size the default budget makes of the real mainnet block.
+// weighedBlocks is how many consecutive blocks one measurement holds, in
+// one batch (one of the default budget holds about 10 of them): the
+// per-block figures hardly move between 2 and 12.
 const weighedBlocks = 6
 
 // blockMemory is what one measurement found, per block.
