@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/nearline/nearline/bench/realchain"
+	"github.com/nearline/nearline/docsource/neardatatest"
 )
 
 // realReport is what the real phase measured: a chain of linked copies of
@@ -83,8 +84,8 @@ func (e *benchEnv) real(ctx context.Context) error {
 	if r.sizes, err = measureDocs(sample); err != nil {
 		return err
 	}
-	up := newDocUpstream(tpl.Height(), docs)
-	defer up.close()
+	up := neardatatest.New(tpl.Height(), docs)
+	defer up.Close()
 
 	bin, err := buildNearline(ctx)
 	if err != nil {
@@ -128,7 +129,7 @@ func (e *benchEnv) real(ctx context.Context) error {
 		return err
 	}
 	first, last := tpl.Height(), tpl.Height()+uint64(n)-1
-	args := []string{"index", "--database-url", dbURL, "--source", "neardata", "--upstream", up.url(),
+	args := []string{"index", "--database-url", dbURL, "--source", "neardata", "--upstream", up.URL(),
 		"--genesis", genesis, "--from", strconv.FormatUint(first, 10), "--to", strconv.FormatUint(last, 10),
 		"--progress-interval", "10s", "--events=" + strconv.FormatBool(e.o.realEvents)}
 	if e.o.workers > 0 {
@@ -162,7 +163,7 @@ func (e *benchEnv) real(ctx context.Context) error {
 		r.user = time.Duration(ru.Utime.Nano()).Seconds()
 		r.sys = time.Duration(ru.Stime.Nano()).Seconds()
 	}
-	r.requests, r.heads = up.documents.Load(), up.heads.Load()
+	r.requests, r.heads = up.Documents.Load(), up.Heads.Load()
 	fmt.Fprintf(os.Stderr, "real: indexed %d blocks in %.1fs (%.1f blocks/s): indexer %.1f ms/block (user %.1fs, sys %.1fs), max RSS %s; PostgreSQL backends %.1f ms/block (server background %.1fs)\n",
 		n, r.seconds, float64(n)/r.seconds, 1000*(r.user+r.sys)/float64(n), r.user, r.sys, mib(float64(r.maxRSS)), 1000*r.pg/float64(n), r.pgShared)
 

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
+	"github.com/nearline/nearline/docsource/neardatatest"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
@@ -73,27 +72,6 @@ func compact(t *testing.T, raw []byte) string {
 	return b.String()
 }
 
-// neardataServer serves one recorded document as neardata does: the
-// document at its height, the final head redirecting to it.
-func neardataServer(t *testing.T, height uint64, body []byte) *httptest.Server {
-	t.Helper()
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v0/block/{height}", func(w http.ResponseWriter, r *http.Request) {
-		if r.PathValue("height") != fmt.Sprint(height) {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"error":"The block is too far in the future","type":"BLOCK_DOES_NOT_EXIST"}`))
-			return
-		}
-		_, _ = w.Write(body)
-	})
-	mux.HandleFunc("GET /v0/last_block/final", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, fmt.Sprintf("/v0/block/%d", height), http.StatusFound)
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // splitLake writes a document as NEAR Lake's block.json and shard_N.json.
 func splitLake(t *testing.T, height uint64, body []byte) string {
 	t.Helper()
@@ -139,7 +117,7 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		}, map[string]json.RawMessage]
 		require.NoError(t, json.Unmarshal(body, &doc))
 		height := doc.Block.Header.Height
-		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL), nil)
+		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL()), nil)
 		require.NoError(t, err)
 		lake, err := docsource.NewLakeFetcher(near.ClientConfig{Endpoints: []string{splitLake(t, height, body)}}, nil, nil)
 		require.NoError(t, err)
@@ -347,4 +325,13 @@ func TestGenesisConfigFromFileSkipsRecords(t *testing.T) {
 	}
 	_, err := docsource.GenesisConfigFromFile(strings.NewReader(`{"records":[]}`))
 	require.Error(t, err)
+}
+
+// neardataServer serves one recorded document at its height as neardata
+// does (neardatatest), closed at the test's end.
+func neardataServer(t *testing.T, height uint64, body []byte) *neardatatest.Server {
+	t.Helper()
+	srv := neardatatest.New(height, [][]byte{body})
+	t.Cleanup(srv.Close)
+	return srv
 }

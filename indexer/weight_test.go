@@ -4,12 +4,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,6 +14,7 @@ import (
 	"github.com/nearline/nearline/bench/realchain"
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
+	"github.com/nearline/nearline/docsource/neardatatest"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
@@ -153,21 +150,7 @@ func realChainUpstream(t *testing.T, n int) realChain {
 		require.NoError(t, err)
 	}
 	first := tpl.Height()
-	last := first + uint64(len(docs)) - 1
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v0/block/{height}", func(w http.ResponseWriter, r *http.Request) {
-		h, err := strconv.ParseUint(r.PathValue("height"), 10, 64)
-		if err != nil || h < first || h > last {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"error":"The block is too far in the future","type":"BLOCK_DOES_NOT_EXIST"}`))
-			return
-		}
-		_, _ = w.Write(docs[h-first])
-	})
-	mux.HandleFunc("GET /v0/last_block/final", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, fmt.Sprintf("/v0/block/%d", last), http.StatusFound)
-	})
-	srv := httptest.NewServer(mux)
+	srv := neardatatest.New(first, docs)
 	t.Cleanup(srv.Close)
-	return realChain{url: srv.URL, first: first, docBytes: len(raw)}
+	return realChain{url: srv.URL(), first: first, docBytes: len(raw)}
 }
