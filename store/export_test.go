@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/nearline/nearline/near"
 )
 
@@ -14,9 +16,43 @@ var MigrateTo = migrateTo
 // partitions for.
 var PartitionedTables = partitionedTables
 
-// RecordBasesSQL derives the account bases of heights $1..$2 from stored
-// rows.
-const RecordBasesSQL = recordBasesSQL
+// RecordBasesFromRows derives the account bases of heights lo..hi from
+// the stored rows alone, as Commit did before it judged candidates in Go:
+// every candidate and deletion read from state_changes, every candidate
+// judged by recordBasesSQL.
+func (s *Store) RecordBasesFromRows(ctx context.Context, lo, hi int64) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT sc.account_id, sc.block_height, sc.change_type = 'account_deletion',
+				coalesce(sc.cause_receipt_hash, ''),
+				EXISTS (SELECT 1 FROM state_changes k
+				        WHERE k.block_height = sc.block_height AND k.account_id = sc.account_id
+				          AND k.cause_receipt_hash = sc.cause_receipt_hash
+				          AND k.change_type IN ('access_key_update', 'contract_code_update'))
+			FROM state_changes sc
+			WHERE sc.block_height BETWEEN $1 AND $2
+			  AND (sc.change_type = 'account_deletion' OR (sc.change_type = 'account_update'
+			       AND sc.cause_type = 'receipt_processing' AND sc.cause_receipt_hash IS NOT NULL))`, lo, hi)
+		if err != nil {
+			return err
+		}
+		var found []accountBase
+		var remote []baseCandidate
+		var c baseCandidate
+		var deletion bool
+		_, err = pgx.ForEachRow(rows, []any{&c.account, &c.height, &deletion, &c.receipt, &c.keysOrCode}, func() error {
+			if deletion {
+				found = append(found, accountBase{c.account, c.height, "deletion"})
+			} else {
+				remote = append(remote, c)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return recordBases(ctx, tx, found, remote)
+	})
+}
 
 // GlobalContractCodeAt returns the global contract code id names as it was
 // on shard after the block at height, counting only distributions to that

@@ -32,11 +32,19 @@ type rowSet struct {
 	// events says whether the explorer tables' rows (ex) are built.
 	events bool
 	ex     explorerRows
+	// receiptFacts (by receipt id) and baseCandidates are what the batch
+	// says of account bases; bases and remoteCandidates are what findBases
+	// makes of them (account_base.go).
+	receiptFacts     map[string][]receiptFacts
+	baseCandidates   []baseCandidate
+	bases            []accountBase
+	remoteCandidates []baseCandidate
 }
 
 func newRowSet(codec *packed.Codec) *rowSet {
 	return &rowSet{codec: codec, seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{},
-		epochFirst: map[string]int64{}, unknown: map[string]int{}, labels: labelSet{}, ex: explorerRows{blockTimes: map[int64]time.Time{}}}
+		epochFirst: map[string]int64{}, unknown: map[string]int{}, labels: labelSet{}, ex: explorerRows{blockTimes: map[int64]time.Time{}},
+		receiptFacts: map[string][]receiptFacts{}}
 }
 
 func numeric(v near.U128) pgtype.Numeric {

@@ -85,14 +85,21 @@ func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
 		case rc.Receipt.Other != nil:
 			r.unknown["receipt:"+kind]++ // stored as it came, in the chunk's view
 		}
+		facts := receiptFacts{height: height, predecessor: rc.PredecessorID, receiver: rc.ReceiverID, transfersOnly: true}
 		if act := rc.Receipt.Action; act != nil {
 			s := act.SignerID
 			signer = &s
 			p := actionParent{chunkHash: hdr.ChunkHash, kind: "receipt", index: i, signer: act.SignerID}
+			first := len(acts.kinds)
 			if err := r.addActions(&acts, p, act.Actions); err != nil {
 				return err
 			}
+			for k := first; k < len(acts.kinds); k++ {
+				facts.creates = facts.creates || (acts.kinds[k] == "CreateAccount" && acts.delegateParents[k] == nil)
+				facts.transfersOnly = facts.transfersOnly && acts.kinds[k] == "Transfer"
+			}
 		}
+		r.receiptFacts[rc.ReceiptID] = append(r.receiptFacts[rc.ReceiptID], facts)
 		r.labels.add(labelReceiptKind, kind)
 		r.receipts = append(r.receipts, []any{int32(i), rc.ReceiptID, height, shard,
 			rc.PredecessorID, rc.ReceiverID, kind, signer})

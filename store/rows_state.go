@@ -85,6 +85,7 @@ func (r *rowSet) addChanges(height int64, changes []bundle.StateChange, effects 
 	if err != nil {
 		return err
 	}
+	r.addBaseCandidates(height, cols)
 	if len(changes) == 0 && len(effects) == 0 {
 		return nil
 	}

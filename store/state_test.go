@@ -220,26 +220,46 @@ func requireNoBase(t *testing.T, s *store.Store, id string) {
 // TestAccountBases: Commit records creation (CreateAccount, implicit
 // creation by a transfer that adds a key) and deletion bases, never a base
 // for an update of an existing account; snapshots record theirs; the
-// earliest base wins.
+// earliest base wins. The receipts are listed in the block of their
+// changes, committed in one batch (judged in Go), and, as most receipts
+// are, in the block before, committed block by block (the receipts of a
+// batch's first block are listed in the batch before: judged by
+// recordBasesSQL from the stored rows).
 func TestAccountBases(t *testing.T) {
 	t.Parallel()
+	for _, layout := range []struct {
+		name       string
+		receiptsAt uint64
+		batch      uint64 // blocks per commit
+	}{{"receipts in the block, one batch", 3, 4}, {"receipts in the block before, a batch a block", 2, 1}} {
+		t.Run(layout.name, func(t *testing.T) {
+			t.Parallel()
+			testAccountBases(t, layout.receiptsAt, layout.batch)
+		})
+	}
+}
+
+func testAccountBases(t *testing.T, receiptsAt, batch uint64) {
 	ctx := context.Background()
 	implicit, refunded := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
 	transfer := near.ActionView{Transfer: &near.TransferAction{Deposit: near.U128From64(5)}}
-	s, c := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 4, Edit: func(b *bundle.Bundle) {
+	s := storetest.NewStore(t)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 4, Edit: func(b *bundle.Bundle) {
+		if b.Height() == receiptsAt {
+			rs := &b.Chunks[0].View.Receipts
+			*rs = append(*rs,
+				receiptTo("r-new", "new.near", near.ActionView{CreateAccount: true}, transfer),
+				receiptTo("r-old", "old.near", transfer),
+				receiptTo("r-implicit", implicit, transfer),
+				receiptTo("r-gone", "gone.near", near.ActionView{DeleteAccount: &near.DeleteAccountAction{BeneficiaryID: storetest.Alice}}),
+				receiptTo("r-named", "named.near", transfer))
+			refund := receiptTo("r-refund", refunded, transfer)
+			refund.PredecessorID = "system"
+			*rs = append(*rs, refund)
+		}
 		if b.Height() != 3 {
 			return
 		}
-		rs := &b.Chunks[0].View.Receipts
-		*rs = append(*rs,
-			receiptTo("r-new", "new.near", near.ActionView{CreateAccount: true}, transfer),
-			receiptTo("r-old", "old.near", transfer),
-			receiptTo("r-implicit", implicit, transfer),
-			receiptTo("r-gone", "gone.near", near.ActionView{DeleteAccount: &near.DeleteAccountAction{BeneficiaryID: storetest.Alice}}),
-			receiptTo("r-named", "named.near", transfer))
-		refund := receiptTo("r-refund", refunded, transfer)
-		refund.PredecessorID = "system"
-		*rs = append(*rs, refund)
 		pk := "ed25519:" + near.Base58Encode(make([]byte, 32))
 		acc := &near.Account{Amount: near.U128From64(5), CodeHash: "11111111111111111111111111111111", StorageUsage: 100}
 		b.Changes = append(b.Changes,
@@ -255,6 +275,9 @@ func TestAccountBases(t *testing.T) {
 			changeBy("r-named", near.ChangeAccountUpdate, near.StateChangeValue{AccountID: "named.near", Account: acc}),
 			changeBy("r-named", near.ChangeAccessKeyUpdate, near.StateChangeValue{AccountID: "named.near", PublicKey: &pk, AccessKey: &near.AccessKeyView{}}))
 	}})
+	for lo := uint64(1); lo <= 4; lo += batch {
+		commitRange(t, s, c, lo, min(lo+batch-1, 4), lo-1)
+	}
 
 	requireBase(t, s, "new.near", 3, "creation")
 	requireBase(t, s, implicit, 3, "creation")
@@ -268,8 +291,7 @@ func TestAccountBases(t *testing.T) {
 	// it was written for), they are the same.
 	_, err := s.Pool().Exec(ctx, "DELETE FROM account_bases")
 	require.NoError(t, err)
-	_, err = s.Pool().Exec(ctx, store.RecordBasesSQL, 0, 1_000_000)
-	require.NoError(t, err)
+	require.NoError(t, s.RecordBasesFromRows(ctx, 0, 1_000_000))
 	requireBase(t, s, "new.near", 3, "creation")
 	requireBase(t, s, implicit, 3, "creation")
 	requireBase(t, s, "gone.near", 3, "deletion")

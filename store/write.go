@@ -72,6 +72,7 @@ func (s *Store) Prepare(bundles []bundle.Bundle) (*Batch, error) {
 		rows.addActivity(&bundles[i])
 	}
 	rows.finishExplorer()
+	rows.findBases()
 	return &Batch{Bundles: bundles, rows: rows}, nil
 }
 
@@ -149,8 +150,8 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 			}
 			stats.Rows += n
 		}
-		if err := recordBases(ctx, tx, lo, hi); err != nil {
-			return err
+		if err := recordBases(ctx, tx, rows.bases, rows.remoteCandidates); err != nil {
+			return fmt.Errorf("blocks %d-%d: %w", lo, hi, err)
 		}
 		if s.events {
 			if err := fillEventTimes(ctx, tx, max(highest, hi)); err != nil {
