@@ -32,7 +32,7 @@ import (
 // answer (result or error) must be byte-identical.
 func TestArchiveMatchesSimulator(t *testing.T) {
 	t.Parallel()
-	outcomes := compareWithSimulator(t, sim.Config{Seed: 11, Shards: 3, TxsPerBlock: 6, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: 40}, extra{})
+	outcomes, _ := compareWithSimulator(t, sim.Config{Seed: 11, Shards: 3, TxsPerBlock: 6, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: 40}, extra{})
 	// The comparison must cover real answers, not only errors.
 	for _, kind := range []string{"block ok", "chunk ok", "query/call_function ok", "query/view_state ok", "tx ok", "changes ok",
 		"EXPERIMENTAL_receipt ok", "EXPERIMENTAL_receipt_to_tx ok", "EXPERIMENTAL_congestion_level ok",
@@ -61,8 +61,8 @@ type extra struct {
 // through the same protocol layer: every request of verify's plan at every
 // height (verifytest.Every), then more's. Every answer (result or error)
 // must be byte-identical. It returns how many answers of each outcome it
-// compared.
-func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) map[string]int {
+// compared, and the chain, for a test to look into further.
+func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) (map[string]int, *simtest.Chain) {
 	t.Helper()
 	ctx := context.Background()
 	began := time.Now()
@@ -149,7 +149,7 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) map[string]i
 		mismatches, nForwarded, outcomes)
 	require.Zero(t, mismatches)
 	require.LessOrEqual(t, nForwarded*100, len(reqs), "more than 1%% of the requests went upstream")
-	return outcomes
+	return outcomes, chain
 }
 
 // firstDifference is the offset of the first byte where a and b differ.
