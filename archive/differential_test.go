@@ -99,19 +99,24 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) (map[string]
 	reqs := append(verifytest.Plan(t, source, chain.Node.Genesis().GenesisHeight, chain.Head, verifytest.Every(t)), more.requests...)
 	planned := time.Since(began)
 	began = time.Now()
-	// Asked four at a time: the archive's answers wait on the database.
-	answers := make([][2][]byte, len(reqs))
+	// Asked four at a time (the archive's answers wait on the database),
+	// and compared as they come: kept, a plan's answers would hold a
+	// gigabyte of contract code.
+	compared := make([]comparison, len(reqs))
 	var g errgroup.Group
 	g.SetLimit(4)
 	for i, r := range reqs {
-		g.Go(func() (err error) {
+		g.Go(func() error {
 			body := string(r.Body())
-			if answers[i][0], err = answer(simH, body); err != nil {
+			want, err := answer(simH, body)
+			if err != nil {
 				return fmt.Errorf("simulator: %w", err)
 			}
-			if answers[i][1], err = answer(archiveH, body); err != nil {
+			got, err := answer(archiveH, body)
+			if err != nil {
 				return fmt.Errorf("archive: %w", err)
 			}
+			compared[i] = compare(r, want, got, more.carrying)
 			return nil
 		})
 	}
@@ -119,21 +124,20 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) (map[string]
 	mismatches := 0
 	outcomes := map[string]int{}
 	for i, r := range reqs {
-		want, got := answers[i][0], answers[i][1]
-		outcomes[outcomeOf(r, want)]++
-		if isCongested(r, want) {
+		c := compared[i]
+		outcomes[c.outcome]++
+		if c.congested {
 			outcomes[congestedOutcome]++
 		}
-		for _, c := range more.carrying {
-			if bytes.Contains(want, []byte(c)) {
-				outcomes["carrying "+c]++
+		for j, s := range more.carrying {
+			if c.carrying[j] {
+				outcomes["carrying "+s]++
 			}
 		}
-		if !bytes.Equal(want, got) {
+		if c.diff != "" {
 			mismatches++
 			if mismatches <= 20 {
-				at := firstDifference(want, got)
-				t.Errorf("%s: answers differ at byte %d\n sim:     …%.400s\n archive: …%.400s", r, at, want[max(0, at-100):], got[max(0, at-100):])
+				t.Errorf("%s: %s", r, c.diff)
 			}
 		}
 	}
@@ -150,6 +154,29 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) (map[string]
 	require.Zero(t, mismatches)
 	require.LessOrEqual(t, nForwarded*100, len(reqs), "more than 1%% of the requests went upstream")
 	return outcomes, chain
+}
+
+// comparison is what compareWithSimulator keeps of a request's two
+// answers: what it counts and reports, not the answers.
+type comparison struct {
+	outcome   string // outcomeOf the simulator's answer
+	congested bool   // isCongested of the simulator's answer
+	carrying  []bool // whether the simulator's answer holds each of extra.carrying
+	diff      string // where the answers differ, or "" when they are the same bytes
+}
+
+// compare compares the simulator's answer to r, want, with the archive's,
+// got, counting in want each of carrying.
+func compare(r verify.Request, want, got []byte, carrying []string) comparison {
+	c := comparison{outcome: outcomeOf(r, want), congested: isCongested(r, want), carrying: make([]bool, len(carrying))}
+	for i, s := range carrying {
+		c.carrying[i] = bytes.Contains(want, []byte(s))
+	}
+	if !bytes.Equal(want, got) {
+		at := firstDifference(want, got)
+		c.diff = fmt.Sprintf("answers differ at byte %d\n sim:     …%.400s\n archive: …%.400s", at, want[max(0, at-100):], got[max(0, at-100):])
+	}
+	return c
 }
 
 // firstDifference is the offset of the first byte where a and b differ.
