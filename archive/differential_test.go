@@ -32,7 +32,7 @@ import (
 // answer (result or error) must be byte-identical.
 func TestArchiveMatchesSimulator(t *testing.T) {
 	t.Parallel()
-	outcomes := compareWithSimulator(t, sim.Config{Seed: 11, Shards: 3, TxsPerBlock: 6, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: 40}, extra{})
+	outcomes, _ := compareWithSimulator(t, sim.Config{Seed: 11, Shards: 3, TxsPerBlock: 6, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: 40}, extra{})
 	// The comparison must cover real answers, not only errors.
 	for _, kind := range []string{"block ok", "chunk ok", "query/call_function ok", "query/view_state ok", "tx ok", "changes ok",
 		"EXPERIMENTAL_receipt ok", "EXPERIMENTAL_receipt_to_tx ok", "EXPERIMENTAL_congestion_level ok",
@@ -61,8 +61,8 @@ type extra struct {
 // through the same protocol layer: every request of verify's plan at every
 // height (verifytest.Every), then more's. Every answer (result or error)
 // must be byte-identical. It returns how many answers of each outcome it
-// compared.
-func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) map[string]int {
+// compared, and the chain, for a test to look into further.
+func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) (map[string]int, *simtest.Chain) {
 	t.Helper()
 	ctx := context.Background()
 	began := time.Now()
@@ -99,19 +99,24 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) map[string]i
 	reqs := append(verifytest.Plan(t, source, chain.Node.Genesis().GenesisHeight, chain.Head, verifytest.Every(t)), more.requests...)
 	planned := time.Since(began)
 	began = time.Now()
-	// Asked four at a time: the archive's answers wait on the database.
-	answers := make([][2][]byte, len(reqs))
+	// Asked four at a time (the archive's answers wait on the database),
+	// and compared as they come: kept, a plan's answers would hold a
+	// gigabyte of contract code.
+	compared := make([]comparison, len(reqs))
 	var g errgroup.Group
 	g.SetLimit(4)
 	for i, r := range reqs {
-		g.Go(func() (err error) {
+		g.Go(func() error {
 			body := string(r.Body())
-			if answers[i][0], err = answer(simH, body); err != nil {
+			want, err := answer(simH, body)
+			if err != nil {
 				return fmt.Errorf("simulator: %w", err)
 			}
-			if answers[i][1], err = answer(archiveH, body); err != nil {
+			got, err := answer(archiveH, body)
+			if err != nil {
 				return fmt.Errorf("archive: %w", err)
 			}
+			compared[i] = compare(r, want, got, more.carrying)
 			return nil
 		})
 	}
@@ -119,21 +124,20 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) map[string]i
 	mismatches := 0
 	outcomes := map[string]int{}
 	for i, r := range reqs {
-		want, got := answers[i][0], answers[i][1]
-		outcomes[outcomeOf(r, want)]++
-		if isCongested(r, want) {
+		c := compared[i]
+		outcomes[c.outcome]++
+		if c.congested {
 			outcomes[congestedOutcome]++
 		}
-		for _, c := range more.carrying {
-			if bytes.Contains(want, []byte(c)) {
-				outcomes["carrying "+c]++
+		for j, s := range more.carrying {
+			if c.carrying[j] {
+				outcomes["carrying "+s]++
 			}
 		}
-		if !bytes.Equal(want, got) {
+		if c.diff != "" {
 			mismatches++
 			if mismatches <= 20 {
-				at := firstDifference(want, got)
-				t.Errorf("%s: answers differ at byte %d\n sim:     …%.400s\n archive: …%.400s", r, at, want[max(0, at-100):], got[max(0, at-100):])
+				t.Errorf("%s: %s", r, c.diff)
 			}
 		}
 	}
@@ -149,7 +153,30 @@ func compareWithSimulator(t *testing.T, cfg sim.Config, more extra) map[string]i
 		mismatches, nForwarded, outcomes)
 	require.Zero(t, mismatches)
 	require.LessOrEqual(t, nForwarded*100, len(reqs), "more than 1%% of the requests went upstream")
-	return outcomes
+	return outcomes, chain
+}
+
+// comparison is what compareWithSimulator keeps of a request's two
+// answers: what it counts and reports, not the answers.
+type comparison struct {
+	outcome   string // outcomeOf the simulator's answer
+	congested bool   // isCongested of the simulator's answer
+	carrying  []bool // whether the simulator's answer holds each of extra.carrying
+	diff      string // where the answers differ, or "" when they are the same bytes
+}
+
+// compare compares the simulator's answer to r, want, with the archive's,
+// got, counting in want each of carrying.
+func compare(r verify.Request, want, got []byte, carrying []string) comparison {
+	c := comparison{outcome: outcomeOf(r, want), congested: isCongested(r, want), carrying: make([]bool, len(carrying))}
+	for i, s := range carrying {
+		c.carrying[i] = bytes.Contains(want, []byte(s))
+	}
+	if !bytes.Equal(want, got) {
+		at := firstDifference(want, got)
+		c.diff = fmt.Sprintf("answers differ at byte %d\n sim:     …%.400s\n archive: …%.400s", at, want[max(0, at-100):], got[max(0, at-100):])
+	}
+	return c
 }
 
 // firstDifference is the offset of the first byte where a and b differ.

@@ -20,7 +20,7 @@ func TestArchiveServesANewerNearcoreAsItCame(t *testing.T) {
 	t.Parallel()
 	members := []string{`"next_account_field"`, `"gas_key_info"`, `"proposed_split"`, `"nonce_index"`,
 		`"compute_usage"`, `"refund_to"`, `"TransferToGasKey"`}
-	outcomes := compareWithSimulator(t, sim.Config{NearcoreNext: true, Seed: 5, Shards: 4, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: 40},
+	outcomes, _ := compareWithSimulator(t, sim.Config{NearcoreNext: true, Seed: 5, Shards: 4, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: 40},
 		extra{carrying: members})
 	for _, m := range members {
 		require.Positive(t, outcomes["carrying "+m], "no answer of the simulator carried %s", m)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/archive"
 	"github.com/nearline/nearline/basestate"
@@ -32,6 +33,10 @@ type partialChain struct {
 	vm    *nearvm.Runtime
 	simH  http.Handler
 	start uint64 // the first block at or above 14 (the chain skips some heights)
+	// reqs are the chain's stateRequests, and want the simulator's answer
+	// to each, asked once: the subtests compare archives with them.
+	reqs []stateRequest
+	want [][]byte
 }
 
 const partialHead = 40
@@ -57,14 +62,49 @@ func newPartialChain(t *testing.T, ctx context.Context) *partialChain {
 	}
 }
 
-// startPartialChain is how the partial-archive tests begin: a context
-// that ends within four minutes, the chain, and its state requests.
-func startPartialChain(t *testing.T) (context.Context, *partialChain, []stateRequest) {
+// partialContext is the context of a partial-archive test: it ends within
+// four minutes, or with t.
+func partialContext(t *testing.T) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	c := newPartialChain(t, ctx)
-	return ctx, c, c.stateRequests(t)
+	return ctx
+}
+
+// startPartialChain builds the chain the partial-archive tests share, its
+// state requests and the simulator's answers to them.
+func startPartialChain(t *testing.T) *partialChain {
+	t.Helper()
+	c := newPartialChain(t, partialContext(t))
+	c.reqs = c.stateRequests(t)
+	c.want = answerAll(t, c.simH, c.bodies())
+	return c
+}
+
+// bodies are the bodies of c's state requests.
+func (c *partialChain) bodies() []string {
+	out := make([]string, len(c.reqs))
+	for i, r := range c.reqs {
+		out[i] = r.body
+	}
+	return out
+}
+
+// answerAll is h's answer to each of bodies, asked four at a time (an
+// archive's answers wait on the database).
+func answerAll(t *testing.T, h http.Handler, bodies []string) [][]byte {
+	t.Helper()
+	out := make([][]byte, len(bodies))
+	var g errgroup.Group
+	g.SetLimit(4)
+	for i, body := range bodies {
+		g.Go(func() (err error) {
+			out[i], err = answer(h, body)
+			return err
+		})
+	}
+	require.NoError(t, g.Wait())
+	return out
 }
 
 // index indexes c.start..partialHead into a fresh archive, after a
@@ -181,15 +221,34 @@ func refusal(resp []byte, account string) bool {
 	return false
 }
 
-// TestPartialArchiveNeverAnswersWrongly: an archive indexed from a height
-// above genesis without --genesis answers every state query either exactly
-// as the node does or with the clear "no complete state" refusal; with an
-// upstream, every answer equals the node's; snapshotted accounts answer
-// exactly from the start.
-func TestPartialArchiveNeverAnswersWrongly(t *testing.T) {
+// TestPartialArchive covers archives indexed from a height above genesis
+// (not from it) without --genesis. Its subtests share one chain, its state
+// requests and the simulator's answers to them, and one archive indexed
+// from the chain's start without a snapshot; they only read them.
+func TestPartialArchive(t *testing.T) {
 	t.Parallel()
-	ctx, c, reqs := startPartialChain(t)
-	st := c.index(t, ctx, nil)
+	c := startPartialChain(t)
+	plain := c.index(t, partialContext(t), nil)
+	t.Run("NeverAnswersWrongly", func(t *testing.T) {
+		t.Parallel()
+		partialNeverAnswersWrongly(t, c, plain)
+	})
+	t.Run("SnapshotAccountsAreExact", func(t *testing.T) {
+		t.Parallel()
+		partialSnapshotAccountsAreExact(t, c)
+	})
+	t.Run("SplitAnswersOnlyWhatItHolds", func(t *testing.T) {
+		t.Parallel()
+		splitAnswersOnlyWhatItHolds(t, c, plain)
+	})
+}
+
+// partialNeverAnswersWrongly: an archive indexed from a height above
+// genesis without --genesis, st, answers every state query either exactly
+// as the node does or with the clear "no complete state" refusal; with an
+// upstream, every answer equals the node's.
+func partialNeverAnswersWrongly(t *testing.T, c *partialChain, st *store.Store) {
+	ctx, reqs := partialContext(t), c.reqs
 
 	// Accounts created in range (named sub-accounts by CreateAccount,
 	// implicit ones by a transfer) have a creation base.
@@ -213,12 +272,12 @@ func TestPartialArchiveNeverAnswersWrongly(t *testing.T) {
 	require.Positive(t, sources["creation"]-sources["implicit creation"])
 	require.Positive(t, sources["implicit creation"])
 
-	archiveH := c.archive(t, st, "")
+	answers := answerAll(t, c.archive(t, st, ""), c.bodies())
 	exact, refused := map[string]int{}, map[string]int{}
 	exactAccounts := map[string]bool{}
 	wrong := 0
-	for _, r := range reqs {
-		want, got := post(t, c.simH, r.body), post(t, archiveH, r.body)
+	for i, r := range reqs {
+		want, got := c.want[i], answers[i]
 		switch {
 		case bytes.Equal(want, got):
 			exact[r.kind]++
@@ -245,10 +304,10 @@ func TestPartialArchiveNeverAnswersWrongly(t *testing.T) {
 	}
 
 	// With an upstream, every answer is the node's.
-	forwardH := c.archive(t, st, c.URL)
+	forwarded := answerAll(t, c.archive(t, st, c.URL), c.bodies())
 	mismatches := 0
-	for _, r := range reqs {
-		want, got := post(t, c.simH, r.body), post(t, forwardH, r.body)
+	for i, r := range reqs {
+		want, got := c.want[i], forwarded[i]
 		if !bytes.Equal(want, got) {
 			mismatches++
 			if mismatches <= 10 {
@@ -259,20 +318,22 @@ func TestPartialArchiveNeverAnswersWrongly(t *testing.T) {
 	require.Zero(t, mismatches)
 }
 
-func TestPartialArchiveSnapshotAccountsAreExact(t *testing.T) {
-	t.Parallel()
-	ctx, c, reqs := startPartialChain(t)
+// partialSnapshotAccountsAreExact: accounts snapshotted at the start of an
+// archive indexed from above genesis answer exactly from the start; the
+// others are answered exactly or refused.
+func partialSnapshotAccountsAreExact(t *testing.T, c *partialChain) {
 	snapshot := []string{"status.near", "ft.near", "guestbook.near", "alice.near", "nobody.near"}
-	st := c.index(t, ctx, snapshot)
+	st := c.index(t, partialContext(t), snapshot)
 	archiveH := c.archive(t, st, "")
 
 	named := map[string]bool{}
 	for _, id := range snapshot {
 		named[id] = true
 	}
+	answers := answerAll(t, archiveH, c.bodies())
 	checked, refusedOthers := 0, 0
-	for _, r := range reqs {
-		want, got := post(t, c.simH, r.body), post(t, archiveH, r.body)
+	for i, r := range c.reqs {
+		want, got := c.want[i], answers[i]
 		if named[r.account] {
 			checked++
 			require.Equal(t, string(want), string(got), r.body)
@@ -313,16 +374,15 @@ func errorData(t *testing.T, resp []byte) string {
 	return env.Error.CauseName() + ": " + data
 }
 
-// TestSplitArchiveAnswersOnlyWhatItHolds fills an archive's upper range
-// first and its lower range after: blocks of either range are answered
-// at once; a height between them is UNKNOWN_BLOCK naming the heights not
-// indexed yet; state at a height of the upper range is refused, naming
-// them, until the lower range reaches it; then every state query is
-// answered exactly as by an archive one indexer filled in order.
-func TestSplitArchiveAnswersOnlyWhatItHolds(t *testing.T) {
-	t.Parallel()
-	ctx, c, reqs := startPartialChain(t)
-	one := c.archive(t, c.index(t, ctx, nil), "")
+// splitAnswersOnlyWhatItHolds fills an archive's upper range first and
+// its lower range after: blocks of either range are answered at once; a
+// height between them is UNKNOWN_BLOCK naming the heights not indexed yet;
+// state at a height of the upper range is refused, naming them, until the
+// lower range reaches it; then every state query is answered exactly as by
+// an archive one indexer filled in order (plain).
+func splitAnswersOnlyWhatItHolds(t *testing.T, c *partialChain, plain *store.Store) {
+	ctx := partialContext(t)
+	one := c.archive(t, plain, "")
 
 	url := storetest.NewDatabaseURL(t)
 	const mid = 26
@@ -349,8 +409,9 @@ func TestSplitArchiveAnswersOnlyWhatItHolds(t *testing.T) {
 	low, _, err = lower.Range(ctx)
 	require.NoError(t, err)
 	require.Less(t, low.Last.Height, uint64(mid+2), "the lower range stops at the upper one")
-	for _, r := range reqs {
-		require.Equal(t, string(post(t, one, r.body)), string(post(t, split, r.body)), r.body)
+	want, got := answerAll(t, one, c.bodies()), answerAll(t, split, c.bodies())
+	for i, r := range c.reqs {
+		require.Equal(t, string(want[i]), string(got[i]), r.body)
 	}
-	t.Logf("%d state queries answered as by one indexer", len(reqs))
+	t.Logf("%d state queries answered as by one indexer", len(c.reqs))
 }

@@ -71,8 +71,8 @@ func Start(t testing.TB, cfg sim.Config) *Chain {
 	return &Chain{Node: node, URL: srv.URL}
 }
 
-// Index indexes the chain into st with cfg through the JSON-RPC source:
-// with cfg.From nil, from the genesis, whose genesis.json is loaded first;
+// Index indexes the chain into st with cfg through the JSON-RPC source
+// (with short tx waits): with cfg.From nil, from the genesis, whose genesis.json is loaded first;
 // with cfg.To nil, up to the chain's head.
 func (c *Chain) Index(t testing.TB, st *store.Store, cfg indexer.Config) {
 	t.Helper()
@@ -83,7 +83,17 @@ func (c *Chain) Index(t testing.TB, st *store.Store, cfg indexer.Config) {
 	if cfg.To == nil {
 		cfg.To = &c.Head
 	}
-	index(t, st, cfg, genesis, NodeSource(t, c.Client(t), rpcsource.NodeConfig{}))
+	index(t, st, cfg, genesis, NodeSource(t, c.Client(t), rpcsource.NodeConfig{Waits: waits()}))
+}
+
+// waits is how the sources of Index and IndexEndpoints wait for a
+// transaction status that is not FINAL yet: briefly. A simulated chain's
+// head moves only when its test produces more (or, run by Node.Run, every
+// block time), not because a source waits: a status the chain left
+// unfinished at its head stays so, and rpcsource's defaults would wait
+// DefaultTxStallWait for it at every head indexed, for the same bytes.
+func waits() rpcsource.Waits {
+	return rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}
 }
 
 // Client is a JSON-RPC client of the chain's node, with the default
@@ -103,7 +113,7 @@ func IndexEndpoints(t testing.TB, st *store.Store, to uint64, genesis *os.File, 
 	client, err := near.NewClient(near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
 		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20}, nil)
 	require.NoError(t, err)
-	src := NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}})
+	src := NodeSource(t, client, rpcsource.NodeConfig{Waits: waits()})
 	index(t, st, indexer.Config{To: &to, Workers: 6, BatchSize: 25}, genesis, src)
 }
 
