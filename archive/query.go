@@ -5,16 +5,29 @@ import (
 	"fmt"
 
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/rpcserve"
 )
 
 // noCodeHash is the code_hash of an account without a contract.
 const noCodeHash = "11111111111111111111111111111111"
 
+// proofNotServed is the error for a view_state with include_proof when no
+// upstream is configured: the archive keeps values, not the trie.
+func proofNotServed() *near.Error {
+	return near.HandlerError("NOT_SERVED", map[string]string{"request_type": near.QueryViewState},
+		"view_state with include_proof needs the state trie, which this archive does not keep, and no upstream node is configured to forward it to")
+}
+
 // query answers `query` from the state history at the selected block.
 func (a *Backend) query(ctx context.Context, req near.QueryRequest) (any, error) {
-	switch req.RequestType {
-	case near.QueryViewGlobalContractCode, near.QueryViewGlobalContractCodeByAccountID:
+	switch {
+	case req.RequestType == near.QueryViewGlobalContractCode, req.RequestType == near.QueryViewGlobalContractCodeByAccountID:
 		return a.viewGlobalCode(ctx, req)
+	case req.RequestType == near.QueryViewState && req.IncludeProof:
+		// The proof is the trie nodes on the way to the values, which
+		// only a node holding the trie has: forwarded, never answered
+		// without the proof asked for.
+		return nil, &rpcserve.ForwardError{Reason: proofNotServed()}
 	}
 	at, err := a.resolve(ctx, req.Block, queryFlavor)
 	if err != nil {

@@ -174,6 +174,9 @@ func TestArchiveTxConfigStatus(t *testing.T) {
 	require.Nil(t, rerr)
 	require.Equal(t, "null", string(res))
 	require.Equal(t, "NOT_SERVED", errCause(t, h, "validators", []any{nil}).CauseName())
+	e := errCause(t, h, "query", viewParams("view_state", "status.near", 11, map[string]any{"prefix_base64": "", "include_proof": true}))
+	require.Equal(t, "NOT_SERVED", e.CauseName())
+	require.Contains(t, string(e.Data), "include_proof")
 }
 
 func TestArchiveForwardsWhatItLacks(t *testing.T) {
@@ -189,6 +192,18 @@ func TestArchiveForwardsWhatItLacks(t *testing.T) {
 	require.Equal(t, "tx", fwd.UpstreamSaw.Method)
 	okResult(t, h, "validators", []any{nil}, &fwd)
 	require.Equal(t, "validators", fwd.UpstreamSaw.Method)
+	// A proof is made of the state trie's nodes, which only a node has.
+	proof := viewParams("view_state", "status.near", 11, map[string]any{"prefix_base64": "", "include_proof": true})
+	okResult(t, h, "query", proof, &fwd)
+	require.Equal(t, "query", fwd.UpstreamSaw.Method)
+	sent, err := json.Marshal(proof)
+	require.NoError(t, err)
+	require.JSONEq(t, string(sent), string(fwd.UpstreamSaw.Params))
+	okResult(t, h, "EXPERIMENTAL_view_state", map[string]any{"account_id": "status.near", "block_id": 11, "prefix_base64": "", "include_proof": true}, &fwd)
+	require.Equal(t, "EXPERIMENTAL_view_state", fwd.UpstreamSaw.Method)
+	var state near.ViewStateResult
+	okResult(t, h, "query", viewParams("view_state", "status.near", 11, map[string]any{"prefix_base64": "", "include_proof": false}), &state)
+	require.NotEmpty(t, state.Values, "without a proof, state is answered here")
 	// What the archive has, and heights it knows are skipped, stay local.
 	var b headerOnly
 	okResult(t, h, "block", map[string]any{"block_id": 11}, &b)
