@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/rpctest"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
@@ -71,7 +72,7 @@ func statusSyncInfo(t *testing.T, h http.Handler) syncInfo {
 			SyncInfo syncInfo `json:"sync_info"`
 		} `json:"result"`
 	}
-	body := post(t, h, request("status", []any{}))
+	body := post(t, h, rpctest.Request("status", []any{}))
 	require.NoError(t, json.Unmarshal(body, &resp), string(body))
 	return resp.Result.SyncInfo
 }
@@ -132,7 +133,7 @@ func TestArchiveForwardsNetworkInfoToANode(t *testing.T) {
 	c := newEpochChain(t, ctx)
 	archiveH := archiveHandler(t, c.st, c.vm, c.upstream.URL)
 
-	req := request("network_info", []any{})
+	req := rpctest.Request("network_info", []any{})
 	want, got := post(t, c.simH, req), post(t, archiveH, req)
 	require.Equal(t, string(want), string(got))
 	var resp near.Response
