@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/rpctest"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
@@ -29,29 +29,9 @@ func archiveHandler(t testing.TB, st Store, cfg rpcserve.Config, acfg Config) ht
 	return h
 }
 
-// serve posts the JSON-RPC request body to h and returns the recorded
-// answer.
-func serve(h http.Handler, body string) *httptest.ResponseRecorder {
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
-	return rec
-}
-
-// rpc posts one request and returns its result or error.
-func rpc(t *testing.T, h http.Handler, method string, params any) (json.RawMessage, *near.Error) {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "t", "method": method, "params": params})
-	require.NoError(t, err)
-	rec := serve(h, string(body))
-	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	var resp near.Response
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &resp), rec.Body.String())
-	return resp.Result, resp.Error
-}
-
 func okResult(t *testing.T, h http.Handler, method string, params any, into any) json.RawMessage {
 	t.Helper()
-	res, rerr := rpc(t, h, method, params)
+	res, rerr := rpctest.Call(t, h, method, params)
 	require.Nil(t, rerr, "%s %v: unexpected error %v", method, params, rerr)
 	if into != nil {
 		require.NoError(t, json.Unmarshal(res, into), string(res))
@@ -61,7 +41,7 @@ func okResult(t *testing.T, h http.Handler, method string, params any, into any)
 
 func errCause(t *testing.T, h http.Handler, method string, params any) *near.Error {
 	t.Helper()
-	res, rerr := rpc(t, h, method, params)
+	res, rerr := rpctest.Call(t, h, method, params)
 	require.NotNil(t, rerr, "%s %v: want an error, got %s", method, params, res)
 	return rerr
 }

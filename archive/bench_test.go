@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/nearline/nearline/internal/rpctest"
 	"github.com/nearline/nearline/rpcserve"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkArchive(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				rec := serve(h, c.body)
+				rec := rpctest.Serve(h, c.body)
 				if rec.Code != http.StatusOK || !json.Valid(rec.Body.Bytes()) {
 					b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 				}
@@ -48,7 +49,7 @@ func BenchmarkArchiveParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			rec := serve(h, bodies[i%2])
+			rec := rpctest.Serve(h, bodies[i%2])
 			if rec.Code != http.StatusOK {
 				b.Fatalf("status %d", rec.Code)
 			}

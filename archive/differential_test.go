@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/internal/rpctest"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
@@ -238,17 +239,11 @@ func post(t *testing.T, h http.Handler, body string) []byte {
 
 // answer is h's response to body, which must come with HTTP 200.
 func answer(h http.Handler, body string) ([]byte, error) {
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+	rec := rpctest.Serve(h, body)
 	if rec.Code != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %d for %s", rec.Code, body)
 	}
 	return rec.Body.Bytes(), nil
-}
-
-func request(method string, params any) string {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "d", "method": method, "params": params})
-	return string(b)
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -17,6 +17,7 @@ import (
 	"github.com/nearline/nearline/archive"
 	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/rpctest"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
@@ -55,7 +56,7 @@ func newPartialChain(t *testing.T, ctx context.Context) *partialChain {
 		var block struct {
 			Result json.RawMessage `json:"result"`
 		}
-		require.NoError(t, json.Unmarshal(post(t, c.simH, request("block", map[string]any{"block_id": c.start})), &block))
+		require.NoError(t, json.Unmarshal(post(t, c.simH, rpctest.Request("block", map[string]any{"block_id": c.start})), &block))
 		if block.Result != nil {
 			return c
 		}
@@ -169,7 +170,7 @@ func (c *partialChain) stateRequests(t *testing.T) []stateRequest {
 				Changes []near.StateChangeKindView `json:"changes"`
 			} `json:"result"`
 		}
-		require.NoError(t, json.Unmarshal(post(t, c.simH, request("EXPERIMENTAL_changes_in_block", map[string]any{"block_id": h})), &effects))
+		require.NoError(t, json.Unmarshal(post(t, c.simH, rpctest.Request("EXPERIMENTAL_changes_in_block", map[string]any{"block_id": h})), &effects))
 		for _, e := range effects.Result.Changes {
 			accounts[e.AccountID] = true
 		}
@@ -177,7 +178,7 @@ func (c *partialChain) stateRequests(t *testing.T) []stateRequest {
 	var out []stateRequest
 	add := func(id, kind string, params map[string]any) {
 		params["request_type"], params["account_id"] = kind, id
-		out = append(out, stateRequest{account: id, kind: kind, body: request("query", params)})
+		out = append(out, stateRequest{account: id, kind: kind, body: rpctest.Request("query", params)})
 	}
 	calls := map[string][][2]string{
 		"status.near":    {{"get_status", `{"account_id":"alice.near"}`}},
@@ -348,8 +349,8 @@ func partialSnapshotAccountsAreExact(t *testing.T, c *partialChain) {
 	require.Positive(t, checked)
 	require.Positive(t, refusedOthers)
 	// Below the start the archive still refuses, naming its start.
-	_, got := post(t, c.simH, request("query", map[string]any{"request_type": "view_account", "account_id": "ft.near", "block_id": c.start - 1})),
-		post(t, archiveH, request("query", map[string]any{"request_type": "view_account", "account_id": "ft.near", "block_id": c.start - 1}))
+	_, got := post(t, c.simH, rpctest.Request("query", map[string]any{"request_type": "view_account", "account_id": "ft.near", "block_id": c.start - 1})),
+		post(t, archiveH, rpctest.Request("query", map[string]any{"request_type": "view_account", "account_id": "ft.near", "block_id": c.start - 1}))
 	require.True(t, strings.Contains(string(got), "before the first block this archive holds"), "%s", got)
 }
 
@@ -394,15 +395,15 @@ func splitAnswersOnlyWhatItHolds(t *testing.T, c *partialChain, plain *store.Sto
 	split := c.archive(t, lower, "")
 
 	for h := mid; h <= partialHead; h++ {
-		body := request("block", map[string]any{"block_id": h})
+		body := rpctest.Request("block", map[string]any{"block_id": h})
 		require.JSONEq(t, string(post(t, c.simH, body)), string(post(t, split, body)), "block %d", h)
 	}
 	gap := fmt.Sprintf("heights #%d-#%d, which this archive has not indexed yet", low.Last.Height+1, mid-1)
-	require.Contains(t, errorData(t, post(t, split, request("block", map[string]any{"block_id": mid - 1}))), "UNKNOWN_BLOCK: Block #25 is in "+gap)
-	require.Contains(t, errorData(t, post(t, split, request("chunk", map[string]any{"block_id": mid - 2, "shard_id": 0}))), "UNKNOWN_BLOCK: Block #24 is in "+gap)
+	require.Contains(t, errorData(t, post(t, split, rpctest.Request("block", map[string]any{"block_id": mid - 1}))), "UNKNOWN_BLOCK: Block #25 is in "+gap)
+	require.Contains(t, errorData(t, post(t, split, rpctest.Request("chunk", map[string]any{"block_id": mid - 2, "shard_id": 0}))), "UNKNOWN_BLOCK: Block #24 is in "+gap)
 	notDecided := fmt.Sprintf("UNKNOWN_BLOCK: The state at block #33 is not complete in this archive yet: heights #%d-#%d below it are not indexed", low.Last.Height+1, mid-1)
-	require.Contains(t, errorData(t, post(t, split, request("query", map[string]any{"request_type": "view_account", "account_id": "alice.near", "block_id": 33}))), notDecided)
-	require.Contains(t, errorData(t, post(t, split, request("query", map[string]any{"request_type": "view_account", "account_id": "alice.near", "finality": "final"}))), "below it are not indexed")
+	require.Contains(t, errorData(t, post(t, split, rpctest.Request("query", map[string]any{"request_type": "view_account", "account_id": "alice.near", "block_id": 33}))), notDecided)
+	require.Contains(t, errorData(t, post(t, split, rpctest.Request("query", map[string]any{"request_type": "view_account", "account_id": "alice.near", "finality": "final"}))), "below it are not indexed")
 
 	// The lower range, asked for more, stops where the upper one starts.
 	c.indexRange(t, ctx, url, "lower", c.start, partialHead)

@@ -170,7 +170,7 @@ func TestArchiveTxConfigStatus(t *testing.T) {
 	require.Equal(t, seedHash("block", seedFirst), status.GenesisHash)
 	require.Equal(t, "127.0.0.1:3030", *status.RPCAddr)
 
-	res, rerr := rpc(t, h, "health", nil)
+	res, rerr := rpctest.Call(t, h, "health", nil)
 	require.Nil(t, rerr)
 	require.Equal(t, "null", string(res))
 	require.Equal(t, "NOT_SERVED", errCause(t, h, "validators", []any{nil}).CauseName())
@@ -223,7 +223,7 @@ func TestArchiveHealthMaxLag(t *testing.T) {
 	okResult(t, stale, "status", nil, &status)
 	require.True(t, status.SyncInfo.Syncing)
 	lenient := archiveHandler(t, st, rpcserve.Config{}, Config{HealthMaxLag: 100 * 365 * 24 * time.Hour})
-	res, rerr := rpc(t, lenient, "health", nil)
+	res, rerr := rpctest.Call(t, lenient, "health", nil)
 	require.Nil(t, rerr)
 	require.Equal(t, "null", string(res))
 }

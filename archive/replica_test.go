@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/rpctest"
 	"github.com/nearline/nearline/rpcserve"
 )
 
@@ -71,7 +72,7 @@ func TestHealthFailsWhenTheReplicaIsBehind(t *testing.T) {
 	st := seedStore(t)
 	const century = 100 * 365 * 24 * time.Hour
 	within := archiveHandler(t, &replicaStore{Store: st, lag: century - time.Hour}, rpcserve.Config{}, Config{HealthMaxLag: century})
-	res, rerr := rpc(t, within, "health", nil)
+	res, rerr := rpctest.Call(t, within, "health", nil)
 	require.Nil(t, rerr)
 	require.Equal(t, "null", string(res))
 	require.Equal(t, "false", string(syncInfo(t, okResult(t, within, "status", nil, nil))["syncing"]))
@@ -89,7 +90,7 @@ func TestHealthFailsWhenTheReplicaIsBehind(t *testing.T) {
 	require.Equal(t, "true", string(syncInfo(t, okResult(t, behind, "status", nil, nil))["syncing"]))
 
 	off := archiveHandler(t, &replicaStore{Store: st, lag: century + time.Hour}, rpcserve.Config{}, Config{})
-	res, rerr = rpc(t, off, "health", nil)
+	res, rerr = rpctest.Call(t, off, "health", nil)
 	require.Nil(t, rerr)
 	require.Equal(t, "null", string(res))
 }

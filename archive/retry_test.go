@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/rpctest"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
 )
@@ -34,14 +35,14 @@ func TestArchiveRetriesTransientDatabaseErrorOnce(t *testing.T) {
 	h := archiveHandler(t, st, rpcserve.Config{}, Config{})
 
 	st.failures.Store(1)
-	res, nerr := rpc(t, h, "block", map[string]any{"finality": "final"})
+	res, nerr := rpctest.Call(t, h, "block", map[string]any{"finality": "final"})
 	require.Nil(t, nerr, "one transient error must be retried")
 	require.NotEmpty(t, res)
 	require.EqualValues(t, 2, st.calls.Load())
 
 	st.calls.Store(0)
 	st.failures.Store(2)
-	_, nerr = rpc(t, h, "block", map[string]any{"finality": "final"})
+	_, nerr = rpctest.Call(t, h, "block", map[string]any{"finality": "final"})
 	require.NotNil(t, nerr, "a second transient error is answered")
 	require.Equal(t, near.KindInternal, nerr.Name)
 	require.EqualValues(t, 2, st.calls.Load(), "retried exactly once")

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/rpctest"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
@@ -26,7 +26,7 @@ import (
 // index fills from it.
 type epochChain struct {
 	node     *sim.Node
-	upstream *httptest.Server
+	upstream string // the node served over HTTP
 	simH     http.Handler
 	st       *store.Store
 	vm       *nearvm.Runtime
@@ -36,19 +36,15 @@ type epochChain struct {
 
 func newEpochChain(t *testing.T, ctx context.Context) *epochChain {
 	t.Helper()
-	node, err := sim.New(ctx, sim.Config{Seed: 13, Shards: 2, TxsPerBlock: 2, EpochLength: 10, SkipRate: 0.2, MaxHeight: 59}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	upstream := httptest.NewServer(node.Handler())
-	t.Cleanup(upstream.Close)
+	chain := simtest.Start(t, sim.Config{Seed: 13, Shards: 2, TxsPerBlock: 2, EpochLength: 10, SkipRate: 0.2, MaxHeight: 59})
+	node := chain.Node
 	simH, err := rpcserve.NewHandler(node, rpcserve.Config{}, nil)
 	require.NoError(t, err)
 	vm, err := nearvm.New(ctx, nearvm.Config{}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = vm.Close(context.Background()) })
-	chain := &simtest.Chain{Node: node, URL: upstream.URL}
 	st := storetest.NewStore(t)
-	c := &epochChain{node: node, upstream: upstream, simH: simH, st: st, vm: vm, archiveH: archiveHandler(t, st, vm, "")}
+	c := &epochChain{node: node, upstream: chain.URL, simH: simH, st: st, vm: vm, archiveH: archiveHandler(t, st, vm, "")}
 	c.index = func(from, to uint64) {
 		t.Helper()
 		require.NoError(t, node.ProduceTo(ctx, to))
@@ -71,7 +67,7 @@ func statusSyncInfo(t *testing.T, h http.Handler) syncInfo {
 			SyncInfo syncInfo `json:"sync_info"`
 		} `json:"result"`
 	}
-	body := post(t, h, request("status", []any{}))
+	body := post(t, h, rpctest.Request("status", []any{}))
 	require.NoError(t, json.Unmarshal(body, &resp), string(body))
 	return resp.Result.SyncInfo
 }
@@ -130,9 +126,9 @@ func TestArchiveForwardsNetworkInfoToANode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := newEpochChain(t, ctx)
-	archiveH := archiveHandler(t, c.st, c.vm, c.upstream.URL)
+	archiveH := archiveHandler(t, c.st, c.vm, c.upstream)
 
-	req := request("network_info", []any{})
+	req := rpctest.Request("network_info", []any{})
 	want, got := post(t, c.simH, req), post(t, archiveH, req)
 	require.Equal(t, string(want), string(got))
 	var resp near.Response

@@ -19,6 +19,7 @@ import (
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/rpctest"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/rpcsource"
@@ -598,14 +599,7 @@ func replayRequests(t *testing.T, n *replayNode) []replayRequest {
 // failing on an error answer.
 func postResult(t *testing.T, h http.Handler, method string, params json.RawMessage) json.RawMessage {
 	t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
-	var resp struct {
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &resp), rec.Body.String())
-	require.Empty(t, resp.Error, "%s %s", method, params)
-	return resp.Result
+	result, rerr := rpctest.Call(t, h, method, params)
+	require.Nil(t, rerr, "%s %s", method, params)
+	return result
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/wait"
 )
 
 // TestBudgetReservesSettlesAndReleases: a fetch reserves the average
@@ -107,7 +108,7 @@ func TestBatchEndsOnceItsFetchesHoldItsShare(t *testing.T) {
 		assert.NoError(t, err)
 		done <- b
 	}()
-	require.Eventually(t, func() bool { return src.calls.Load() >= 5 }, 5*time.Second, time.Millisecond)
+	wait.For(t, 5*time.Second, "five fetches to start", func() bool { return src.calls.Load() >= 5 })
 	time.Sleep(50 * time.Millisecond)
 	require.Equal(t, int64(5), src.calls.Load(), "no fetch started past the batch's share while none had settled")
 	close(src.gate)

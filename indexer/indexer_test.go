@@ -440,17 +440,15 @@ func (s *overlapSink) Write(ctx context.Context, b *store.Batch) (store.CommitSt
 	s.writes++
 	n := s.writes
 	s.mu.Unlock()
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	wait.Until(time.Second, func() bool { // for the next batch to be prepared
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		next := s.prepared > n
 		if next {
 			s.overlaps++
 		}
-		s.mu.Unlock()
-		if next {
-			break
-		}
-	}
+		return next
+	})
 	return s.Store.Write(ctx, b)
 }
 

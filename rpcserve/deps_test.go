@@ -3,12 +3,12 @@ package rpcserve
 import (
 	"errors"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/internal/fixture"
 )
 
 // TestProtocolLayerKnowsNoStorage keeps the protocol layer, and the
@@ -18,9 +18,7 @@ func TestProtocolLayerKnowsNoStorage(t *testing.T) {
 	t.Parallel()
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command must be on PATH")
-	_, file, _, ok := runtime.Caller(0)
-	require.True(t, ok)
-	root := filepath.Dir(filepath.Dir(file)) // this file is <module root>/rpcserve/deps_test.go
+	root := fixture.Root()
 
 	storage := []string{"github.com/nearline/nearline/store", "github.com/jackc/pgx"}
 	for _, c := range []struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
 )
 
@@ -157,8 +158,7 @@ func TestBodiesWaitForBodyMemory(t *testing.T) {
 
 	big := `{"id":1,"method":"gas_price","params":[3],"pad":"` + strings.Repeat("a", 100<<10) + `"}`
 	var status int
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) { // until the slow request holds its room
+	wait.Until(5*time.Second, func() bool { // until the slow request holds its room
 		resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(big))
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
@@ -166,9 +166,10 @@ func TestBodiesWaitForBodyMemory(t *testing.T) {
 		if status = resp.StatusCode; status == http.StatusServiceUnavailable {
 			require.Equal(t, "INTERNAL_ERROR", errorCause(t, body))
 			require.Equal(t, "1", resp.Header.Get("Retry-After"))
-			break
+			return true
 		}
-	}
+		return false
+	})
 	require.Equal(t, http.StatusServiceUnavailable, status, "a large body waits for room, then 503")
 	resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(`{"id":1,"method":"gas_price","params":[3]}`))
 	require.NoError(t, err)
@@ -177,15 +178,13 @@ func TestBodiesWaitForBodyMemory(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "a small body needs no room: %s", body)
 
 	require.NoError(t, slow.Close()) // its room is released
-	deadline = time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	wait.Until(5*time.Second, func() bool {
 		resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(big))
 		require.NoError(t, err)
 		resp.Body.Close()
-		if status = resp.StatusCode; status == http.StatusOK {
-			break
-		}
-	}
+		status = resp.StatusCode
+		return status == http.StatusOK
+	})
 	require.Equal(t, http.StatusOK, status, "room again once the slow request ended")
 }
 

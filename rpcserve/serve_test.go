@@ -132,13 +132,13 @@ func TestServeFinishesInFlightRequests(t *testing.T) {
 	cancel() // shutdown begins
 
 	// New connections are refused while the in-flight request waits.
-	require.Eventually(t, func() bool {
+	wait.For(t, 10*time.Second, "new connections to be refused", func() bool {
 		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			conn.Close()
 		}
 		return err != nil
-	}, 10*time.Second, 20*time.Millisecond)
+	})
 	select {
 	case err := <-done:
 		t.Fatalf("serve returned before the in-flight request finished: %v", err)

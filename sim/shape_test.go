@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -19,8 +18,7 @@ import (
 // fixtureResult returns the recorded response's result (or error).
 func fixtureResult(t *testing.T, rel string) any {
 	t.Helper()
-	b, err := os.ReadFile(fixture.Path(t, rel))
-	require.NoError(t, err)
+	b := fixture.Read(t, rel)
 	var f struct {
 		Response struct {
 			Result any `json:"result"`
@@ -126,8 +124,7 @@ func requireShape(t *testing.T, rel string, got json.RawMessage, extra, missing 
 // openapiProps returns the property names of an OpenAPI schema.
 func openapiProps(t *testing.T, schema string) (props, required map[string]bool) {
 	t.Helper()
-	b, err := os.ReadFile(fixture.Path(t, "openapi/nearcore-openapi-1.2.2-progenitor-fixed.json"))
-	require.NoError(t, err)
+	b := fixture.Read(t, "openapi/nearcore-openapi-1.2.2-progenitor-fixed.json")
 	var doc struct {
 		Components struct {
 			Schemas map[string]struct {

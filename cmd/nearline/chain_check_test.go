@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -21,16 +21,9 @@ import (
 // served over HTTP, with its genesis file.
 func simChain(t *testing.T, seed uint64) (url, genesis string) {
 	t.Helper()
-	ctx := context.Background()
-	node, err := sim.New(ctx, sim.Config{Seed: seed, Shards: 2, MaxHeight: 20}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close(context.Background()) })
-	require.NoError(t, node.ProduceTo(ctx, 20))
-	srv := httptest.NewServer(node.Handler())
-	t.Cleanup(srv.Close)
-	genesis = filepath.Join(t.TempDir(), "genesis.json")
-	require.NoError(t, node.WriteGenesis(genesis))
-	return srv.URL, genesis
+	chain := simtest.New(t, sim.Config{Seed: seed, Shards: 2, MaxHeight: 20})
+	f, _ := simtest.GenesisFile(t, chain.Node)
+	return chain.URL, f.Name()
 }
 
 // editedGenesis is the genesis file at path with members replaced.

@@ -16,6 +16,7 @@ import (
 	"github.com/nearline/nearline/internal/logtest"
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/internal/retry"
+	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
 )
 
@@ -59,8 +60,8 @@ func TestOutageIsWaitedOutWithOneLinePerStateChange(t *testing.T) {
 			})
 		})
 	}
-	require.Eventually(t, func() bool { return tr.State().Failed >= 40 }, 10*time.Second, time.Millisecond,
-		"calls keep being tried while the upstream is down")
+	wait.For(t, 10*time.Second, "calls to keep being tried while the upstream is down",
+		func() bool { return tr.State().Failed >= 40 })
 	st := tr.State()
 	require.True(t, st.Down)
 	require.WithinDuration(t, time.Now(), st.Since, 10*time.Second)
