@@ -30,8 +30,10 @@ func RedactURL(raw string) string {
 	if u.User != nil {
 		u.User = url.User(redactedMark)
 	}
-	if path := redactPath(u.Path); IsHTTP(raw) && path != u.Path {
-		u.Path, u.RawPath = path, ""
+	if IsHTTP(raw) {
+		if path := redactPath(u.Path); path != u.Path {
+			u.Path, u.RawPath = path, ""
+		}
 	}
 	u.RawQuery = redactQuery(u.RawQuery)
 	if u.Fragment != "" {
