@@ -26,14 +26,15 @@ func ParseHTTP(raw string) (u *url.URL, ok bool) {
 
 // InClear reports whether a request to raw would carry a secret across
 // the network unencrypted: raw is an http:// URL to a host other than the
-// loopback (localhost, 127.0.0.0/8, ::1), and it has user information or
-// a query (what RedactURL hides), or bearer says a key goes as a header.
+// loopback (localhost, 127.0.0.0/8, ::1), and it has what RedactURL
+// hides and a request sends (user information, a query, a key-like path
+// segment), or bearer says a key goes as a header.
 func InClear(raw string, bearer bool) bool {
 	u, ok := ParseHTTP(raw)
 	if !ok || u.Scheme != "http" || isLoopback(u.Hostname()) {
 		return false
 	}
-	return bearer || u.User != nil || u.RawQuery != ""
+	return bearer || u.User != nil || u.RawQuery != "" || redactPath(u.Path) != u.Path
 }
 
 func isLoopback(host string) bool {

@@ -23,9 +23,10 @@ func TestParseHTTPTakesAbsoluteHTTPURLsOnly(t *testing.T) {
 	require.False(t, httpcall.IsHTTP("./lake"))
 }
 
-// TestInClearIsASecretOverPlainHTTPToAnotherHost: a key in the query or
-// as a header, or a password, over http:// to a host that is not the
-// loopback; https, the loopback and a URL with nothing secret are not.
+// TestInClearIsASecretOverPlainHTTPToAnotherHost: a key in the query, in
+// the path or as a header, or a password, over http:// to a host that is
+// not the loopback; https, the loopback and a URL with nothing secret are
+// not.
 func TestInClearIsASecretOverPlainHTTPToAnotherHost(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -36,6 +37,8 @@ func TestInClearIsASecretOverPlainHTTPToAnotherHost(t *testing.T) {
 		{"http://rpc.example.org?apiKey=K", false, true},
 		{"http://u:p@10.0.0.5:3030", false, true},
 		{"http://rpc.example.org", true, true},
+		{"http://near-mainnet.example.org/v3/9aa3d95b3bc440fa88ea12eaa4456161", false, true},
+		{"http://rpc.example.org/v0/block/151768255", false, false},
 		{"http://rpc.example.org", false, false},
 		{"https://rpc.example.org?apiKey=K", true, false},
 		{"http://localhost:3030?apiKey=K", true, false},
