@@ -181,9 +181,11 @@ func (f *indexFlags) check() error {
 // URL of its own flag to go to, naming the flag or variable, never the
 // key.
 func (f *indexFlags) checkKeys() error {
-	for _, name := range []string{"upstream-api-key", "rpc-upstream-api-key"} {
-		if err := httpcall.CheckBearer(*f.fs.Lookup(name).Value.(*secretValue).p); err != nil {
-			return fmt.Errorf("%s: %w", secretOrigin(f.fs, f.env, name), err)
+	for _, k := range []struct{ name, key string }{
+		{"upstream-api-key", *f.upstreamAPIKey}, {"rpc-upstream-api-key", *f.rpcUpstreamKey},
+	} {
+		if err := httpcall.CheckBearer(k.key); err != nil {
+			return fmt.Errorf("%s: %w", secretOrigin(f.fs, f.env, k.name), err)
 		}
 	}
 	if *f.upstreamAPIKey != "" && !httpcall.IsHTTP(*f.upstream) {
