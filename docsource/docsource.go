@@ -378,6 +378,12 @@ func (s *DocSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, 
 	}
 	g.Go(func() error { return s.protocolConfig(gctx, b) })
 	if err := g.Wait(); err != nil {
+		if b.ProtocolConfig != nil {
+			// The bundle is fetched again; the config must come with it.
+			s.mu.Lock()
+			delete(s.epochs, b.Block.Header.EpochID)
+			s.mu.Unlock()
+		}
 		return nil, fmt.Errorf("height %d: %w", height, err)
 	}
 	return b, nil

@@ -238,13 +238,27 @@ func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle,
 	}
 	g.Go(func() error { return s.fetchChanges(gctx, b) })
 	g.Go(func() error { return s.fetchProtocolConfig(gctx, b) })
-	if err := g.Wait(); err != nil {
-		return nil, fmt.Errorf("height %d: %w", height, err)
+	err = g.Wait()
+	if err == nil {
+		err = s.fetchTxStatuses(ctx, b)
 	}
-	if err := s.fetchTxStatuses(ctx, b); err != nil {
+	if err != nil {
+		s.forgetEpoch(b)
 		return nil, fmt.Errorf("height %d: %w", height, err)
 	}
 	return b, nil
+}
+
+// forgetEpoch lets the next bundle of a failed bundle's epoch carry its
+// protocol config again when the failed one had it: a bundle that is not
+// returned is fetched again, and its epoch would otherwise never have its
+// config stored.
+func (s *NodeSource) forgetEpoch(b *bundle.Bundle) {
+	if b.ProtocolConfig != nil {
+		s.mu.Lock()
+		delete(s.epochs, b.Block.Header.EpochID)
+		s.mu.Unlock()
+	}
 }
 
 // fetchBlock fetches the block at height. UNKNOWN_BLOCK means the chain

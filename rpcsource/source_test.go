@@ -26,6 +26,9 @@ type laggingRPC struct {
 	head          atomic.Uint64
 	skippedHeight uint64
 	calls         atomic.Int64
+	// failChanges, while above 0, fails that many changes calls, each
+	// once the protocol config has been served.
+	failChanges, configs atomic.Int64
 }
 
 var _ rpcsource.RPC = (*laggingRPC)(nil)
@@ -45,8 +48,13 @@ func (r *laggingRPC) CallRaw(_ context.Context, method string, params any) (json
 		return json.RawMessage(fmt.Sprintf(`{"author":"a","header":{"height":%d,"hash":%q,"epoch_id":"e"},"chunks":[]}`,
 			h, storetest.BlockHash(h))), nil
 	case "EXPERIMENTAL_changes_in_block":
+		if r.failChanges.Add(-1) >= 0 {
+			wait.Until(10*time.Second, func() bool { return r.configs.Load() > 0 })
+			return nil, fmt.Errorf("an outage: %w", near.ErrUnavailable)
+		}
 		return json.RawMessage(`{"block_hash":"x","changes":[]}`), nil
 	case "EXPERIMENTAL_protocol_config":
+		r.configs.Add(1)
 		return json.RawMessage(`{"protocol_version":73}`), nil
 	}
 	return nil, errors.New("unexpected method " + method)
@@ -82,6 +90,28 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	require.Error(t, err)
 	require.NotErrorIs(t, err, bundle.ErrNoBlock)
 	require.ErrorContains(t, err, "still below it")
+}
+
+// TestNodeSourceRefetchedBundleCarriesItsEpochConfig: the first bundle of
+// an epoch carries its protocol config; when that bundle fails after the
+// config came (an outage), the bundle fetched again in its place carries
+// it, else the epoch would never have its config stored.
+func TestNodeSourceRefetchedBundleCarriesItsEpochConfig(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rpc := &laggingRPC{}
+	rpc.head.Store(5)
+	rpc.failChanges.Store(1)
+	src := simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: time.Millisecond}})
+	_, err := src.Bundle(ctx, 3)
+	require.Error(t, err)
+	require.Equal(t, int64(1), rpc.configs.Load(), "the failed bundle had fetched the config")
+	b, err := src.Bundle(ctx, 3)
+	require.NoError(t, err)
+	require.NotNil(t, b.ProtocolConfig, "the bundle fetched again carries the epoch's config")
+	b, err = src.Bundle(ctx, 4)
+	require.NoError(t, err)
+	require.Nil(t, b.ProtocolConfig, "once delivered, the epoch's config is not attached again")
 }
 
 var _ indexer.Source = (*rpcsource.NodeSource)(nil)
