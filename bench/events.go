@@ -57,7 +57,7 @@ func (e *benchEnv) lastBlock(ctx context.Context, h uint64) (uint64, error) {
 
 // activityPageSQL is the page an explorer asks for: 50 rows of an
 // account's activity, newest first, after the cursor of the last row it
-// showed (README, "Account activity").
+// showed (docs/database.md, "Token events and account activity").
 const activityPageSQL = `SELECT block_height, kind, ref_id, position, other_account_id, contract_id, amount
 FROM account_activity
 WHERE account_id = $1 AND (block_height, kind, ref_id, position) < ($2, $3, $4, $5)

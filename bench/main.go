@@ -1,5 +1,5 @@
 // Command bench measures Nearline against the physical limits of the machine
-// it runs on and prints one table (see README-section.md):
+// it runs on and prints one table (see docs/performance.md):
 //
 //	go run ./bench [--blocks 10000] [--runs 3] [--latency 50ms] [--latency-blocks 500]
 //
@@ -118,7 +118,7 @@ func main() {
 	flag.BoolVar(&o.realEvents, "real-events", true, "the real phase's indexer writes the explorer tables (nearline index --events)")
 	flag.IntVar(&o.clients, "clients", 16, "concurrent clients of the serving benchmark")
 	flag.DurationVar(&o.serveTime, "serve-time", 3*time.Second, "duration of one serving measurement")
-	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, split, serve, storage, events, replica real (default all but replica, which makes PostgreSQL clusters of its own; serve and storage need backfill)")
+	flag.StringVar(&only, "only", "", "comma-separated phases to run: backfill, latency, split, serve, storage, events, replica, real (default all but replica, which makes PostgreSQL clusters of its own; serve and storage need backfill)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each phase to PREFIX.<phase>.prof")
 	flag.BoolVar(&o.simProcess, "sim-process", true, "run the simulator in a child process (its in-memory chain then stays out of the indexer's garbage collections)")
 	flag.StringVar(&o.simListen, "sim-listen", "", "internal: be the simulator child process (the address is unused: it serves on loopback ports it prints)")

@@ -207,7 +207,7 @@ FROM (SELECT array_agg(index_in_block ORDER BY index_in_block) AS indexes,
 // receiptSQL and receiptToTxSQL join on the height as well as the shard or
 // hash (a receipt's chunk is new in the receipt's block; an outcome's
 // transaction status is at its tx_block_height): a join within one shard of
-// a database distributed by height (README, "A distributed PostgreSQL").
+// a database distributed by height (docs/scaling.md, "A distributed PostgreSQL").
 const receiptSQL = `
 SELECT c.doc, r.index_in_chunk
 FROM receipts r JOIN chunks c ON c.block_height = r.block_height AND c.shard_id = r.shard_id

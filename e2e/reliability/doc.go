@@ -1,5 +1,5 @@
-// Package reliability holds the end-to-end tests of the README's
-// Guarantees on the real nearline binary: SIGKILL and SIGTERM of index and
+// Package reliability holds the end-to-end tests of docs/guarantees.md
+// on the real nearline binary: SIGKILL and SIGTERM of index and
 // serve, faulty and forked upstreams, PostgreSQL connections terminated or
 // the server restarted, hostile input, and the serving load benchmark.
 // They are a package of their own so that e2e and they each stay well

@@ -2,6 +2,7 @@ package docs
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -160,26 +161,11 @@ func TestDocsNameTestsThatExist(t *testing.T) {
 	t.Parallel()
 	defined := map[string]bool{}
 	funcLine := regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*)\(`)
-	err := filepath.WalkDir(Root(), func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, m := range funcLine.FindAllStringSubmatch(string(b), -1) {
+	for _, text := range goFiles(t, "_test.go") {
+		for _, m := range funcLine.FindAllStringSubmatch(text, -1) {
 			defined[m[1]] = true
 		}
-		return nil
-	})
-	require.NoError(t, err)
+	}
 	var named int
 	for _, rel := range markdownFiles(t) {
 		if rel == "CHANGELOG.md" {
@@ -195,4 +181,76 @@ func TestDocsNameTestsThatExist(t *testing.T) {
 		require.Empty(t, missing, "%s names tests that no _test.go file defines", rel)
 	}
 	require.Greater(t, named, 30)
+}
+
+// goFiles returns the text of every Go file of the repository whose name
+// ends in suffix (outside .git and testdata), by its slash-separated path
+// from the root.
+func goFiles(t *testing.T, suffix string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(Root(), func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, suffix) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(Root(), path)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	require.NoError(t, err)
+	return files
+}
+
+var (
+	codeDocRef    = regexp.MustCompile(`([A-Za-z0-9_./-]+\.md)\b(?:, "([^"]+)")?`)
+	codeReadmeRef = regexp.MustCompile(`\(README, "([^"]+)"\)`)
+)
+
+// TestCodeNamesDocsThatExist: a Markdown file a Go file names (in a
+// comment or a message) exists, from the root or from the Go file's
+// folder, and a section it names as (docs/<file>, "Heading") or (README,
+// "Heading") is a heading of that file: documentation moved or renamed is
+// not left pointed at from the code.
+func TestCodeNamesDocsThatExist(t *testing.T) {
+	t.Parallel()
+	var named int
+	for rel, text := range goFiles(t, ".go") {
+		var refs [][2]string // file, heading
+		for _, m := range codeDocRef.FindAllStringSubmatch(text, -1) {
+			refs = append(refs, [2]string{m[1], m[2]})
+		}
+		for _, m := range codeReadmeRef.FindAllStringSubmatch(text, -1) {
+			refs = append(refs, [2]string{"README.md", m[1]})
+		}
+		for _, ref := range refs {
+			named++
+			file := ref[0]
+			if _, err := os.Stat(filepath.Join(Root(), filepath.FromSlash(file))); err != nil {
+				file = path.Join(path.Dir(rel), ref[0])
+				if _, err := os.Stat(filepath.Join(Root(), filepath.FromSlash(file))); err != nil {
+					t.Errorf("%s names %s, which does not exist", rel, ref[0])
+					continue
+				}
+			}
+			if ref[1] == "" {
+				continue
+			}
+			for anchor := range anchors("# " + ref[1]) {
+				if !anchors(Read(t, file))[anchor] {
+					t.Errorf("%s names section %q of %s, which has no such heading", rel, ref[1], file)
+				}
+			}
+		}
+	}
+	require.Greater(t, named, 20, "references found: the pattern may have stopped matching")
 }
