@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -35,7 +33,7 @@ func TestDocCommandsUseRealFlags(t *testing.T) {
 		flagsOf[c.name] = append(flagsOf[c.name], "h", "help")
 	}
 	checked := 0
-	for _, file := range docFiles(t) {
+	for _, file := range docs.Files(t) {
 		for _, block := range shellBlocks(docs.Read(t, file)) {
 			for _, m := range docCommand.FindAllStringSubmatch(block, -1) {
 				cmd, args := m[1], m[2]
@@ -81,7 +79,7 @@ func TestDocTablesPairFlagsWithTheirVariables(t *testing.T) {
 		}
 	}
 	checked := 0
-	for _, file := range docFiles(t) {
+	for _, file := range docs.Files(t) {
 		if file == "docs/cli.md" {
 			continue
 		}
@@ -129,19 +127,4 @@ func shellBlocks(text string) []string {
 		blocks = append(blocks, strings.ReplaceAll(body, "\\\n", " "))
 	}
 	return blocks
-}
-
-// docFiles are README.md and the documents of docs/, by their path from
-// the repository's root.
-func docFiles(t *testing.T) []string {
-	t.Helper()
-	files := []string{"README.md"}
-	entries, err := os.ReadDir(filepath.Join(docs.Root(), "docs"))
-	require.NoError(t, err)
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".md") {
-			files = append(files, "docs/"+e.Name())
-		}
-	}
-	return files
 }

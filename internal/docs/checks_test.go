@@ -17,14 +17,7 @@ import (
 // markdownFiles are the documents whose links and lines are checked.
 func markdownFiles(t *testing.T) []string {
 	t.Helper()
-	files := []string{"README.md", "CHANGELOG.md"}
-	matches, err := filepath.Glob(filepath.Join(Root(), "docs", "*.md"))
-	require.NoError(t, err)
-	require.NotEmpty(t, matches)
-	for _, m := range matches {
-		files = append(files, "docs/"+filepath.Base(m))
-	}
-	return files
+	return append(Files(t), "CHANGELOG.md")
 }
 
 var (

@@ -32,6 +32,21 @@ func Read(t testing.TB, rel string) string {
 	return string(b)
 }
 
+// Files returns README.md and the documents of docs/, by their
+// slash-separated paths from the root: what a reader is shown.
+func Files(t testing.TB) []string {
+	t.Helper()
+	matches, err := filepath.Glob(filepath.Join(Root(), "docs", "*.md"))
+	if err != nil || len(matches) == 0 {
+		t.Fatalf("list docs/*.md: %d files, %v", len(matches), err)
+	}
+	files := []string{"README.md"}
+	for _, m := range matches {
+		files = append(files, "docs/"+filepath.Base(m))
+	}
+	return files
+}
+
 // Section returns the section of rel that heading starts, heading line
 // included, and fails the test when rel has no such heading.
 func Section(t testing.TB, rel, heading string) string {
