@@ -34,14 +34,23 @@ import (
 func TestArchiveMatchesSimulator(t *testing.T) {
 	t.Parallel()
 	outcomes, _ := compareWithSimulator(t, sim.Config{Seed: 11, Shards: 3, TxsPerBlock: 6, SkipRate: 0.1, MissingChunkRate: 0.1, MaxHeight: 40}, extra{})
-	// The comparison must cover real answers, not only errors.
-	for _, kind := range []string{"block ok", "chunk ok", "query/call_function ok", "query/view_state ok", "tx ok", "changes ok",
-		"EXPERIMENTAL_receipt ok", "EXPERIMENTAL_receipt_to_tx ok", "EXPERIMENTAL_congestion_level ok",
+	requireOutcomes(t, outcomes, verifytest.AnsweredKinds(),
 		"EXPERIMENTAL_congestion_level UNKNOWN_CHUNK", "EXPERIMENTAL_congestion_level INVALID_SHARD_ID",
-		"EXPERIMENTAL_congestion_level UNKNOWN_BLOCK", congestedOutcome} {
-		require.Positive(t, outcomes[kind], "no %q among %v", kind, outcomes)
-	}
+		"EXPERIMENTAL_congestion_level UNKNOWN_BLOCK", congestedOutcome)
 	t.Logf("%d of %d congestion levels are not zero", outcomes[congestedOutcome], outcomes["EXPERIMENTAL_congestion_level ok"])
+}
+
+// requireOutcomes fails unless the comparison covered real answers, not
+// only errors: a result ("<kind> ok") of every kind of request in kinds,
+// and at least one of each outcome in more.
+func requireOutcomes(t *testing.T, outcomes map[string]int, kinds []string, more ...string) {
+	t.Helper()
+	for _, kind := range kinds {
+		require.Positive(t, outcomes[kind+" ok"], "no result of %s among %v", kind, outcomes)
+	}
+	for _, outcome := range more {
+		require.Positive(t, outcomes[outcome], "no %q among %v", outcome, outcomes)
+	}
 }
 
 // congestedOutcome counts, among compareWithSimulator's outcomes, the
@@ -208,15 +217,13 @@ func isCongested(r verify.Request, resp []byte) bool {
 // (near.Response's members in order): what follows is the result.
 const resultPrefix = `{"jsonrpc":"2.0","result":`
 
-// outcomeOf names a response for the summary: "<method> ok" or
-// "<method> <CAUSE>", a query named with its request type. A result is
-// told by its envelope's start, so that a large one (a contract's code) is
-// not decoded again.
+// outcomeOf names a response for the summary: "<kind> ok" or "<kind>
+// <CAUSE>", the kind being the method with a query's request type or a
+// changes request's changes type (verify.Request.Kind). A result is told
+// by its envelope's start, so that a large one (a contract's code) is not
+// decoded again.
 func outcomeOf(r verify.Request, resp []byte) string {
-	name := r.Method
-	if strings.HasPrefix(r.Kind, "query/") {
-		name = r.Kind
-	}
+	name := r.Kind
 	if bytes.HasPrefix(resp, []byte(resultPrefix)) {
 		if r.Method == "query" && bytes.Contains(resp, []byte(`"error":`)) {
 			return name + " legacy-error"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/verify/verifytest"
 )
 
 // TestArchiveMatchesSimulatorAcrossSplits compares the archive with a
@@ -26,11 +27,8 @@ func TestArchiveMatchesSimulatorAcrossSplits(t *testing.T) {
 	cfg := sim.Config{Seed: 9, Shards: 3, TxsPerBlock: 8, SkipRate: 0.1, MissingChunkRate: 0.3, MaxHeight: 100,
 		EpochLength: 20, ReshardAt: []uint64{30, 41, 70}, ProtocolVersion: 77}
 	outcomes, chain := compareWithSimulator(t, cfg, extra{})
-	for _, kind := range []string{"block ok", "chunk ok", "chunk INVALID_SHARD_ID", "query/call_function ok", "query/view_state ok",
-		"tx ok", "changes ok", "EXPERIMENTAL_protocol_config ok", "EXPERIMENTAL_congestion_level ok",
-		"EXPERIMENTAL_congestion_level INVALID_SHARD_ID", "query/view_global_contract_code ok", "query/view_code ok"} {
-		require.Positive(t, outcomes[kind], "no %q among %v", kind, outcomes)
-	}
+	requireOutcomes(t, outcomes, append(verifytest.AnsweredKinds(), verifytest.GlobalKinds()...),
+		"chunk INVALID_SHARD_ID", "EXPERIMENTAL_congestion_level INVALID_SHARD_ID")
 
 	// The chain compared did what the comparison is meant to cover: the
 	// layout changed at three epoch starts, and some child repeated its

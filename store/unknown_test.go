@@ -151,6 +151,32 @@ func TestGlobalContractDistributionIsKeptAndTimed(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrNotFound, "deployed by account id, not by hash")
 }
 
+// TestUnknownReceiptKindIsStoredAndCounted commits a chunk carrying a
+// receipt of a kind Nearline does not model: the commit goes through, the
+// kind is counted once, and EXPERIMENTAL_receipt's read gives the receipt
+// back byte for byte, as the chunk carried it.
+func TestUnknownReceiptKindIsStoredAndCounted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const text = `{"predecessor_id":"system","receiver_id":"alice.near","receipt_id":"9b5y1pbYz4cMBFFxAgTDPk6ib4YVS1bsmEAhNPdUCyQQ","receipt":{"FutureReceipt":{"payload":[1,2],"note":"x"}},"priority":0}`
+	var future near.ReceiptView
+	require.NoError(t, json.Unmarshal([]byte(text), &future))
+	require.NotNil(t, future.Receipt.Other, "the kind is one Nearline does not model")
+	s := storetest.NewStore(t)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 3, Edit: func(b *bundle.Bundle) {
+		if b.Height() == 2 {
+			b.Chunks[0].View.Receipts = append(b.Chunks[0].View.Receipts, future)
+			b.Chunks[0].JSON = nil // stored as encoded from the view
+		}
+	}})
+	commitRange(t, s, c, 1, 1, 0)
+	stats := commitRange(t, s, c, 2, 3, 1)
+	require.Equal(t, map[string]int{"receipt:FutureReceipt": 1}, stats.Unknown)
+	got, err := s.Receipt(ctx, "9b5y1pbYz4cMBFFxAgTDPk6ib4YVS1bsmEAhNPdUCyQQ")
+	require.NoError(t, err)
+	require.Equal(t, text, string(got), "served as the chunk carried it")
+}
+
 // TestNewLabelsAreAddedInOrder: a change type, a cause and an action kind
 // the enum types do not have yet are added by the commit that first writes
 // them, in their byte-order place, once (a second store, with nothing

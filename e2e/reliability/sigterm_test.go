@@ -4,10 +4,12 @@ package reliability
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -70,15 +72,35 @@ func TestReliabilityIndexSIGTERM(t *testing.T) {
 }
 
 // heightColumns are the columns that tie a row to the block that wrote it
-// (outcomes by the block of their transaction: a receipt's own block may
-// be later).
+// where that is not block_height: outcomes and token events by the block
+// of their transaction (a receipt's own block may be later), activity by
+// the block whose commit wrote it.
 var heightColumns = map[string]string{
-	"blocks": "height", "skipped_heights": "next_height", "block_chunks": "block_height",
-	"chunks": "block_height", "transactions": "block_height", "receipts": "block_height",
-	"actions": "block_height", "execution_outcomes": "tx_block_height", "transaction_statuses": "block_height",
-	"state_changes": "block_height", "block_changes": "block_height", "account_history": "block_height",
-	"access_key_history": "block_height", "contract_data_history": "block_height",
-	"contract_code_history": "block_height", "protocol_configs": "first_height",
+	"blocks": "height", "skipped_heights": "next_height", "protocol_configs": "first_height", "account_bases": "height",
+	"execution_outcomes": "tx_block_height", "ft_events": "tx_block_height", "nft_events": "tx_block_height",
+	"mt_events": "tx_block_height", "account_activity": "source_height",
+}
+
+// blockTables returns every table and view of the schema whose rows a
+// block's commit writes, with the column that names that block: those of
+// heightColumns, and every other one with a block_height column, so that a
+// table added later is checked too.
+func blockTables(ctx context.Context, t *testing.T, conn *pgx.Conn) map[string]string {
+	t.Helper()
+	rows, _ := conn.Query(ctx, `SELECT c.relname::text FROM pg_class c
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'block_height' AND NOT a.attisdropped
+		WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v') AND NOT c.relispartition`)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(names) < 10 {
+		t.Fatalf("list the tables with a block_height: %d found, %v", len(names), err)
+	}
+	tables := maps.Clone(heightColumns)
+	for _, name := range names {
+		if _, ok := tables[name]; !ok {
+			tables[name] = "block_height"
+		}
+	}
+	return tables
 }
 
 // requireConsistent checks that the cursor names the highest stored block,
@@ -116,7 +138,7 @@ func requireConsistent(t *testing.T, dbURL string) uint64 {
 	if top != cursor || topHash != cursorHash {
 		t.Errorf("cursor %d %s, highest block %d %s", cursor, cursorHash, top, topHash)
 	}
-	for table, col := range heightColumns {
+	for table, col := range blockTables(ctx, t, conn) {
 		var above int64
 		q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE %s > $1`, pgx.Identifier{table}.Sanitize(), pgx.Identifier{col}.Sanitize())
 		if err := conn.QueryRow(ctx, q, cursor).Scan(&above); err != nil {
