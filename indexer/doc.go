@@ -83,5 +83,4 @@
 // Source (TxStatus) and has the Sink replace those that are FINAL now, with
 // their execution outcomes (UpdateTxStatus). One the upstream no longer has
 // (a *near.Error) keeps its stored status; any other error stops Run.
-
 package indexer

@@ -91,7 +91,7 @@
 //
 // *FunctionCallError keeps nearcore's variant (CompilationError, LinkError,
 // MethodResolveError, WasmTrap, HostError) and display text, and offers the
-// three renderings the RPC needs:
+// two renderings the RPC needs:
 //   - MarshalJSON: nearcore's public view for cause.info.vm_error, e.g.
 //     {"MethodResolveError":"MethodNotFound"},
 //     {"CompilationError":{"PrepareError":"Deserialization"}} and, for host

@@ -45,8 +45,8 @@
 //   - GET /status answers the bare status JSON; GET /health answers 200 with
 //     an empty body, or 503. GET /metrics serves Config.Metrics when set.
 //   - Methods no Backend answers (send_tx, light client, network info, ...),
-//     the `query` request types no Backend answers (gas keys, global
-//     contract code), and Backend errors of type *ForwardError are forwarded
+//     the `query` request types no Backend answers (view_gas_key and
+//     view_gas_key_list), and Backend errors of type *ForwardError are forwarded
 //     to Config.Forward verbatim when it is set; without it they get
 //     NotServed / QueryNotServed (HANDLER_ERROR, cause NOT_SERVED), never
 //     METHOD_NOT_FOUND, which is only for names nearcore does not have.

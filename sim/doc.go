@@ -22,9 +22,9 @@
 //
 // Invariants a reader must know:
 //   - Determinism: the chain is a function of the Config fields marked
-//     "chain" (Seed, Shards, GenesisHeight, EpochLength, ProtocolVersion,
-//     ChainID, SkipRate, MissingChunkRate, TxsPerBlock, NoContracts, ForkAt,
-//     YieldTimeout, ReshardAt).
+//     "chain" (Seed, Shards, GenesisHeight, GenesisTime, EpochLength,
+//     ProtocolVersion, ChainID, SkipRate, MissingChunkRate, TxsPerBlock,
+//     DeployRate, NoContracts, ForkAt, YieldTimeout, ReshardAt).
 //     Two nodes with the same ones serve byte-identical JSON for every block,
 //     chunk, change, query and transaction. Timestamps derive from a fixed
 //     genesis time, never from the clock; only `status` (uptime) and fault

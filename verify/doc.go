@@ -27,7 +27,7 @@
 //     documents (the legacy `code`, `message` and `data` are not compared).
 //   - A request the archive would forward upstream (rpcserve.ForwardError:
 //     older than the archive, not stored) is counted as forwarded, not
-//     compared: `nearline serve --upstream` would pass it to the node.
+//     compared: `nearline serve --forward-url` would pass it to the node.
 //   - A node that cannot be reached, or answers something that is not a
 //     JSON-RPC response, stops the run with ErrUnreachable; differences
 //     never do.
