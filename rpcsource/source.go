@@ -262,11 +262,15 @@ func (s *NodeSource) forgetEpoch(b *bundle.Bundle) {
 }
 
 // fetchBlock fetches the block at height. UNKNOWN_BLOCK means the chain
-// skipped the height only when the answering upstream's final head is at or
-// above it: an upstream that is behind (after a failover) is asked again
-// until it catches up, so a lagging node never makes a height look skipped.
+// skipped the height only when the upstream's final head was already at or
+// above it when the block was asked for: an upstream that is behind (after
+// a failover, or restarted and catching up) is asked again until it
+// catches up, and a head seen above the height only after an UNKNOWN_BLOCK
+// (the block may have come between the two calls) is followed by one more
+// ask, so a lagging node never makes a height look skipped.
 func (s *NodeSource) fetchBlock(ctx context.Context, height uint64) (json.RawMessage, error) {
 	wait := s.cfg.TxPollInterval
+	headPassed := false // a final head at or above height was seen before this ask
 	for attempt := 0; ; attempt++ {
 		raw, err := s.rpc.CallRaw(ctx, "block", map[string]uint64{"block_id": height})
 		if err == nil {
@@ -275,12 +279,16 @@ func (s *NodeSource) fetchBlock(ctx context.Context, height uint64) (json.RawMes
 		if !near.IsUnknownBlock(err) {
 			return nil, fmt.Errorf("fetch block %d: %w", height, err)
 		}
+		if headPassed {
+			return nil, fmt.Errorf("block %d: %w", height, bundle.ErrNoBlock)
+		}
 		head, herr := s.FinalHead(ctx)
 		if herr != nil {
 			return nil, fmt.Errorf("confirm block %d is skipped: %w", height, herr)
 		}
 		if head >= height {
-			return nil, fmt.Errorf("block %d: %w", height, bundle.ErrNoBlock)
+			headPassed = true
+			continue // ask once more: a final head is past the height for good
 		}
 		if attempt >= s.cfg.BehindRetries {
 			return nil, fmt.Errorf("block %d: upstream final head %d is still below it", height, head)

@@ -29,6 +29,10 @@ type laggingRPC struct {
 	// failChanges, while above 0, fails that many changes calls, each
 	// once the protocol config has been served.
 	failChanges, configs atomic.Int64
+	// produceOnMiss, when set, is the head a block call the upstream
+	// cannot answer yet moves it to: the upstream produces blocks between
+	// two calls, as a node catching up (or a restarted one) does.
+	produceOnMiss atomic.Uint64
 }
 
 var _ rpcsource.RPC = (*laggingRPC)(nil)
@@ -43,6 +47,9 @@ func (r *laggingRPC) CallRaw(_ context.Context, method string, params any) (json
 		}
 		h, ok := p["block_id"]
 		if !ok || h > r.head.Load() || h == r.skippedHeight {
+			if next := r.produceOnMiss.Load(); next > r.head.Load() {
+				r.head.Store(next)
+			}
 			return nil, near.UnknownBlock(near.HeightID(h))
 		}
 		return json.RawMessage(fmt.Sprintf(`{"author":"a","header":{"height":%d,"hash":%q,"epoch_id":"e"},"chunks":[]}`,
@@ -84,9 +91,18 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(12), b.Height())
 
+	// The block is produced between the source's two calls: UNKNOWN_BLOCK,
+	// then a final head above it. A height the head passed after the block
+	// was asked for is asked again, not taken as skipped.
+	rpc.produceOnMiss.Store(30)
+	b, err = src.Bundle(ctx, 25)
+	require.NoError(t, err, "a block produced between the block call and the head call is no skipped height")
+	require.Equal(t, uint64(25), b.Height())
+	rpc.produceOnMiss.Store(0)
+
 	// An upstream that never catches up is an error, not a skipped height.
 	src = simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: time.Millisecond, BehindRetries: 3}})
-	_, err = src.Bundle(ctx, 20)
+	_, err = src.Bundle(ctx, 40)
 	require.Error(t, err)
 	require.NotErrorIs(t, err, bundle.ErrNoBlock)
 	require.ErrorContains(t, err, "still below it")
