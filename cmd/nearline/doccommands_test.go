@@ -92,11 +92,9 @@ func TestDocTablesPairFlagsWithTheirVariables(t *testing.T) {
 			if env == nil || !docEnvOfFlag.MatchString(env[1]) {
 				continue
 			}
-			var defs []string
-			var flags []string
+			var flags, defs []string // the row's flags, and the defaults -h prints for them with env
 			for _, f := range backticked.FindAllStringSubmatch(cells[0], -1) {
-				name, ok := strings.CutPrefix(f[1], "--")
-				if ok {
+				if name, ok := strings.CutPrefix(f[1], "--"); ok {
 					flags = append(flags, name)
 					defs = append(defs, defaults[flagKey{name, env[1]}]...)
 				}
@@ -106,8 +104,9 @@ func TestDocTablesPairFlagsWithTheirVariables(t *testing.T) {
 			}
 			checked++
 			require.NotEmpty(t, defs, "%s: no flag of %v reads %s:\n%s", file, flags, env[1], m[0])
-			if def := backticked.FindStringSubmatch(strings.TrimSpace(cells[2])); def != nil && strings.HasPrefix(strings.TrimSpace(cells[2]), "`") {
-				require.Contains(t, defs, def[1], "%s: the default shown for %v is not the one -h prints:\n%s", file, flags, m[0])
+			if shown := strings.TrimSpace(cells[2]); strings.HasPrefix(shown, "`") {
+				def := backticked.FindStringSubmatch(shown)[1]
+				require.Contains(t, defs, def, "%s: the default shown for %v is not the one -h prints:\n%s", file, flags, m[0])
 			}
 		}
 	}
