@@ -142,21 +142,8 @@ func migratedSchema(t *testing.T) map[string][]string {
 	conn, err := pgx.Connect(ctx, storetest.NewDatabaseURL(t))
 	require.NoError(t, err)
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT c.relname, array_agg(a.attname::text ORDER BY a.attnum)
-		FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-		WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v') AND NOT c.relispartition
-		  AND c.relname <> 'goose_db_version'
-		GROUP BY c.relname ORDER BY c.relname`)
-	require.NoError(t, err)
-	var table string
-	var columns []string
-	schema := map[string][]string{}
-	_, err = pgx.ForEachRow(rows, []any{&table, &columns}, func() error {
-		schema[table] = columns
-		return nil
-	})
-	require.NoError(t, err)
-	require.Contains(t, schema, "blocks", "the catalog query found no schema")
+	schema := storetest.Columns(t, conn)
+	delete(schema, "goose_db_version")
 	return schema
 }
 

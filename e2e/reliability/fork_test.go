@@ -136,7 +136,7 @@ func requireNothingFrom(t *testing.T, dbURL string, height uint64) {
 	t.Helper()
 	ctx, conn, done := connect(t, dbURL, time.Minute)
 	defer done()
-	for table, col := range blockTables(ctx, t, conn) {
+	for table, col := range blockTables(t, conn) {
 		var n int64
 		q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE %s >= $1`, pgx.Identifier{table}.Sanitize(), pgx.Identifier{col}.Sanitize())
 		if err := conn.QueryRow(ctx, q, int64(height)).Scan(&n); err != nil {

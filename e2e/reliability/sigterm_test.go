@@ -4,7 +4,6 @@ package reliability
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,19 +85,12 @@ var heightColumns = map[string]string{
 // block's commit writes, with the column that names that block: those of
 // heightColumns, and every other one with a block_height column, so that a
 // table added later is checked too.
-func blockTables(ctx context.Context, t *testing.T, conn *pgx.Conn) map[string]string {
+func blockTables(t *testing.T, conn *pgx.Conn) map[string]string {
 	t.Helper()
-	rows, _ := conn.Query(ctx, `SELECT c.relname::text FROM pg_class c
-		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'block_height' AND NOT a.attisdropped
-		WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v') AND NOT c.relispartition`)
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(names) < 10 {
-		t.Fatalf("list the tables with a block_height: %d found, %v", len(names), err)
-	}
 	tables := maps.Clone(heightColumns)
-	for _, name := range names {
-		if _, ok := tables[name]; !ok {
-			tables[name] = "block_height"
+	for table, columns := range storetest.Columns(t, conn) {
+		if _, ok := tables[table]; !ok && slices.Contains(columns, "block_height") {
+			tables[table] = "block_height"
 		}
 	}
 	return tables
@@ -138,7 +131,7 @@ func requireConsistent(t *testing.T, dbURL string) uint64 {
 	if top != cursor || topHash != cursorHash {
 		t.Errorf("cursor %d %s, highest block %d %s", cursor, cursorHash, top, topHash)
 	}
-	for table, col := range blockTables(ctx, t, conn) {
+	for table, col := range blockTables(t, conn) {
 		var above int64
 		q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE %s > $1`, pgx.Identifier{table}.Sanitize(), pgx.Identifier{col}.Sanitize())
 		if err := conn.QueryRow(ctx, q, cursor).Scan(&above); err != nil {

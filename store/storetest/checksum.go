@@ -71,6 +71,35 @@ func TableSums(t testing.TB, db Querier, skip ...string) map[string]Sum {
 	return sums
 }
 
+// Columns returns the columns of every table and view of db's public
+// schema (a partitioned table as a whole, its partitions left out), in
+// their order, by table: what the migrations left, read from pg_catalog.
+func Columns(t testing.TB, db Querier) map[string][]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows, err := db.Query(ctx, `SELECT c.relname::text, array_agg(a.attname::text ORDER BY a.attnum)
+		FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v') AND NOT c.relispartition
+		GROUP BY c.relname`)
+	if err != nil {
+		t.Fatalf("storetest: list columns: %v", err)
+	}
+	var table string
+	var columns []string
+	schema := map[string][]string{}
+	if _, err := pgx.ForEachRow(rows, []any{&table, &columns}, func() error {
+		schema[table] = columns
+		return nil
+	}); err != nil {
+		t.Fatalf("storetest: list columns: %v", err)
+	}
+	if _, ok := schema["blocks"]; !ok {
+		t.Fatalf("storetest: no blocks table among %d: is the database migrated?", len(schema))
+	}
+	return schema
+}
+
 // tableColumns returns a table's columns less those skipped, and the
 // order its rows are checksummed in: its primary key, or with none the
 // row's text; all quoted.
