@@ -147,18 +147,20 @@ func (r *rowSet) findBases() {
 // decompressed for each read. The earliest base of an account wins;
 // re-committing heights never moves it later.
 const recordBasesSQL = `
-WITH cand AS MATERIALIZED (
+WITH listed AS MATERIALIZED (
+    -- The receipts by their ids alone: with receiver_id in the condition
+    -- the planner ANDs in an index by receiver, whose matches grow with
+    -- the account's history. A receipt is listed in a chunk at or below
+    -- the height it runs at ($8, the highest candidate's): saying so
+    -- prunes the partitions above. A query of its own, not a lateral
+    -- join: receipts are distributed by height on a Citus archive.
+    SELECT receipt_id, block_height, shard_id, index_in_chunk, predecessor_id, receiver_id
+    FROM receipts WHERE receipt_id = ANY($3::text[]) AND block_height <= $8
+), cand AS MATERIALIZED (
     SELECT c.account_id, c.block_height, c.keys_or_code, r.block_height AS receipt_height, r.shard_id,
            r.index_in_chunk, r.predecessor_id
     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::boolean[]) AS c(account_id, block_height, receipt_id, keys_or_code)
-    -- The receipt by its id alone: with receiver_id in the join condition
-    -- the planner ANDs in an index by receiver, whose matches grow with
-    -- the account's history. A receipt is listed in a chunk at or below
-    -- the height it runs at: saying so prunes the partitions above.
-    JOIN LATERAL (
-        SELECT r.* FROM receipts r
-        WHERE r.receipt_id = c.receipt_id AND r.block_height <= c.block_height OFFSET 0
-    ) r ON r.receiver_id = c.account_id
+    JOIN listed r ON r.receipt_id = c.receipt_id AND r.block_height <= c.block_height AND r.receiver_id = c.account_id
 ), acts AS MATERIALIZED (
     SELECT c.block_height, c.shard_id, a.parent_index,
            bool_or(a.kind = 'CreateAccount' AND a.delegate_parent_index IS NULL) AS creates,
@@ -211,13 +213,15 @@ func recordBases(ctx context.Context, tx pgx.Tx, found []accountBase, remote []b
 		fAccounts, fSources  []string
 		fHeights             []int64
 	)
+	var highest int64
 	for _, c := range remote {
 		cAccounts, cHeights, cReceipts, cKeys = append(cAccounts, c.account), append(cHeights, c.height), append(cReceipts, c.receipt), append(cKeys, c.keysOrCode)
+		highest = max(highest, c.height)
 	}
 	for _, b := range found {
 		fAccounts, fHeights, fSources = append(fAccounts, b.account), append(fHeights, b.height), append(fSources, b.source)
 	}
-	if _, err := tx.Exec(ctx, recordBasesSQL, cAccounts, cHeights, cReceipts, cKeys, fAccounts, fHeights, fSources); err != nil {
+	if _, err := tx.Exec(ctx, recordBasesSQL, cAccounts, cHeights, cReceipts, cKeys, fAccounts, fHeights, fSources, highest); err != nil {
 		return fmt.Errorf("record account bases: %w", err)
 	}
 	return nil

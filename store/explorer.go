@@ -242,18 +242,58 @@ func (r *rowSet) finishExplorer() {
 // executed at or below highest, the highest stored block (not only below this
 // batch: a range filled below another one writes events executed in
 // blocks the range above committed before; a row whose block is in a gap
-// stays NULL). The partial index finds the rows, and each looks its block
-// up by key: a join could scan blocks.
+// stays NULL). The partial indexes find the untimed rows' heights, the
+// blocks are read by height, and each table is set from those two lists:
+// the rows are keyed by their transaction's height, not their block's, so
+// a join with blocks would not stay on one shard of a distributed archive
+// (docs/database.md, "A distributed PostgreSQL").
 func fillEventTimes(ctx context.Context, tx pgx.Tx, highest int64) error {
+	rows, err := tx.Query(ctx, untimedHeightsSQL, highest)
+	if err != nil {
+		return fmt.Errorf("find untimed token events: %w", err)
+	}
+	untimed, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("find untimed token events: %w", err)
+	}
+	if len(untimed) == 0 {
+		return nil
+	}
+	var (
+		heights []int64
+		times   []time.Time
+		height  int64
+		at      time.Time
+	)
+	rows, err = tx.Query(ctx, `SELECT height, block_time FROM blocks WHERE height = ANY($1)`, untimed)
+	if err != nil {
+		return fmt.Errorf("read block times: %w", err)
+	}
+	if _, err := pgx.ForEachRow(rows, []any{&height, &at}, func() error {
+		heights, times = append(heights, height), append(times, at)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read block times: %w", err)
+	}
+	if len(heights) == 0 {
+		return nil
+	}
 	for _, t := range explorerTableNames {
-		q := fmt.Sprintf(`UPDATE %s e SET block_time = (SELECT b.block_time FROM blocks b WHERE b.height = e.block_height)
-			WHERE e.block_time IS NULL AND e.block_height <= $1`, t)
-		if _, err := tx.Exec(ctx, q, highest); err != nil {
+		q := fmt.Sprintf(`UPDATE %s SET block_time = ($2::timestamptz[])[array_position($1::bigint[], block_height)]
+			WHERE block_time IS NULL AND block_height = ANY($1::bigint[])`, t)
+		if _, err := tx.Exec(ctx, q, heights, times); err != nil {
 			return fmt.Errorf("fill block times of %s: %w", t, err)
 		}
 	}
 	return nil
 }
+
+// untimedHeightsSQL lists the heights of the event rows of
+// explorerTableNames without a block time, at or below $1.
+const untimedHeightsSQL = `
+SELECT block_height FROM ft_events WHERE block_time IS NULL AND block_height <= $1
+UNION SELECT block_height FROM nft_events WHERE block_time IS NULL AND block_height <= $1
+UNION SELECT block_height FROM mt_events WHERE block_time IS NULL AND block_height <= $1`
 
 // replaceTxEvents replaces the token events of a transaction's status (a
 // newer answer lists more outcomes) and adds their activity. The block

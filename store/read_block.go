@@ -255,16 +255,22 @@ func (s *Store) ReceiptTx(ctx context.Context, receiptID string) (txHash, signer
 	return txHash, signerID, nil
 }
 
+// txStatusSQL finds a transaction's status by hash and signer: on a
+// distributed archive every shard of the block group looks in its own
+// index, and the document is joined on the shard the status is on.
+const txStatusSQL = `
+SELECT s.index_in_block, d.statuses
+FROM transaction_statuses s JOIN block_tx_statuses d ON d.block_height = s.block_height
+WHERE s.tx_hash = $1 AND s.signer_id = $2
+ORDER BY s.block_height LIMIT 1`
+
 // TxStatus returns the stored EXPERIMENTAL_tx_status result.
 func (s *Store) TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error) {
 	var (
 		index int32
 		doc   []byte
 	)
-	err := s.pool.QueryRow(ctx, `SELECT s.index_in_block, d.statuses
-		FROM transaction_statuses s JOIN block_tx_statuses d ON d.block_height = s.block_height
-		WHERE s.tx_hash = $1 AND s.signer_id = $2
-		ORDER BY s.block_height LIMIT 1`, txHash, signerID).Scan(&index, &doc)
+	err := s.pool.QueryRow(ctx, txStatusSQL, txHash, signerID).Scan(&index, &doc)
 	if err != nil {
 		return nil, notFound(err, "transaction "+txHash)
 	}

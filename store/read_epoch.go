@@ -42,9 +42,17 @@ func (s *Store) EpochStart(ctx context.Context, height uint64) (start uint64, pr
 	if err != nil {
 		return 0, false, err
 	}
-	const prevSQL = `SELECT EXISTS (SELECT 1 FROM blocks p WHERE p.height = b.prev_height) FROM blocks b WHERE b.height = $1`
-	if err := s.pool.QueryRow(ctx, prevSQL, int64(start)).Scan(&prevStored); err != nil {
+	// Two reads by height, each on one shard of a distributed archive (a
+	// subquery correlated on prev_height would not be).
+	var prev *int64
+	if err := s.pool.QueryRow(ctx, `SELECT prev_height FROM blocks WHERE height = $1`, int64(start)).Scan(&prev); err != nil {
 		return 0, false, notFound(err, fmt.Sprintf("block %d", start))
+	}
+	if prev == nil {
+		return start, false, nil
+	}
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blocks WHERE height = $1)`, *prev).Scan(&prevStored); err != nil {
+		return 0, false, fmt.Errorf("look up block %d: %w", *prev, err)
 	}
 	return start, prevStored, nil
 }

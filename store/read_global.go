@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/nearline/nearline/near"
 )
@@ -20,40 +23,66 @@ type ShardWindow struct {
 	From, To     uint64
 }
 
-// The newest distribution of the identifier in one of the windows whose
-// executing shard has had a chunk since (a receipt executes at its
-// target shard's next chunk); a higher nonce wins when the upstream gives
-// one, then the later receipt.
-const globalCodeInSQL = `
-SELECT d.code_hash, c.code
+// globalCandidatesSQL lists the distributions of the identifier in one of
+// the windows, newest first: a higher nonce wins when the upstream gives
+// one, then the later receipt. Each is taken when its window's executing
+// shard has had a chunk since (a receipt executes at its target shard's
+// next chunk).
+const globalCandidatesSQL = `
+SELECT d.code_hash, GREATEST(d.block_height, w.lo), w.hi, w.exec
 FROM unnest($3::int[], $4::int[], $5::bigint[], $6::bigint[]) AS w(target, exec, lo, hi)
 JOIN global_contract_distributions d
   ON d.identifier = $1 AND d.identifier_kind = $2 AND d.target_shard = w.target AND d.block_height <= w.hi
-JOIN contract_codes c ON c.code_hash = d.code_hash
-WHERE EXISTS (SELECT 1 FROM chunks ch
-              WHERE ch.block_height >= GREATEST(d.block_height, w.lo) AND ch.block_height <= w.hi AND ch.shard_id = w.exec)
-ORDER BY d.nonce DESC NULLS LAST, d.block_height DESC, d.index_in_chunk DESC
-LIMIT 1`
+ORDER BY d.nonce DESC NULLS LAST, d.block_height DESC, d.index_in_chunk DESC`
 
 // GlobalContractCodeIn returns the newest global contract code id names
 // that reached a shard through one of windows, and its hash; ErrNotFound
-// when none did.
+// when none did. The distributions (a reference table) are listed first,
+// then each one's chunk and code are looked up on their own: on a
+// distributed archive a subquery over chunks by a height range, correlated
+// with the list, could not be planned.
 func (s *Store) GlobalContractCodeIn(ctx context.Context, id near.GlobalContractID, windows []ShardWindow) ([]byte, string, error) {
-	var (
-		hash string
-		code []byte
-	)
 	targets, execs := make([]int32, len(windows)), make([]int32, len(windows))
 	los, his := make([]int64, len(windows)), make([]int64, len(windows))
 	for i, w := range windows {
 		targets[i], execs[i], los[i], his[i] = int32(w.Target), int32(w.Exec), int64(w.From), int64(w.To)
 	}
 	what := fmt.Sprintf("global contract %s %s in %v", id.Kind(), id.Value(), windows)
-	err := s.pool.QueryRow(ctx, globalCodeInSQL, id.Value(), id.Kind(), targets, execs, los, his).Scan(&hash, &code)
-	if err != nil {
-		return nil, "", notFound(err, what)
+	type candidate struct {
+		Hash  string
+		From  int64
+		To    int64
+		Shard int32
 	}
-	return code, hash, nil
+	rows, err := s.pool.Query(ctx, globalCandidatesSQL, id.Value(), id.Kind(), targets, execs, los, his)
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", what, err)
+	}
+	candidates, err := pgx.CollectRows(rows, pgx.RowToStructByPos[candidate])
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", what, err)
+	}
+	for _, c := range candidates {
+		var executed bool
+		err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE block_height >= $1 AND block_height <= $2 AND shard_id = $3)`,
+			c.From, c.To, c.Shard).Scan(&executed)
+		if err != nil {
+			return nil, "", fmt.Errorf("read %s: %w", what, err)
+		}
+		if !executed {
+			continue
+		}
+		var code []byte
+		err = s.pool.QueryRow(ctx, `SELECT code FROM contract_codes WHERE code_hash = $1`, c.Hash).Scan(&code)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			continue
+		case err != nil:
+			return nil, "", fmt.Errorf("read %s: %w", what, err)
+		}
+		return code, c.Hash, nil
+	}
+	return nil, "", fmt.Errorf("%s: %w", what, ErrNotFound)
 }
 
 // LayoutSpan is a shard layout and the first indexed height of the

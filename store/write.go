@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/nearline/nearline/bundle"
 )
 
@@ -234,9 +233,12 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error
 		return int(n), nil
 	}
 	// Most batches conflict with nothing: try a plain COPY inside a
-	// savepoint, and only on a unique violation load through a staging
-	// table with the ON CONFLICT clause (large values are then written
-	// once, not twice).
+	// savepoint, and only when it fails load through a staging table with
+	// the ON CONFLICT clause (large values are then written once, not
+	// twice). Any failure takes the staging path, not only a unique
+	// violation's SQLSTATE: a Citus coordinator reports a worker's as
+	// XX000. An error that is not a conflict fails the staged load too,
+	// and that error is returned.
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("savepoint for %s: %w", t.name, err)
@@ -248,12 +250,8 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error
 		}
 		return int(n), nil
 	}
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
-		return 0, fmt.Errorf("copy %s: %w", t.name, err)
-	}
-	if err := sp.Rollback(ctx); err != nil {
-		return 0, fmt.Errorf("roll back to savepoint for %s: %w", t.name, err)
+	if rbErr := sp.Rollback(ctx); rbErr != nil {
+		return 0, fmt.Errorf("copy %s: %w", t.name, errors.Join(err, rbErr))
 	}
 	stage := "stage_" + t.name
 	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE IF NOT EXISTS %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DELETE ROWS", stage, t.name)); err != nil {
@@ -275,10 +273,11 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error
 
 // setCursorSQL advances a cursor, never backwards. A new cursor's range
 // starts at the batch's lowest covered height; a range never grows down
-// (the indexer refuses --from below it).
+// (the indexer refuses --from below it). The time is the inserted row's:
+// Citus takes only immutable functions in DO UPDATE SET.
 const setCursorSQL = `
 INSERT INTO indexer_cursor (name, first_height, height, hash, updated_at) VALUES ($1, $2, $3, $4, now())
-ON CONFLICT (name) DO UPDATE SET height = EXCLUDED.height, hash = EXCLUDED.hash, updated_at = now()
+ON CONFLICT (name) DO UPDATE SET height = EXCLUDED.height, hash = EXCLUDED.hash, updated_at = EXCLUDED.updated_at
 WHERE indexer_cursor.height <= EXCLUDED.height`
 
 func setCursor(ctx context.Context, tx pgx.Tx, name string, first uint64, c Cursor) error {
