@@ -15,74 +15,20 @@ import (
 	"github.com/nearline/nearline/store/storetest"
 )
 
-// Placements of a table on a distributed PostgreSQL (Citus;
-// docs/database.md, "A distributed PostgreSQL").
+// The placements, shortened for the checks below.
 const (
-	// distributed: hash-distributed by column, in the colocation group of
-	// colocateWith (the group's first table names it).
-	distributed = "distributed"
-	// reference: one copy on every node.
-	reference = "reference"
-	// local: stays on the coordinator only (goose's own bookkeeping).
-	local = "local"
+	distributed = store.PlacementDistributed
+	reference   = store.PlacementReference
+	local       = store.PlacementLocal
 )
 
-// distributionEntry places one table.
-type distributionEntry struct {
-	table        string
-	placement    string
-	column       string // distributed tables: the distribution column
-	colocateWith string // distributed tables: the group's first table
-}
-
-// distributionPlan places every table the migrations create: the plan
-// docs/database.md's "A distributed PostgreSQL" section gives, kept here
-// once. TestDistributionPlanFitsTheSchema checks it against the migrated
-// schema and TestDocumentedDistributionPlanMatches against the docs.
-var distributionPlan = []distributionEntry{
-	// Block-keyed tables: hash-distributed by their height-range partition
-	// key, all in one colocation group, so a block's rows meet on one shard.
-	{"blocks", distributed, "height", "blocks"},
-	{"skipped_heights", distributed, "height", "blocks"},
-	{"block_chunks", distributed, "block_height", "blocks"},
-	{"chunks", distributed, "block_height", "blocks"},
-	{"transactions", distributed, "block_height", "blocks"},
-	{"receipts", distributed, "block_height", "blocks"},
-	{"execution_outcomes", distributed, "tx_block_height", "blocks"},
-	{"transaction_statuses", distributed, "block_height", "blocks"},
-	{"block_changes", distributed, "block_height", "blocks"},
-	{"block_tx_statuses", distributed, "block_height", "blocks"},
-	{"ft_events", distributed, "tx_block_height", "blocks"},
-	{"nft_events", distributed, "tx_block_height", "blocks"},
-	{"mt_events", distributed, "tx_block_height", "blocks"},
-	// Account-keyed tables: hash-distributed by account, one group, so an
-	// account's whole state and activity is on one shard.
-	{"account_history", distributed, "account_id", "account_history"},
-	{"access_key_history", distributed, "account_id", "account_history"},
-	{"contract_data_history", distributed, "account_id", "account_history"},
-	{"contract_code_history", distributed, "account_id", "account_history"},
-	{"account_bases", distributed, "account_id", "account_history"},
-	{"account_activity", distributed, "account_id", "account_history"},
-	// Contract code: large, written once per hash, read by hash.
-	{"contract_codes", distributed, "code_hash", "contract_codes"},
-	// Small tables, joined with both groups.
-	{"global_contract_distributions", reference, "", ""},
-	{"chain_config", reference, "", ""},
-	{"protocol_configs", reference, "", ""},
-	{"epoch_protocol_versions", reference, "", ""},
-	{"history_start", reference, "", ""},
-	{"height_partitioning", reference, "", ""},
-	{"indexer_cursor", reference, "", ""},
-	{"goose_db_version", local, "", ""},
-}
-
-func planEntry(table string) (distributionEntry, bool) {
-	for _, e := range distributionPlan {
-		if e.table == table {
+func planEntry(table string) (store.Placement, bool) {
+	for _, e := range store.DistributionPlan() {
+		if e.Table == table {
 			return e, true
 		}
 	}
-	return distributionEntry{}, false
+	return store.Placement{}, false
 }
 
 // TestDistributionPlanFitsTheSchema reads the migrated schema from the
@@ -105,20 +51,20 @@ func TestDistributionPlanFitsTheSchema(t *testing.T) {
 	defer conn.Close(ctx)
 
 	var planned []string
-	for _, e := range distributionPlan {
-		planned = append(planned, e.table)
-		switch e.placement {
+	for _, e := range store.DistributionPlan() {
+		planned = append(planned, e.Table)
+		switch e.Placement {
 		case distributed:
-			require.NotEmpty(t, e.column, e.table)
-			group, ok := planEntry(e.colocateWith)
-			require.True(t, ok, "%s: colocated with unplanned %s", e.table, e.colocateWith)
-			require.Equal(t, distributed, group.placement, "%s: colocated with %s", e.table, e.colocateWith)
-			require.Equal(t, group.table, group.colocateWith, "%s: %s is not the first table of its group", e.table, group.table)
+			require.NotEmpty(t, e.Column, e.Table)
+			group, ok := planEntry(e.ColocateWith)
+			require.True(t, ok, "%s: colocated with unplanned %s", e.Table, e.ColocateWith)
+			require.Equal(t, distributed, group.Placement, "%s: colocated with %s", e.Table, e.ColocateWith)
+			require.Equal(t, group.Table, group.ColocateWith, "%s: %s is not the first table of its group", e.Table, group.Table)
 		case reference, local:
-			require.Empty(t, e.column, e.table)
-			require.Empty(t, e.colocateWith, e.table)
+			require.Empty(t, e.Column, e.Table)
+			require.Empty(t, e.ColocateWith, e.Table)
 		default:
-			t.Fatalf("%s: unknown placement %q", e.table, e.placement)
+			t.Fatalf("%s: unknown placement %q", e.Table, e.Placement)
 		}
 	}
 	sorted := slices.Sorted(slices.Values(planned))
@@ -145,20 +91,20 @@ func TestDistributionPlanFitsTheSchema(t *testing.T) {
 	}
 
 	var heightPartitioned []string
-	for _, e := range distributionPlan {
-		key := partitionKey(e.table)
-		if e.placement != distributed {
-			require.Empty(t, key, "%s: a %s table is not partitioned", e.table, e.placement)
+	for _, e := range store.DistributionPlan() {
+		key := partitionKey(e.Table)
+		if e.Placement != distributed {
+			require.Empty(t, key, "%s: a %s table is not partitioned", e.Table, e.Placement)
 			continue
 		}
-		typ, notNull := columnType(e.table, e.column)
-		require.True(t, notNull, "%s.%s: a distribution column is NOT NULL", e.table, e.column)
-		groupType, _ := columnType(e.colocateWith, planEntryMust(t, e.colocateWith).column)
-		require.Equal(t, groupType, typ, "%s.%s: colocated with %s", e.table, e.column, e.colocateWith)
+		typ, notNull := columnType(e.Table, e.Column)
+		require.True(t, notNull, "%s.%s: a distribution column is NOT NULL", e.Table, e.Column)
+		groupType, _ := columnType(e.ColocateWith, planEntryMust(t, e.ColocateWith).Column)
+		require.Equal(t, groupType, typ, "%s.%s: colocated with %s", e.Table, e.Column, e.ColocateWith)
 		if len(key) > 0 {
-			require.Equal(t, []string{e.column}, key, "%s: distributed by its partition key", e.table)
-			require.Equal(t, "bigint", typ, "%s.%s: a height", e.table, e.column)
-			heightPartitioned = append(heightPartitioned, e.table)
+			require.Equal(t, []string{e.Column}, key, "%s: distributed by its partition key", e.Table)
+			require.Equal(t, "bigint", typ, "%s.%s: a height", e.Table, e.Column)
+			heightPartitioned = append(heightPartitioned, e.Table)
 		}
 
 		// The primary key and every unique index (a primary key is one)
@@ -166,7 +112,7 @@ func TestDistributionPlanFitsTheSchema(t *testing.T) {
 		rows, err := conn.Query(ctx, `SELECT i.indexrelid::regclass::text, i.indisprimary,
 				array(SELECT a.attname FROM unnest(i.indkey::int2[]) AS k(attnum)
 				      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum)
-			FROM pg_index i WHERE i.indrelid = $1::regclass AND i.indisunique`, e.table)
+			FROM pg_index i WHERE i.indrelid = $1::regclass AND i.indisunique`, e.Table)
 		require.NoError(t, err)
 		primary := 0
 		for rows.Next() {
@@ -179,10 +125,10 @@ func TestDistributionPlanFitsTheSchema(t *testing.T) {
 			if isPrimary {
 				primary++
 			}
-			require.Contains(t, columns, e.column, "%s: unique index %s must include %s", e.table, name, e.column)
+			require.Contains(t, columns, e.Column, "%s: unique index %s must include %s", e.Table, name, e.Column)
 		}
 		require.NoError(t, rows.Err())
-		require.Equal(t, 1, primary, "%s has a primary key", e.table)
+		require.Equal(t, 1, primary, "%s has a primary key", e.Table)
 	}
 	require.ElementsMatch(t, store.PartitionedTables, heightPartitioned,
 		"the range-partitioned tables are the store's block-keyed tables")
@@ -206,20 +152,20 @@ func TestDistributionPlanFitsTheSchema(t *testing.T) {
 		require.NoError(t, rows.Scan(&name, &from, &to, &fromCols, &toCols))
 		f, t2 := planEntryMust(t, from), planEntryMust(t, to)
 		switch {
-		case t2.placement == reference && f.placement != local:
-		case f.placement == distributed && t2.placement == distributed:
-			require.Equal(t, f.colocateWith, t2.colocateWith, "foreign key %s joins two colocation groups", name)
-			i := slices.Index(fromCols, f.column)
-			require.GreaterOrEqual(t, i, 0, "foreign key %s must include %s.%s", name, from, f.column)
-			require.Equal(t, t2.column, toCols[i], "foreign key %s must pair the distribution columns", name)
+		case t2.Placement == reference && f.Placement != local:
+		case f.Placement == distributed && t2.Placement == distributed:
+			require.Equal(t, f.ColocateWith, t2.ColocateWith, "foreign key %s joins two colocation groups", name)
+			i := slices.Index(fromCols, f.Column)
+			require.GreaterOrEqual(t, i, 0, "foreign key %s must include %s.%s", name, from, f.Column)
+			require.Equal(t, t2.Column, toCols[i], "foreign key %s must pair the distribution columns", name)
 		default:
-			t.Errorf("foreign key %s from %s (%s) to %s (%s) is not one Citus accepts", name, from, f.placement, to, t2.placement)
+			t.Errorf("foreign key %s from %s (%s) to %s (%s) is not one Citus accepts", name, from, f.Placement, to, t2.Placement)
 		}
 	}
 	require.NoError(t, rows.Err())
 }
 
-func planEntryMust(t *testing.T, table string) distributionEntry {
+func planEntryMust(t *testing.T, table string) store.Placement {
 	t.Helper()
 	e, ok := planEntry(table)
 	require.True(t, ok, "%s is not in the distribution plan", table)
@@ -250,26 +196,26 @@ func TestDocumentedDistributionPlanMatches(t *testing.T) {
 		}
 		return strings.Trim(s, "`")
 	}
-	var got []distributionEntry
+	var got []store.Placement
 	for _, cells := range rows[1:] {
 		require.Len(t, cells, 4, "%v", cells)
-		got = append(got, distributionEntry{table: unquote(cells[0]), placement: cells[1],
-			column: unquote(cells[2]), colocateWith: unquote(cells[3])})
+		got = append(got, store.Placement{Table: unquote(cells[0]), Placement: cells[1],
+			Column: unquote(cells[2]), ColocateWith: unquote(cells[3])})
 	}
-	require.Equal(t, distributionPlan, got)
+	require.Equal(t, store.DistributionPlan(), got)
 
 	// The SQL block distributes every table as planned, in the plan's order,
 	// each group's first table starting its group.
 	var want []string
-	for _, e := range distributionPlan {
+	for _, e := range store.DistributionPlan() {
 		switch {
-		case e.placement == reference:
-			want = append(want, fmt.Sprintf("SELECT create_reference_table('%s');", e.table))
-		case e.placement == distributed && e.colocateWith == e.table:
-			want = append(want, fmt.Sprintf("SELECT create_distributed_table('%s', '%s', colocate_with => 'none');", e.table, e.column))
-		case e.placement == distributed:
+		case e.Placement == reference:
+			want = append(want, fmt.Sprintf("SELECT create_reference_table('%s');", e.Table))
+		case e.Placement == distributed && e.ColocateWith == e.Table:
+			want = append(want, fmt.Sprintf("SELECT create_distributed_table('%s', '%s', colocate_with => 'none');", e.Table, e.Column))
+		case e.Placement == distributed:
 			want = append(want, fmt.Sprintf("SELECT create_distributed_table('%s', '%s', colocate_with => '%s');",
-				e.table, e.column, e.colocateWith))
+				e.Table, e.Column, e.ColocateWith))
 		}
 	}
 	blocks := docs.SQL(t, docsFile, section)

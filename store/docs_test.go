@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/require"
 
@@ -43,8 +45,25 @@ func TestExampleQueriesRunOnTheSchema(t *testing.T) {
 			rows.Close()
 			return rows.Err()
 		})
+		if refusedOnCitus(t, err, q) {
+			continue
+		}
 		require.NoError(t, err, q)
 	}
+}
+
+// refusedOnCitus reports whether err is Citus refusing query q as a join
+// of two colocation groups or a subquery it cannot push down (SQLSTATE
+// 0A000, feature not supported), which docs/database.md says of the
+// analysts' queries on a cluster; it logs which.
+func refusedOnCitus(t *testing.T, err error, q string) bool {
+	t.Helper()
+	var pgErr *pgconn.PgError
+	if !storetest.Citus() || !errors.As(err, &pgErr) || pgErr.Code != "0A000" {
+		return false
+	}
+	t.Logf("refused on Citus (%s): %s", pgErr.Message, strings.SplitN(strings.TrimSpace(q), "\n", 2)[0])
+	return true
 }
 
 // TestExplorerQueriesAnswer: docs/database.md's explorer queries run on an
@@ -79,24 +98,36 @@ func TestExplorerQueriesAnswer(t *testing.T) {
 	queries := docs.SQL(t, docsFile, "## Explorer queries")
 	require.Len(t, queries, 5)
 	results := make([][][]any, len(queries))
+	refused := make([]bool, len(queries))
 	for i, q := range queries {
 		rows, err := s.Pool().Query(ctx, q)
-		require.NoError(t, err, q)
-		for rows.Next() {
-			v, err := rows.Values()
-			require.NoError(t, err)
-			results[i] = append(results[i], v)
+		if err == nil {
+			for rows.Next() {
+				v, err := rows.Values()
+				require.NoError(t, err)
+				results[i] = append(results[i], v)
+			}
+			err = rows.Err()
 		}
-		require.NoError(t, rows.Err(), q)
+		if refused[i] = refusedOnCitus(t, err, q); refused[i] {
+			continue
+		}
+		require.NoError(t, err, q)
 		require.NotEmpty(t, results[i], q)
 	}
 	// Balance history: bob's newest balance is 5 per block.
-	balance := results[2][0][4].(pgtype.Numeric)
-	require.Equal(t, int64(5*end), balance.Int.Int64()*pow10(balance.Exp))
+	if !refused[2] {
+		balance := results[2][0][4].(pgtype.Numeric)
+		require.Equal(t, int64(5*end), balance.Int.Int64()*pow10(balance.Exp))
+	}
 	// Holders: every token but the last went to carol.
-	require.Len(t, results[3], 50)
-	require.Equal(t, []any{"carol.near", int64(end - 1)}, results[4][0])
-	require.Equal(t, []any{"bob.near", int64(1)}, results[4][1])
+	if !refused[3] {
+		require.Len(t, results[3], 50)
+	}
+	if !refused[4] {
+		require.Equal(t, []any{"carol.near", int64(end - 1)}, results[4][0])
+		require.Equal(t, []any{"bob.near", int64(1)}, results[4][1])
+	}
 }
 
 // TestDatabaseDocDescribesEveryTable: docs/database.md describes every

@@ -137,9 +137,11 @@ func TestTokenEventsAreWrittenWithTheirBlocks(t *testing.T) {
 	// Receipts of block 3's transaction execute at 4, not committed yet:
 	// no time until the commit that writes block 4.
 	var untimed, timed int
-	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE block_time IS NULL),
-		count(*) FILTER (WHERE block_time = (SELECT block_time FROM blocks WHERE height = e.block_height))
-		FROM ft_events e`).Scan(&untimed, &timed))
+	// (The blocks are read first: on a distributed archive the events are
+	// not on their blocks' shards.)
+	require.NoError(t, s.Pool().QueryRow(ctx, `WITH b AS MATERIALIZED (SELECT height, block_time FROM blocks)
+		SELECT count(*) FILTER (WHERE e.block_time IS NULL), count(*) FILTER (WHERE e.block_time = b.block_time)
+		FROM ft_events e LEFT JOIN b ON b.height = e.block_height`).Scan(&untimed, &timed))
 	require.Equal(t, 2, untimed)
 	require.Equal(t, 4, timed)
 
@@ -147,9 +149,9 @@ func TestTokenEventsAreWrittenWithTheirBlocks(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, stats.MalformedEventLogs)
 	for _, table := range []string{"ft_events", "nft_events", "mt_events"} {
-		require.NoError(t, s.Pool().QueryRow(ctx, `SELECT count(*) FROM `+table+` e
-			WHERE block_time IS DISTINCT FROM (SELECT block_time FROM blocks WHERE height = e.block_height)
-			AND block_height <= 6`).Scan(&untimed))
+		require.NoError(t, s.Pool().QueryRow(ctx, `WITH b AS MATERIALIZED (SELECT height, block_time FROM blocks)
+			SELECT count(*) FROM `+table+` e LEFT JOIN b ON b.height = e.block_height
+			WHERE e.block_time IS DISTINCT FROM b.block_time AND e.block_height <= 6`).Scan(&untimed))
 		require.Zero(t, untimed, "%s rows of committed blocks all have their block's time", table)
 	}
 
@@ -258,7 +260,13 @@ func TestEveryCommitNotifiesItsBlocks(t *testing.T) {
 	}
 
 	// A commit that fails when its transaction commits (a deferred
-	// constraint trigger raises) notifies nobody.
+	// constraint trigger raises) notifies nobody. Citus takes no trigger
+	// on a reference table such as the cursor's: there the notification
+	// is PostgreSQL's own, on the coordinator, as checked above.
+	if storetest.Citus() {
+		t.Log("on Citus: the failed commit's silence is not checked (no trigger on a reference table)")
+		return
+	}
 	_, err = s.Pool().Exec(ctx, `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
 		$$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$;
 		CREATE CONSTRAINT TRIGGER refuse_cursor AFTER UPDATE ON indexer_cursor

@@ -12,6 +12,13 @@ import (
 // upgrades from an older layout.
 var MigrateTo = migrateTo
 
+// Statements of the read path, for their plans on Citus.
+const (
+	AccountAtSQL = accountAtSQL
+	TxStatusSQL  = txStatusSQL
+	ReceiptSQL   = receiptSQL
+)
+
 // PartitionedTables are the block-keyed tables the store creates height-range
 // partitions for.
 var PartitionedTables = partitionedTables

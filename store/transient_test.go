@@ -50,7 +50,7 @@ func TestTerminatedConnectionIsTransient(t *testing.T) {
 	require.NoError(t, conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
 	other, err := s.Pool().Acquire(ctx)
 	require.NoError(t, err)
-	_, err = other.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid)
+	_, err = other.Exec(ctx, `SELECT pg_terminate_backend($1::int)`, pid)
 	other.Release()
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, `SELECT 1`)

@@ -2,15 +2,23 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/nearline/nearline/store"
 )
 
 // runMigrate applies the embedded migrations; safe to run twice or from
-// several processes at once.
+// several processes at once. With --citus it then places every table on
+// the Citus cluster whose coordinator the URL names (store.Distribute).
 func runMigrate(ctx context.Context, env *environment, args []string) error {
-	db, err := parseDatabaseCommand(env, "migrate", args)
-	if err != nil {
+	fs := newFlagSet(env, "migrate", "[--database-url URL | --data-dir DIR] [--citus]")
+	db := registerDatabaseFlags(fs, env)
+	citus := boolFlag(fs, env, "citus", "NEARLINE_CITUS", false,
+		"then distribute the archive's tables on the Citus cluster whose coordinator --database-url names (docs/scaling.md); idempotent, refused on a database without Citus")
+	if err := parseCommand(fs, args, db.check); err != nil {
 		return err
 	}
 	databaseURL, release, err := db.open(ctx, env, true)
@@ -18,9 +26,30 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer release()
+	var pool *pgxpool.Pool
+	if *citus {
+		// Refused before any migration on a database that is not a
+		// coordinator.
+		if pool, err = pgxpool.New(ctx, databaseURL); err != nil {
+			return fmt.Errorf("connect to the coordinator: %w", err)
+		}
+		defer pool.Close()
+		if err := store.CheckCitus(ctx, pool); err != nil {
+			return err
+		}
+	}
 	if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
 		return err
 	}
 	env.logger.Info("database is up to date")
+	if pool == nil {
+		return nil
+	}
+	res, err := store.Distribute(ctx, pool, env.logger)
+	if err != nil {
+		return err
+	}
+	env.logger.Info("archive is distributed", "distributed", len(res.Distributed), "already", len(res.Already),
+		"not_in_schema", strings.Join(res.Missing, ","))
 	return nil
 }

@@ -33,6 +33,12 @@ type Querier interface {
 // cursor's wall-clock time are not chain data.
 var bookkeeping = []string{"goose_db_version", "indexer_cursor.updated_at"}
 
+// archiveRelations selects (in pg_class c) the archive's tables and views:
+// the public schema's, a partitioned table as a whole, without an
+// extension's own (such as Citus's citus_tables).
+const archiveRelations = `c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v') AND NOT c.relispartition
+	AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')`
+
 // TableSums checksums every table of the archive db reads: the tables of
 // the public schema listed from pg_catalog, so a table a new migration
 // adds is covered with no change here; a partitioned table as a whole, and
@@ -44,8 +50,7 @@ func TableSums(t testing.TB, db Querier, skip ...string) map[string]Sum {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	skip = append(skip, bookkeeping...)
-	rows, err := db.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v') AND NOT c.relispartition ORDER BY 1`)
+	rows, err := db.Query(ctx, `SELECT c.relname FROM pg_class c WHERE `+archiveRelations+` ORDER BY 1`)
 	if err != nil {
 		t.Fatalf("storetest: list tables: %v", err)
 	}
@@ -80,8 +85,7 @@ func Columns(t testing.TB, db Querier) map[string][]string {
 	defer cancel()
 	rows, err := db.Query(ctx, `SELECT c.relname::text, array_agg(a.attname::text ORDER BY a.attnum)
 		FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-		WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v') AND NOT c.relispartition
-		GROUP BY c.relname`)
+		WHERE `+archiveRelations+` GROUP BY c.relname`)
 	if err != nil {
 		t.Fatalf("storetest: list columns: %v", err)
 	}

@@ -54,6 +54,15 @@ import (
 // EnvURL names the variable that points the tests at a Postgres server.
 const EnvURL = "NEARLINE_TEST_DATABASE_URL"
 
+// EnvCitusURL names the variable that points the tests at the coordinator
+// of a Citus cluster whose workers are added (any database of it; the
+// helper creates a database of the same name on every node, with the
+// citus extension, the workers added, migrated and distributed as
+// store.Distribute does). When it is set, every test database is made
+// there, and the tests that need a cluster run; without it they say they
+// did not run.
+const EnvCitusURL = "NEARLINE_TEST_CITUS_URL"
+
 // EnvPGBin names the variable that points the local test cluster at a
 // directory of PostgreSQL's server binaries.
 const EnvPGBin = "NEARLINE_PG_BIN"
@@ -69,11 +78,16 @@ var server struct {
 	once  sync.Once
 	url   string
 	err   error
+	citus bool
 	local *pgcluster.Local // held (never released) while the binary runs
 }
 
 func serverURL(ctx context.Context) (string, error) {
 	server.once.Do(func() {
+		if u := os.Getenv(EnvCitusURL); u != "" {
+			server.url, server.citus = u, true
+			return
+		}
 		if u := os.Getenv(EnvURL); u != "" {
 			server.url = u
 			return
@@ -237,6 +251,9 @@ func createDatabase(t testing.TB, tmpl string) (string, error) {
 	defer admin.Close(context.Background())
 	name := "nearline_test_" + rand.Text()[:16]
 	name = strings.ToLower(name)
+	if server.citus {
+		return createCitusDatabase(ctx, t, admin, base, name, tmpl != "")
+	}
 	create := `CREATE DATABASE ` + name
 	if tmpl != "" {
 		if err := ensureTemplate(ctx, admin, base, tmpl); err != nil {
