@@ -136,8 +136,11 @@ func memberValue(raw json.RawMessage, key string) (json.RawMessage, error) {
 // The `chunk` answer is nearcore's views::ChunkView (core/primitives/src/
 // views.rs, nearcore 2.13.1: author, header, transactions as
 // SignedTransactionView, receipts). A document's chunk is
-// near-indexer-primitives' IndexerChunkView of the same version: the same
-// members, each transaction beside its outcome, and two the RPC view has
+// near-indexer-primitives' IndexerChunkView of the same version
+// (chain/indexer-primitives/src/lib.rs, read at nearcore commit
+// 0d8e7e07f19f; the streamer fills instant_receipts from the receipts
+// whose ProcessedReceipt source is Instant): the same members, each
+// transaction beside its outcome, and two the RPC view has
 // not: local_receipts (receipts of the chunk's signer == receiver
 // transactions) and instant_receipts (receipts processed in the chunk that
 // made them, nearcore's ReceiptSource::Instant). Those two are never
