@@ -40,8 +40,8 @@ func (a *Backend) tx(ctx context.Context, req near.TxRequest, withReceipts bool)
 	return out, nil
 }
 
-// receipt returns the stored receipt; one the archive has not seen (created
-// before its first block, or local to a transaction and never in a chunk)
+// receipt returns the stored receipt; one the archive has not seen
+// (created before its first block, or in no chunk and not executed yet)
 // may be known upstream.
 func (a *Backend) receipt(ctx context.Context, receiptID string) (json.RawMessage, error) {
 	view, err := a.store.Receipt(ctx, receiptID)

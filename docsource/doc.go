@@ -5,8 +5,11 @@
 // retries, Retry-After and failover) and builds the Bundle the JSON-RPC
 // source (NodeSource) would fetch for the same chain, byte for byte
 // (TestDocumentSourcesBuildTheRPCSourcesBundles):
-//   - chunk answers are the documents' chunks with each transaction
-//     without its outcome and without local_receipts, other members kept;
+//   - chunk answers follow nearcore's ChunkView (docparse.go): the
+//     documents' chunks with each transaction without its outcome and
+//     without the indexer's own members (local_receipts,
+//     instant_receipts), ChunkView's members in its order, any other
+//     member kept in place;
 //   - effects and changes are the shards' state changes sorted by nearcore
 //     trie key (stable: a key's changes keep their order), grouped as
 //     NodeSource's EXPERIMENTAL_changes calls return them;

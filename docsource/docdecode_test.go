@@ -49,14 +49,14 @@ func TestDecodeDocumentKeepsWhatCame(t *testing.T) {
 }
 
 // TestChunkAnswerKeepsMembersAsTheyCame: the `chunk` answer built from a
-// document's chunk keeps every member but local_receipts in place and as
-// it came (unknown ones, escaped names), each transaction without its
-// outcome.
+// document's chunk keeps every member but the indexer-only ones in place
+// and as it came (unknown ones, escaped names), each transaction without
+// its outcome.
 func TestChunkAnswerKeepsMembersAsTheyCame(t *testing.T) {
 	tx := `{"signer_id":"s.near","public_key":"ed25519:K","nonce":9007199254740993,"receiver_id":"r.near","actions":[],"priority_fee":0,"signature":"ed25519:S","hash":"H","new_member":true}`
 	eo := `{"proof":[],"block_hash":"B","id":"H","outcome":{"logs":[],"receipt_ids":["R"],"gas_burnt":1,"tokens_burnt":"2","executor_id":"s.near","status":{"SuccessReceiptId":"R"},"metadata":{"version":1,"gas_profile":null}}}`
 	raw := `{"author":"a","header":{"chunk_hash":"C","shard_id":0},"transactions":[{"transaction":` + tx + `,"outcome":{"execution_outcome":` + eo + `,"receipt":null}}],` +
-		`"receipts":[],"local_receipts":[{"x":1}],"new\u005fmember":{"y":[1]}}`
+		`"receipts":[],"local_receipts":[{"x":1}],"instant_receipts":[{"x":2}],"new\u005fmember":{"y":[1]}}`
 	c, txs, err := parseChunk(json.RawMessage(raw))
 	require.NoError(t, err)
 	require.Equal(t, `{"author":"a","header":{"chunk_hash":"C","shard_id":0},"transactions":[`+tx+`],"receipts":[],"new\u005fmember":{"y":[1]}}`, string(c.JSON))
@@ -96,5 +96,38 @@ func TestRealDocumentDecodesAsEncodingJSONDoes(t *testing.T) {
 		view := ch.View
 		require.NoError(t, json.Unmarshal(ch.JSON, &view))
 		require.Equal(t, view, ch.View, "change %d", i)
+	}
+}
+
+// TestChunkAnswerFollowsChunkView: whatever a document's chunk holds, the
+// `chunk` answer has nearcore's ChunkView members in ChunkView's order,
+// never an indexer-only member (local_receipts, instant_receipts, however
+// their names are written), and every other member where it came.
+func TestChunkAnswerFollowsChunkView(t *testing.T) {
+	t.Parallel()
+	const (
+		author   = `"author":"a"`
+		header   = `"header":{"chunk_hash":"C","shard_id":10}`
+		txs      = `"transactions":[]`
+		receipts = `"receipts":[{"predecessor_id":"p","receiver_id":"r","receipt_id":"R1","receipt":{"Data":{"data_id":"D","data":null,"is_promise_resume":true}},"priority":0}]`
+		local    = `"local_receipts":[{"receipt_id":"L"}]`
+		instant  = `"instant_receipts":[{"predecessor_id":"v","receiver_id":"v","receipt_id":"I","receipt":{"Action":{"is_promise_yield":true}},"priority":0}]`
+	)
+	obj := func(ms ...string) string { return "{" + strings.Join(ms, ",") + "}" }
+	for _, tc := range []struct{ name, doc, want string }{
+		{"protocol 86 (IndexerChunkView of nearcore 2.13)", obj(author, header, txs, receipts, local, instant), obj(author, header, txs, receipts)},
+		{"empty indexer-only lists", obj(author, header, txs, receipts, `"local_receipts":[]`, `"instant_receipts":[]`), obj(author, header, txs, receipts)},
+		{"before instant receipts", obj(author, header, txs, receipts, local), obj(author, header, txs, receipts)},
+		{"escaped names", obj(author, header, txs, receipts, `"instant\u005freceipts":[]`, `"local_r\u0065ceipts":[]`), obj(author, header, txs, receipts)},
+		{"members out of order", obj(instant, receipts, txs, header, author), obj(author, header, txs, receipts)},
+		{"a member nearcore adds", obj(author, header, `"next":{"x":[1]}`, txs, receipts, instant), obj(author, header, `"next":{"x":[1]}`, txs, receipts)},
+		{"an added member, out of order", obj(receipts, `"next":1`, author, header, txs), obj(author, `"next":1`, header, txs, receipts)},
+	} {
+		c, _, err := parseChunk(json.RawMessage(tc.doc))
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.want, string(c.JSON), tc.name)
+		require.NotContains(t, string(c.JSON), "instant", tc.name)
+		require.Equal(t, "a", c.View.Author, tc.name)
+		require.Len(t, c.View.Receipts, 1, tc.name)
 	}
 }

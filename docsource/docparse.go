@@ -133,11 +133,48 @@ func memberValue(raw json.RawMessage, key string) (json.RawMessage, error) {
 	return v, nil
 }
 
-// parseChunk turns a document's chunk into the `chunk` answer: its
-// transactions without their outcomes, local_receipts (a document's own)
-// left out, every other member kept in place as it came. The answer is
-// decoded once into its view; the transactions' hashes and signers come
-// from it.
+// The `chunk` answer is nearcore's views::ChunkView (core/primitives/src/
+// views.rs, nearcore 2.13.1: author, header, transactions as
+// SignedTransactionView, receipts). A document's chunk is
+// near-indexer-primitives' IndexerChunkView of the same version
+// (chain/indexer-primitives/src/lib.rs, read at nearcore commit
+// 0d8e7e07f19f; the streamer fills instant_receipts from the receipts
+// whose ProcessedReceipt source is Instant): the same members, each
+// transaction beside its outcome, and two the RPC view has
+// not: local_receipts (receipts of the chunk's signer == receiver
+// transactions) and instant_receipts (receipts processed in the chunk that
+// made them, nearcore's ReceiptSource::Instant). Those two are never
+// served; ChunkView's members are served in its order; any other member
+// (one nearcore adds later) passes through in place.
+var (
+	chunkViewMembers   = []string{"author", "header", "transactions", "receipts"}
+	indexerOnlyMembers = []string{"local_receipts", "instant_receipts"}
+)
+
+// chunkViewOrder puts ChunkView's members of ms in ChunkView's order, in
+// the places they hold among ms; other members keep theirs.
+func chunkViewOrder(ms []jsonobject.Member) {
+	var at []int
+	var known []jsonobject.Member
+	for i, m := range ms {
+		if slices.Contains(chunkViewMembers, m.Key) {
+			at = append(at, i)
+			known = append(known, m)
+		}
+	}
+	slices.SortStableFunc(known, func(a, b jsonobject.Member) int {
+		return slices.Index(chunkViewMembers, a.Key) - slices.Index(chunkViewMembers, b.Key)
+	})
+	for j, i := range at {
+		ms[i] = known[j]
+	}
+}
+
+// parseChunk turns a document's chunk into the `chunk` answer by
+// ChunkView's rule (above): its transactions without their outcomes, the
+// indexer-only members left out, ChunkView's members in its order, every
+// other member kept in place as it came. The answer is decoded once into
+// its view; the transactions' hashes and signers come from it.
 func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
 	ms, err := jsonobject.Members(raw)
 	if err != nil {
@@ -146,16 +183,17 @@ func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
 	var txs []docTx
 	out := make([]jsonobject.Member, 0, len(ms))
 	for _, m := range ms {
-		switch m.Key {
-		case "local_receipts":
+		if slices.Contains(indexerOnlyMembers, m.Key) {
 			continue
-		case "transactions":
+		}
+		if m.Key == "transactions" {
 			if txs, m.Value, err = chunkTransactions(m.Value); err != nil {
 				return bundle.Chunk{}, nil, err
 			}
 		}
 		out = append(out, m)
 	}
+	chunkViewOrder(out)
 	c := bundle.Chunk{JSON: jsonobject.Object(out)}
 	if err := fastjson.Unmarshal(c.JSON, &c.View); err != nil {
 		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)

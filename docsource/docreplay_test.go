@@ -33,8 +33,11 @@ import (
 // `EXPERIMENTAL_changes_in_block`, `EXPERIMENTAL_changes`, `tx` and
 // `EXPERIMENTAL_tx_status`. It is written from nearcore's rules, apart
 // from the document source, so that the two can be compared:
-//   - a chunk is the document's chunk with each transaction without its
-//     outcome and without the document's own local_receipts;
+//   - a chunk is nearcore's ChunkView: the document's chunk (an
+//     IndexerChunkView) with each transaction without its outcome and
+//     without the indexer's own local_receipts and instant_receipts,
+//     author, header, transactions and receipts in that order (a
+//     document saved with its keys sorted has receipts first);
 //   - state changes are in trie key order (column Account, ContractCode,
 //     AccessKey, ContractData; then account id; then the public key's
 //     borsh bytes or the data key's bytes), the changes of one key in the
@@ -169,7 +172,11 @@ func replayChunk(t *testing.T, raw json.RawMessage, txs map[string]replayTx) (st
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	_, err := dec.Token()
 	require.NoError(t, err)
-	first := true
+	type member struct {
+		key   string
+		value json.RawMessage
+	}
+	var members []member
 	for dec.More() {
 		tok, err := dec.Token()
 		require.NoError(t, err)
@@ -177,7 +184,7 @@ func replayChunk(t *testing.T, raw json.RawMessage, txs map[string]replayTx) (st
 		var value json.RawMessage
 		require.NoError(t, dec.Decode(&value))
 		switch key {
-		case "local_receipts":
+		case "local_receipts", "instant_receipts":
 			continue
 		case "header":
 			var h struct {
@@ -213,14 +220,24 @@ func replayChunk(t *testing.T, raw json.RawMessage, txs map[string]replayTx) (st
 			value, err = json.Marshal(plain)
 			require.NoError(t, err)
 		}
-		if !first {
+		members = append(members, member{key, value})
+	}
+	// ChunkView's members in its order, then any other.
+	order := func(key string) int {
+		if i := slices.Index([]string{"author", "header", "transactions", "receipts"}, key); i >= 0 {
+			return i
+		}
+		return 4
+	}
+	slices.SortStableFunc(members, func(a, b member) int { return order(a.key) - order(b.key) })
+	for i, m := range members {
+		if i > 0 {
 			out.WriteByte(',')
 		}
-		first = false
-		k, _ := json.Marshal(key)
+		k, _ := json.Marshal(m.key)
 		out.Write(k)
 		out.WriteByte(':')
-		out.WriteString(compact(t, value))
+		out.WriteString(compact(t, m.value))
 	}
 	out.WriteByte('}')
 	return hash, out.Bytes()

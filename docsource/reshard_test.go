@@ -3,8 +3,6 @@ package docsource_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -96,8 +94,6 @@ func TestShardQueryFindsEachAccountsShard(t *testing.T) {
 	checked := 0
 	shards := map[uint64]bool{}
 	for h := uint64(0); h <= indexed; h++ {
-		resp, err := http.Get(fmt.Sprintf("%s/v0/block/%d", chain.URL, h))
-		require.NoError(t, err)
 		var doc struct {
 			Shards []struct {
 				ShardID      uint64 `json:"shard_id"`
@@ -108,9 +104,7 @@ func TestShardQueryFindsEachAccountsShard(t *testing.T) {
 				} `json:"state_changes"`
 			} `json:"shards"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&doc)
-		resp.Body.Close()
-		require.NoError(t, err)
+		simtest.Document(t, chain.URL, h, &doc)
 		for _, sh := range doc.Shards {
 			for _, ch := range sh.StateChanges {
 				var height int64
@@ -127,4 +121,48 @@ func TestShardQueryFindsEachAccountsShard(t *testing.T) {
 	t.Logf("%d account changes over heights 0..%d, on shards %v, found on their shard", checked, indexed, shards)
 	require.Greater(t, checked, 300)
 	require.Greater(t, len(shards), cfg.Shards+2, "changes on the children of the splits")
+}
+
+// TestSourcesAgreeOnAProtocol86Chain fetches every height of the
+// simulator's protocol-86 chain (mainnet's ten shard ids by four splits,
+// receipt metadata version 4, documents whose chunks carry
+// instant_receipts) through the RPC source and the three document sources
+// and requires the same Bundle from each: the `chunk` answers built from
+// the documents are nearcore's ChunkView, without the indexer's
+// instant_receipts and local_receipts.
+func TestSourcesAgreeOnAProtocol86Chain(t *testing.T) {
+	t.Parallel()
+	cfg := sim.Protocol86Config(3, 130)
+	cfg.ViewStateLimit = -1
+	chain := simtest.New(t, cfg)
+	want, sources := chainSources(t, chain, cfg.MaxHeight)
+	want.Prepare(0)
+	for _, src := range sources {
+		src.Prepare(0)
+	}
+	var blocks, withMember, instant int
+	for h := uint64(0); h <= cfg.MaxHeight; h++ {
+		w := requireSameBundles(t, want, sources, h)
+		if w == nil {
+			continue
+		}
+		blocks++
+		var doc struct {
+			Shards []struct {
+				Chunk *struct {
+					Instant *[]json.RawMessage `json:"instant_receipts"`
+				} `json:"chunk"`
+			} `json:"shards"`
+		}
+		simtest.Document(t, chain.URL, h, &doc)
+		for _, sh := range doc.Shards {
+			if sh.Chunk != nil && sh.Chunk.Instant != nil {
+				withMember++
+				instant += len(*sh.Chunk.Instant)
+			}
+		}
+	}
+	t.Logf("%d blocks identical from 4 sources; %d document chunks with instant_receipts, %d instant receipts", blocks, withMember, instant)
+	require.Positive(t, withMember)
+	require.Positive(t, instant)
 }

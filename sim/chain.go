@@ -71,8 +71,10 @@ type block struct {
 	json    json.RawMessage
 	changes []change // sorted by trie key
 	effects []near.StateChangeKindView
-	// executed are, per shard, the receipts executed at this height.
+	// executed are, per shard, the receipts executed at this height;
+	// instant, per shard, the instant receipts processed at it.
 	executed   [][]*receiptRecord
+	instant    [][]*receiptRecord
 	epochID    string
 	epochIndex uint64
 	epochStart uint64 // the height of the epoch's first block
@@ -218,7 +220,7 @@ func (c *chain) produce() error {
 		Chunks: headers,
 	}
 	b.hash = b.view.Header.Hash
-	b.executed = ex.byShard
+	b.executed, b.instant = ex.byShard, ex.instantByShard
 	b.changes = ex.sortedChanges()
 	b.effects = effectsOf(b.changes)
 	// Outcomes name the block they executed in.

@@ -59,6 +59,11 @@ type Config struct {
 	// be above GenesisHeight and fall in an epoch of its own. Default none:
 	// the genesis layout throughout.
 	ReshardAt []uint64
+	// SplitShards names, for each height of ReshardAt in order, the id of
+	// the shard that splits there (chain). A split without one splits the
+	// shard holding the most accounts. Default none. Protocol86Config
+	// uses it to split as mainnet did.
+	SplitShards []uint64
 	// ForkAt, when non-zero, serves a different chain from this height on:
 	// block ForkAt's prev_hash does not match block ForkAt-1 (chain).
 	ForkAt uint64
@@ -219,6 +224,9 @@ func (c Config) validate() error {
 	}
 	if c.ForkAt != 0 && c.ForkAt <= c.GenesisHeight {
 		return fmt.Errorf("fork height %d must be above the genesis height %d", c.ForkAt, c.GenesisHeight)
+	}
+	if len(c.SplitShards) > len(c.ReshardAt) {
+		return fmt.Errorf("split shards %v: more than the %d reshard heights", c.SplitShards, len(c.ReshardAt))
 	}
 	f := c.Faults
 	for _, r := range []struct {

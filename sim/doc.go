@@ -24,7 +24,8 @@
 //   - Determinism: the chain is a function of the Config fields marked
 //     "chain" (Seed, Shards, GenesisHeight, GenesisTime, EpochLength,
 //     ProtocolVersion, ChainID, SkipRate, MissingChunkRate, TxsPerBlock,
-//     DeployRate, NoContracts, ForkAt, YieldTimeout, ReshardAt).
+//     DeployRate, NoContracts, ForkAt, YieldTimeout, ReshardAt,
+//     SplitShards).
 //     Two nodes with the same ones serve byte-identical JSON for every block,
 //     chunk, change, query and transaction. Timestamps derive from a fixed
 //     genesis time, never from the clock; only `status` (uptime) and fault
@@ -54,7 +55,8 @@
 //     run as nearcore runs them (metayield.go): a PromiseYield receipt is
 //     listed by the outcome that made it but carried by no chunk; it runs
 //     when a PromiseResume receipt brings its data, or after YieldTimeout
-//     blocks with none.
+//     blocks with none. From protocol 86 it is an instant receipt, which
+//     documents list in its chunk's instant_receipts (protocol86.go).
 //   - State is kept as history (versions per account, key, code, data key),
 //     so `query` answers at every height. Changes are listed in nearcore's
 //     trie key order (accounts, code, access keys, data; then account id),

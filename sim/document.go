@@ -49,6 +49,8 @@ type docChunk struct {
 	Transactions  []docTransaction     `json:"transactions"`
 	Receipts      []near.ReceiptView   `json:"receipts"`
 	LocalReceipts []near.ReceiptView   `json:"local_receipts"`
+	// InstantReceipts is nil before protocol 86 (protocol86.go).
+	InstantReceipts *[]near.ReceiptView `json:"instant_receipts,omitempty"`
 }
 
 type docTransaction struct {
@@ -88,6 +90,15 @@ func (c *chain) shardDoc(b *block, s int) docShard {
 						dc.LocalReceipts = append(dc.LocalReceipts, r.view)
 					}
 				}
+			}
+			if layout.protocol >= protocolInstantReceipts {
+				instant := []near.ReceiptView{}
+				if s < len(b.instant) {
+					for _, r := range b.instant[s] {
+						instant = append(instant, r.view)
+					}
+				}
+				dc.InstantReceipts = &instant
 			}
 			out.Chunk = dc
 		}

@@ -26,13 +26,15 @@ type executor struct {
 	// byShard holds, per shard, the receipts executed in its chunk, in
 	// execution order (block documents list them so).
 	byShard [][]*receiptRecord
+	// instantReceipts are the instant receipts processed (protocol86.go),
+	// instantByShard the same per shard, in the order processed.
+	instantReceipts []*receiptRecord
+	instantByShard  [][]*receiptRecord
 }
 
-// Metadata of execution outcomes, as nearcore 2.x serves them.
-const (
-	txMetadata      = `{"version":1,"gas_profile":null}`
-	receiptMetadata = `{"version":3,"gas_profile":[]}`
-)
+// txMetadata is the metadata of a transaction's execution outcome, as
+// nearcore 2.x serves it (receiptMetadata for a receipt's).
+const txMetadata = `{"version":1,"gas_profile":null}`
 
 func (e *executor) run(produced []bool) error {
 	c := e.c
@@ -84,11 +86,13 @@ func (e *executor) run(produced []bool) error {
 		return err
 	}
 	e.byShard = make([][]*receiptRecord, len(subs))
+	e.instantByShard = make([][]*receiptRecord, len(subs))
 	for s, se := range subs {
 		if se == nil {
 			continue
 		}
 		e.byShard[s] = se.executedReceipts
+		e.instantByShard[s] = se.instantReceipts
 		e.changes = append(e.changes, se.changes...)
 		e.executedReceipts = append(e.executedReceipts, se.executedReceipts...)
 		e.newTxs = append(e.newTxs, se.newTxs...)
@@ -366,8 +370,9 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 		c.execMu.Lock()
 		c.receipts[nr.view.ReceiptID] = nr
 		c.execMu.Unlock()
-		if isYield(nr) { // waits here, in no chunk
+		if isYield(nr) { // an instant receipt: waits here, in no chunk
 			e.holdYield(nr)
+			e.instantReceipts = append(e.instantReceipts, nr)
 			continue
 		}
 		c.outgoing[s] = append(c.outgoing[s], nr)
@@ -382,7 +387,7 @@ func (e *executor) execReceipt(s int, r *receiptRecord) error {
 		Proof: e.proof(r.view.ReceiptID), ID: r.view.ReceiptID,
 		Outcome: near.ExecutionOutcomeView{
 			Logs: logs, ReceiptIDs: ids, GasBurnt: gasBurnt, TokensBurnt: tokens,
-			ExecutorID: r.view.ReceiverID, Status: res.status, Metadata: json.RawMessage(receiptMetadata),
+			ExecutorID: r.view.ReceiverID, Status: res.status, Metadata: json.RawMessage(receiptMetadata(c.layout.protocol)),
 		},
 	}
 	e.executedReceipts = append(e.executedReceipts, r)

@@ -21,9 +21,10 @@ import (
 //     shard's children (itself when not split) and shards_parent_map the
 //     reverse; version 3. So ids stop being contiguous after the first
 //     split.
-//   - The shard split is the one holding the most accounts; the new
-//     boundary account is the middle one of its accounts (byte order), the
-//     first account of the right child.
+//   - The shard split is the one Config.SplitShards names, else the one
+//     holding the most accounts; the new boundary account is the middle
+//     one of its accounts (byte order), the first account of the right
+//     child.
 //   - The protocol version moves up by one with each split, so the
 //     EXPERIMENTAL_protocol_config of each layout is a protocol version of
 //     its own; genesis_config keeps the genesis layout and version.
@@ -163,7 +164,15 @@ func (c *chain) maybeReshard(h uint64) error {
 	}
 	c.pendingSplits = c.pendingSplits[1:]
 	old := c.layout
-	boundary, ok := c.splitBoundary(h - 1)
+	shard := -1 // the shard holding the most accounts
+	if n := len(c.layouts) - 1; n < len(c.cfg.SplitShards) {
+		i, ok := old.indexOf(c.cfg.SplitShards[n])
+		if !ok {
+			return fmt.Errorf("reshard at %d: the layout has no shard %d to split (ids %v)", h, c.cfg.SplitShards[n], old.ids)
+		}
+		shard = i
+	}
+	boundary, ok := c.splitBoundary(h-1, shard)
 	if !ok {
 		return fmt.Errorf("reshard at %d: no shard has two accounts to split between", h)
 	}
@@ -209,8 +218,9 @@ func (c *chain) maybeReshard(h uint64) error {
 }
 
 // splitBoundary picks the new boundary account: the middle account (byte
-// order) of the shard holding the most accounts that exist at height.
-func (c *chain) splitBoundary(height uint64) (string, bool) {
+// order) of the accounts that exist at height in the shard at index shard
+// or, for -1, in the shard holding the most of them.
+func (c *chain) splitBoundary(height uint64, shard int) (string, bool) {
 	byShard := make([][]string, len(c.layout.ids))
 	for id := range c.st.accounts {
 		if c.st.accountAt(id, height) != nil {
@@ -218,10 +228,13 @@ func (c *chain) splitBoundary(height uint64) (string, bool) {
 			byShard[s] = append(byShard[s], id)
 		}
 	}
-	best := 0
-	for s := range byShard {
-		if len(byShard[s]) > len(byShard[best]) {
-			best = s
+	best := shard
+	if best < 0 {
+		best = 0
+		for s := range byShard {
+			if len(byShard[s]) > len(byShard[best]) {
+				best = s
+			}
 		}
 	}
 	accounts := byShard[best]

@@ -214,30 +214,86 @@ FROM receipts r JOIN chunks c ON c.block_height = r.block_height AND c.shard_id 
 WHERE r.receipt_id = $1
 ORDER BY r.block_height LIMIT 1`
 
+// receiptStatusSQL finds the stored transaction status that lists the
+// receipt's outcome, joined on the height as receiptToTxSQL is.
+const receiptStatusSQL = `
+SELECT d.statuses, s.index_in_block
+FROM execution_outcomes e
+JOIN transaction_statuses s ON s.tx_hash = e.tx_hash AND s.block_height = e.tx_block_height
+JOIN block_tx_statuses d ON d.block_height = s.block_height
+WHERE e.id = $1 AND e.id <> e.tx_hash
+ORDER BY s.block_height LIMIT 1`
+
 // Receipt returns the receipt with that id as the upstream served it in the
-// first indexed chunk that carries it; ErrNotFound when none does.
+// first indexed chunk that carries it or, for one no chunk carries (an
+// instant receipt, processed in the chunk that made it; a transaction's
+// local receipt), in the `receipts` of the stored transaction status that
+// lists its outcome: both are nearcore's ReceiptView of the receipt it
+// stored. ErrNotFound when neither does.
 func (s *Store) Receipt(ctx context.Context, receiptID string) (json.RawMessage, error) {
 	var (
 		doc   []byte
 		index int32
 	)
-	if err := s.pool.QueryRow(ctx, receiptSQL, receiptID).Scan(&doc, &index); err != nil {
+	err := s.pool.QueryRow(ctx, receiptSQL, receiptID).Scan(&doc, &index)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.statusReceipt(ctx, receiptID)
+	}
+	if err != nil {
 		return nil, notFound(err, "receipt "+receiptID)
 	}
-	view, err := s.codec.Pick(doc, []int{0})
+	receipts, err := s.receiptsOf(doc, 0)
 	if err != nil {
 		return nil, fmt.Errorf("chunk of receipt %s: %w", receiptID, err)
 	}
-	var chunk struct {
-		Receipts []json.RawMessage `json:"receipts"`
-	}
-	if err := json.Unmarshal(view[0], &chunk); err != nil {
-		return nil, fmt.Errorf("decode chunk of receipt %s: %w", receiptID, err)
-	}
-	if int(index) >= len(chunk.Receipts) {
+	if int(index) >= len(receipts) {
 		return nil, fmt.Errorf("receipt %s: its chunk's view has no such receipt: %w", receiptID, ErrNotFound)
 	}
-	return chunk.Receipts[index], nil
+	return receipts[index], nil
+}
+
+// receiptsOf returns the `receipts` member of the view at index of a
+// stored document (a chunk's view, or a block's transaction statuses).
+func (s *Store) receiptsOf(doc []byte, index int) ([]json.RawMessage, error) {
+	views, err := s.codec.Pick(doc, []int{index})
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Receipts []json.RawMessage `json:"receipts"`
+	}
+	if err := json.Unmarshal(views[0], &v); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	return v.Receipts, nil
+}
+
+// statusReceipt returns the receipt as the stored status that lists its
+// outcome lists it.
+func (s *Store) statusReceipt(ctx context.Context, receiptID string) (json.RawMessage, error) {
+	var (
+		doc   []byte
+		index int32
+	)
+	if err := s.pool.QueryRow(ctx, receiptStatusSQL, receiptID).Scan(&doc, &index); err != nil {
+		return nil, notFound(err, "receipt "+receiptID)
+	}
+	receipts, err := s.receiptsOf(doc, int(index))
+	if err != nil {
+		return nil, fmt.Errorf("status listing receipt %s: %w", receiptID, err)
+	}
+	for _, raw := range receipts {
+		var r struct {
+			ReceiptID string `json:"receipt_id"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("decode a receipt of the status listing %s: %w", receiptID, err)
+		}
+		if r.ReceiptID == receiptID {
+			return raw, nil
+		}
+	}
+	return nil, fmt.Errorf("receipt %s: the status listing its outcome has no such receipt: %w", receiptID, ErrNotFound)
 }
 
 const receiptToTxSQL = `

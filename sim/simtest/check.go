@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/nearline/nearline/bundle"
@@ -27,6 +29,17 @@ func BlockRef(t testing.TB, h uint64) near.BlockReference {
 	ref, perr := near.ParseBlockReference(Params(t, map[string]any{"block_id": h}))
 	require.Nil(t, perr)
 	return ref
+}
+
+// Document decodes into v the block document the node at url serves as
+// neardata for height.
+func Document(t testing.TB, url string, height uint64, v any) {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("%s/v0/block/%d", url, height))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "document %d", height)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(v), "document %d", height)
 }
 
 // JSONOf marshals v.
