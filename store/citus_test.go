@@ -141,6 +141,7 @@ func TestPointReadsOnCitus(t *testing.T) {
 		{"view_account", store.AccountAtSQL, []any{storetest.Alice, int64(10)}, 1},
 		{"tx by hash", store.TxStatusSQL, []any{tx.TxHash, tx.SignerID}, shards},
 		{"EXPERIMENTAL_receipt", store.ReceiptSQL, []any{receipt}, shards},
+		{"EXPERIMENTAL_receipt from its status", store.ReceiptStatusSQL, []any{receipt}, shards},
 	} {
 		plan := strings.Join(rowList(t, s.Pool(), "EXPLAIN "+q.sql, q.args...), "\n")
 		require.Contains(t, plan, "Task Count: "+strconv.Itoa(q.tasks)+"\n", "%s:\n%s", q.name, plan)

@@ -17,6 +17,8 @@ const (
 	AccountAtSQL = accountAtSQL
 	TxStatusSQL  = txStatusSQL
 	ReceiptSQL   = receiptSQL
+	// ReceiptStatusSQL: a receipt no chunk carries, from its status.
+	ReceiptStatusSQL = receiptStatusSQL
 )
 
 // PartitionedTables are the block-keyed tables the store creates height-range
