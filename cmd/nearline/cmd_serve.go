@@ -165,6 +165,19 @@ func (f *serveFlags) settings(forward, forwardKey string) (serveSettings, error)
 	return s, nil
 }
 
+// serveStoreConfig is how `nearline serve` opens the archive: read-only
+// sessions (it never writes; the role it connects as should be the
+// read-only role of docs/database.md too), named, with a 30 s statement
+// timeout.
+func serveStoreConfig(maxConns int) store.Config {
+	return store.Config{
+		MaxConns:         int32(maxConns),
+		ApplicationName:  "nearline-serve",
+		StatementTimeout: 30 * time.Second,
+		ReadOnly:         true,
+	}
+}
+
 // runServe answers NEAR JSON-RPC read methods from the archive until ctx
 // ends, then finishes in-flight requests and returns nil.
 func runServe(ctx context.Context, env *environment, args []string) error {
@@ -181,11 +194,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if *flags.forward == "" && env.getenv("NEARLINE_UPSTREAM") != "" {
 		env.logger.Warn("NEARLINE_UPSTREAM is the block source of index and run; serve forwards to --forward-url (NEARLINE_FORWARD_URL), which is not set")
 	}
-	st, closeStore, err := flags.db.openStore(ctx, env, archiveUse{cfg: store.Config{
-		MaxConns:         int32(*flags.maxConns),
-		ApplicationName:  "nearline-serve",
-		StatementTimeout: 30 * time.Second,
-	}})
+	st, closeStore, err := flags.db.openStore(ctx, env, archiveUse{cfg: serveStoreConfig(*flags.maxConns)})
 	if err != nil {
 		return err
 	}
