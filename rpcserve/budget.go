@@ -28,11 +28,12 @@ type reservation struct {
 // empty is a reservation that holds nothing yet.
 func (b *bodyMemory) empty() *reservation { return &reservation{budget: b} }
 
-// ensure makes r hold at least n bytes, waiting at most the queue wait for
-// the rest; false when there was no room (or ctx ended). Up to
-// SmallBodyBytes needs none: such bodies and answers are bounded by the
-// number of connections instead.
+// ensure makes r hold at least n bytes (the whole budget for more than
+// it), waiting at most the queue wait for the rest; false when there was
+// no room (or ctx ended). Up to SmallBodyBytes needs none: such bodies and
+// answers are bounded by the number of connections instead.
 func (r *reservation) ensure(ctx context.Context, n int64) bool {
+	n = min(n, r.budget.size)
 	if n <= SmallBodyBytes || n <= r.held {
 		return true
 	}
@@ -57,9 +58,8 @@ func (r *reservation) grow(n int64) bool {
 	return true
 }
 
-// resize makes r hold what an answer of n bytes needs (the whole budget
-// for an answer larger than it): the excess is given back at once, more is
-// waited for as ensure does.
+// resize makes r hold what an answer of n bytes needs: the excess is given
+// back at once, more is waited for as ensure does.
 func (r *reservation) resize(ctx context.Context, n int64) bool {
 	if n <= SmallBodyBytes {
 		n = 0
