@@ -8,14 +8,15 @@ import (
 )
 
 // bodyMemory is Config.MaxBodyMemory: the bytes of request bodies, and of
-// batch answers, that the handler holds at once.
+// answers larger than SmallBodyBytes, that the handler holds at once.
 type bodyMemory struct {
 	sem  *semaphore.Weighted
+	size int64
 	wait time.Duration
 }
 
 func newBodyMemory(size int64, wait time.Duration) *bodyMemory {
-	return &bodyMemory{sem: semaphore.NewWeighted(size), wait: wait}
+	return &bodyMemory{sem: semaphore.NewWeighted(size), size: size, wait: wait}
 }
 
 // reservation is what one request holds of the budget.
@@ -24,23 +25,28 @@ type reservation struct {
 	held   int64
 }
 
-// reserve takes room for a body of n bytes, waiting at most the queue wait;
-// ok is false when there was none (or ctx ended). A body of at most
-// SmallBodyBytes takes none.
-func (b *bodyMemory) reserve(ctx context.Context, n int64) (res *reservation, ok bool) {
-	res = &reservation{budget: b}
-	if n <= SmallBodyBytes {
-		return res, true
+// empty is a reservation that holds nothing yet.
+func (b *bodyMemory) empty() *reservation { return &reservation{budget: b} }
+
+// ensure makes r hold at least n bytes (the whole budget for more than
+// it), waiting at most the queue wait for the rest; false when there was
+// no room (or ctx ended). Up to SmallBodyBytes needs none: such bodies and
+// answers are bounded by the number of connections instead.
+func (r *reservation) ensure(ctx context.Context, n int64) bool {
+	n = min(n, r.budget.size)
+	if n <= SmallBodyBytes || n <= r.held {
+		return true
 	}
-	if !b.sem.TryAcquire(n) {
-		wait, cancel := context.WithTimeout(ctx, b.wait)
+	more := n - r.held
+	if !r.budget.sem.TryAcquire(more) {
+		wait, cancel := context.WithTimeout(ctx, r.budget.wait)
 		defer cancel()
-		if b.sem.Acquire(wait, n) != nil {
-			return nil, false
+		if r.budget.sem.Acquire(wait, more) != nil {
+			return false
 		}
 	}
-	res.held = n
-	return res, true
+	r.held = n
+	return true
 }
 
 // grow takes n more bytes if the budget has them now, without waiting.
@@ -50,6 +56,21 @@ func (r *reservation) grow(n int64) bool {
 	}
 	r.held += n
 	return true
+}
+
+// resize makes r hold what an answer of n bytes needs: the excess is given
+// back at once, more is waited for as ensure does.
+func (r *reservation) resize(ctx context.Context, n int64) bool {
+	if n <= SmallBodyBytes {
+		n = 0
+	}
+	n = min(n, r.budget.size)
+	if n < r.held {
+		r.budget.sem.Release(r.held - n)
+		r.held = n
+		return true
+	}
+	return r.ensure(ctx, n)
 }
 
 // release gives back everything r holds.

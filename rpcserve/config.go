@@ -29,8 +29,16 @@ type Config struct {
 	// connections instead. It must be at least MaxBodyBytes. Default the
 	// larger of DefaultMaxBodyMemory (64 MiB) and MaxBodyBytes.
 	MaxBodyMemory int64
-	// MaxBatch caps the number of requests in one batch. Default 100.
+	// MaxBatch caps the number of requests in one batch: the body's array
+	// is walked only up to MaxBatch + 1 items, and a longer one gets a
+	// PARSE_ERROR. Default 100.
 	MaxBatch int
+	// MaxListItems caps every list in a request's params (account_ids and
+	// keys of the changes methods, positional params): params holding a
+	// longer one get a PARSE_ERROR before they are read, found by one scan
+	// that stops at the first list past the limit. nearcore has no such
+	// limit (only its 10 MiB body); Default DefaultMaxListItems.
+	MaxListItems int
 	// MaxResponseBytes caps what one batch answers, as go-ethereum's
 	// batchResponseMaxSize: items are answered in order until their answers
 	// add up to more than this; every item after that is not run and is
@@ -66,8 +74,17 @@ type Config struct {
 	ForwardBearerToken string
 	// ForwardTimeout bounds one forwarded request. Default 30s.
 	ForwardTimeout time.Duration
-	// MaxForwardResponseBytes caps an upstream response. Default 64 MiB.
+	// MaxForwardResponseBytes caps an upstream response; a longer one is
+	// answered as an upstream failure. Default 16 MiB.
 	MaxForwardResponseBytes int64
+	// MaxForwards caps the forwarded calls in flight at once (a call
+	// beyond it waits for one at most QueueWait, then gets "server busy"),
+	// and the calls one HTTP request forwards: a batch's items past it get
+	// an error instead of being forwarded. So forwarded answers being read
+	// hold at most MaxForwards × MaxForwardResponseBytes (twice that while
+	// one of unknown length grows), and the operator's bearer token goes
+	// upstream at most that often per request. Default DefaultMaxForwards.
+	MaxForwards int
 	// CORSOrigins are the origins browsers may call from ("*" for any), as
 	// nearcore's cors_allowed_origins. Default ["*"], nearcore's default.
 	CORSOrigins []string
@@ -81,12 +98,14 @@ const (
 	DefaultMaxBodyBytes            = 10 << 20
 	DefaultMaxBodyMemory           = 64 << 20
 	DefaultMaxBatch                = 100
+	DefaultMaxListItems            = 2048
 	DefaultMaxResponseBytes        = 25 << 20
 	DefaultRequestTimeout          = 30 * time.Second
 	DefaultMaxConcurrent           = 32
 	DefaultQueueWait               = time.Second
 	DefaultForwardTimeout          = 30 * time.Second
-	DefaultMaxForwardResponseBytes = 64 << 20
+	DefaultMaxForwardResponseBytes = 16 << 20
+	DefaultMaxForwards             = 4
 )
 
 // SmallBodyBytes is the largest body read without a reservation from
@@ -99,12 +118,14 @@ func (c Config) withDefaults() Config {
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
 	c.MaxBodyMemory = cmp.Or(c.MaxBodyMemory, max(DefaultMaxBodyMemory, c.MaxBodyBytes))
 	c.MaxBatch = cmp.Or(c.MaxBatch, DefaultMaxBatch)
+	c.MaxListItems = cmp.Or(c.MaxListItems, DefaultMaxListItems)
 	c.MaxResponseBytes = cmp.Or(c.MaxResponseBytes, DefaultMaxResponseBytes)
 	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
 	c.MaxConcurrent = cmp.Or(c.MaxConcurrent, DefaultMaxConcurrent)
 	c.QueueWait = cmp.Or(c.QueueWait, DefaultQueueWait)
 	c.ForwardTimeout = cmp.Or(c.ForwardTimeout, DefaultForwardTimeout)
 	c.MaxForwardResponseBytes = cmp.Or(c.MaxForwardResponseBytes, DefaultMaxForwardResponseBytes)
+	c.MaxForwards = cmp.Or(c.MaxForwards, DefaultMaxForwards)
 	if len(c.CORSOrigins) == 0 {
 		c.CORSOrigins = []string{"*"}
 	}
@@ -119,12 +140,14 @@ func (c Config) validate() error {
 	errs := []error{
 		negative("max body bytes", c.MaxBodyBytes),
 		negative("max batch", c.MaxBatch),
+		negative("max list items", c.MaxListItems),
 		negative("max response bytes", c.MaxResponseBytes),
 		negative("request timeout", c.RequestTimeout),
 		negative("max concurrent", c.MaxConcurrent),
 		negative("queue wait", c.QueueWait),
 		negative("forward timeout", c.ForwardTimeout),
 		negative("max forward response bytes", c.MaxForwardResponseBytes),
+		negative("max forwards", c.MaxForwards),
 	}
 	if c.MaxBodyMemory < c.MaxBodyBytes {
 		errs = append(errs, fmt.Errorf("max body memory %d is below max body bytes %d: a largest body could never be read", c.MaxBodyMemory, c.MaxBodyBytes))

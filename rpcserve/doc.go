@@ -29,9 +29,18 @@
 //     near.MaxEcho bytes of any input value.
 //   - Memory: a body over Config.MaxBodyBytes is refused from its declared
 //     length (413, before `100 Continue`); a body over SmallBodyBytes is
-//     read only once its length fits in Config.MaxBodyMemory, which a
-//     batch's answers share, else 503 after Config.QueueWait. Serve keeps
-//     at most ServeConfig.MaxConnections connections open.
+//     reserved in Config.MaxBodyMemory as its bytes arrive (503 after
+//     Config.QueueWait when there is no room), and so is an answer over
+//     SmallBodyBytes until written. Headers are at most MaxHeaderBytes.
+//     Serve keeps at most ServeConfig.MaxConnections connections open
+//     (closing the quietest at the cap) and MaxConnectionsPerClient from
+//     one address.
+//   - Time: a concurrency slot is held only while a request is handled,
+//     never while its body is read or its answer written; bodies and
+//     answers must travel at minSendRate after sendGrace.
+//   - Lists: a batch array is walked to Config.MaxBatch + 1 items at most,
+//     and a list in params longer than Config.MaxListItems is a
+//     PARSE_ERROR found before anything is decoded.
 //   - A batch (JSON array) of 1..Config.MaxBatch requests is answered with an
 //     array in the same order; an empty or oversized batch gets one error
 //     envelope, HTTP 200. Once a batch's answers add up to more than

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,21 +65,22 @@ func (h *handler) handleBody(ctx context.Context, body []byte, pathMethod string
 	if trimmed[0] != '[' {
 		return h.handleOne(ctx, trimmed, pathMethod)
 	}
-	items, err := jsonobject.Items(trimmed)
+	scanned, err := scanBatch(trimmed, h.cfg.MaxBatch, pathMethod)
 	if err != nil {
 		return h.errorResponse(nil, near.ParseError("Invalid JSON: "+describeSyntax(trimmed)))
 	}
-	if pathMethod != "" && !slices.ContainsFunc(items, isObject) {
+	if pathMethod != "" && !scanned.hasObject {
 		// No batch item can be anything but an object, so with the
 		// method in the path an array without one is its positional
 		// params (`POST /gas_price` with `[null]`).
 		return h.call(ctx, call{method: pathMethod, params: trimmed, id: near.DefaultID()})
 	}
+	items := scanned.items
 	switch {
 	case len(items) == 0:
 		return h.errorResponse(nil, near.ParseError("Empty batch: send at least one request"))
-	case len(items) > h.cfg.MaxBatch:
-		return h.errorResponse(nil, near.ParseError(fmt.Sprintf("Batch of %d requests exceeds the limit of %d", len(items), h.cfg.MaxBatch)))
+	case scanned.over:
+		return h.errorResponse(nil, near.ParseError(fmt.Sprintf("Batch exceeds the limit of %d requests", h.cfg.MaxBatch)))
 	}
 	var out bytes.Buffer
 	out.WriteByte('[')
@@ -287,6 +287,9 @@ func (h *handler) call(ctx context.Context, c call) (resp []byte) {
 		}
 		m = upstreamMethod(c.method)
 	}
+	if longList(c.params, h.cfg.MaxListItems) {
+		return h.fail(ctx, c, listTooLong(h.cfg.MaxListItems))
+	}
 	result, err := m(ctx, h.backend, c.params)
 	if err != nil {
 		return h.fail(ctx, c, err)
@@ -361,7 +364,18 @@ func (h *handler) forwardOr(ctx context.Context, c call, reason *near.Error) []b
 		}
 		body = buf.Bytes()
 	}
+	if !takeForward(ctx, h.cfg.MaxForwards) {
+		c.setOutcome("FORWARD_LIMIT")
+		return h.errorResponse(c.id, tooManyForwards(h.cfg.MaxForwards))
+	}
+	release, ok := h.forward.acquire(ctx)
+	if !ok {
+		h.logger.Warn("rpc request not forwarded: too many forwarded requests in flight", "method", c.method, "max_forwards", h.cfg.MaxForwards)
+		c.setOutcome(near.KindInternal)
+		return h.errorResponse(c.id, serverBusy())
+	}
 	resp, err := h.forward.do(ctx, body)
+	release()
 	if err != nil {
 		h.logger.Warn("forward request upstream", "method", c.method, "err", err)
 		c.setOutcome("UPSTREAM_FAILED")

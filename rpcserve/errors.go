@@ -75,6 +75,10 @@ func genericInternal() *near.Error {
 	return near.InternalError("The server failed to answer the request; see its logs")
 }
 
+func tooManyForwards(limit int) *near.Error {
+	return near.InternalError(fmt.Sprintf("The request forwards more than %d calls to the upstream node; send the rest in another request", limit))
+}
+
 func upstreamFailed() *near.Error {
 	return near.InternalError("The upstream node did not answer the forwarded request")
 }

@@ -6,23 +6,68 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/nearline/nearline/internal/httpcall"
 )
 
 // forwarder sends requests the archive cannot answer to an upstream node and
-// returns its responses verbatim.
+// returns its responses verbatim, at most Config.MaxForwards at once.
 type forwarder struct {
-	url  string
-	http httpcall.Client
+	url   string
+	http  httpcall.Client
+	slots chan struct{}
+	wait  time.Duration
 }
 
 func newForwarder(cfg Config) *forwarder {
-	return &forwarder{url: cfg.Forward, http: httpcall.Client{
-		HTTP:   &http.Client{Timeout: cfg.ForwardTimeout},
-		Bearer: cfg.ForwardBearerToken,
-		Limit:  cfg.MaxForwardResponseBytes,
-	}}
+	return &forwarder{
+		url: cfg.Forward,
+		http: httpcall.Client{
+			HTTP:   &http.Client{Timeout: cfg.ForwardTimeout},
+			Bearer: cfg.ForwardBearerToken,
+			Limit:  cfg.MaxForwardResponseBytes,
+		},
+		slots: make(chan struct{}, cfg.MaxForwards),
+		wait:  cfg.QueueWait,
+	}
+}
+
+// acquire takes one of the MaxForwards places, waiting at most the queue
+// wait; false when there was none in time (or ctx ended).
+func (f *forwarder) acquire(ctx context.Context) (release func(), ok bool) {
+	timer := time.NewTimer(f.wait)
+	defer timer.Stop()
+	select {
+	case f.slots <- struct{}{}:
+		return func() { <-f.slots }, true
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return nil, false
+}
+
+// forwardCount is the context key of a request's count of forwarded calls.
+type forwardCount struct{}
+
+// withForwardCount gives ctx a count of the calls one HTTP request (a whole
+// batch) forwards.
+func withForwardCount(ctx context.Context) context.Context {
+	return context.WithValue(ctx, forwardCount{}, new(int))
+}
+
+// takeForward counts one more forwarded call of ctx's request; false once
+// the request has forwarded limit calls.
+func takeForward(ctx context.Context, limit int) bool {
+	n, ok := ctx.Value(forwardCount{}).(*int)
+	if !ok {
+		return true
+	}
+	if *n >= limit {
+		return false
+	}
+	*n++
+	return true
 }
 
 // do posts one JSON-RPC request upstream and returns the response body,

@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -92,8 +94,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// The body is read before taking a concurrency slot, so a slow client
-	// holds no slot (the http.Server's ReadTimeout bounds it), but only
-	// once MaxBodyMemory has room for it.
+	// holds no slot, and into MaxBodyMemory as its bytes arrive.
 	var body []byte
 	var res *reservation
 	if r.Method == http.MethodPost {
@@ -108,22 +109,57 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.busy(w)
 		return
 	}
-	defer release()
-	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(withForwardCount(r.Context()), h.cfg.RequestTimeout)
 	defer cancel()
 
 	if r.Method == http.MethodGet {
+		defer release()
 		h.serveGet(ctx, w, target)
 		return
 	}
-	writeJSON(w, http.StatusOK, h.handleBody(ctx, body, target, res))
+	answer := h.handleBody(ctx, body, target, res)
+	// The slot is free before the answer is written, so a client that
+	// reads slowly holds none; the answer stays in the body memory until
+	// written, within its write deadline.
+	release()
+	if !res.resize(ctx, int64(len(answer))) {
+		h.logger.Warn("rpc answer refused: no room for it in the body memory", "answer_bytes", len(answer), "max_body_memory", h.cfg.MaxBodyMemory)
+		h.busy(w)
+		return
+	}
+	send(w, http.StatusOK, answer)
+}
+
+// Bodies and answers travel at least at minSendRate after sendGrace: a
+// client that sends its body or reads its answer slower is cut off, so it
+// holds a connection and its bytes of the body memory for a bounded time.
+const (
+	sendGrace   = 10 * time.Second
+	minSendRate = 128 << 10 // bytes per second
+	bodyChunk   = 64 << 10  // the first read of a body; it grows by doubling
+)
+
+// sendTime is the time n bytes may take to travel.
+func sendTime(n int64) time.Duration {
+	return sendGrace + time.Duration(n)*time.Second/minSendRate
+}
+
+// send writes an answer within its write deadline (sendTime of its size).
+func send(w http.ResponseWriter, status int, body []byte) {
+	// Not every ResponseWriter has deadlines (a test's recorder); the
+	// server's WriteTimeout still bounds those that lack one.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(sendTime(int64(len(body)))))
+	writeJSON(w, status, body)
 }
 
 // readBody reads a POST body within MaxBodyBytes and MaxBodyMemory, or
 // answers the request itself (ok false): 413 for a body over the limit,
 // from its declared length before anything is read; 503 when the memory
-// budget has no room for it within the queue wait; 400 when it cannot be
-// read. The reservation holds the body's bytes until released.
+// budget has no room for the next bytes within the queue wait; 400 when it
+// cannot be read or arrives slower than minSendRate. Memory is reserved as
+// the bytes arrive (the buffer doubles, from bodyChunk, up to the declared
+// length), never for a length only declared; the reservation holds the
+// body's bytes until released.
 func (h *handler) readBody(w http.ResponseWriter, r *http.Request) (body []byte, res *reservation, ok bool) {
 	if r.ContentLength > h.cfg.MaxBodyBytes {
 		// Not a byte read, so a client that sent `Expect: 100-continue`
@@ -132,36 +168,60 @@ func (h *handler) readBody(w http.ResponseWriter, r *http.Request) (body []byte,
 		h.tooLarge(w)
 		return nil, nil, false
 	}
-	size := r.ContentLength
-	if size < 0 { // unknown length: room for the largest body
-		size = h.cfg.MaxBodyBytes
-	}
-	res, ok = h.bodies.reserve(r.Context(), size)
-	if !ok {
-		h.logger.Warn("rpc request refused: no room for its body in the body memory", "body_bytes", size, "max_body_memory", h.cfg.MaxBodyMemory)
-		discardBody(r, h.cfg.MaxBodyBytes)
-		h.busy(w)
-		return nil, nil, false
-	}
-	limited := http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
-	var err error
+	limit := h.cfg.MaxBodyBytes + 1 // room to see a body of unknown length pass the limit
 	if r.ContentLength >= 0 {
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(limited, body)
-	} else {
-		body, err = io.ReadAll(limited)
+		limit = r.ContentLength
 	}
-	if err == nil {
-		return body, res, true
+	rc := http.NewResponseController(w)
+	// The handler's own work is bounded by RequestTimeout; a read deadline
+	// left behind would cancel it.
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	started := time.Now()
+	res = h.bodies.empty()
+	limited := http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
+	buf := make([]byte, 0, min(limit, bodyChunk))
+	var err error
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			next := min(limit, max(2*int64(cap(buf)), bodyChunk))
+			if !res.ensure(r.Context(), next) {
+				res.release()
+				h.logger.Warn("rpc request refused: no room for its body in the body memory", "body_bytes", next, "max_body_memory", h.cfg.MaxBodyMemory)
+				_ = rc.SetReadDeadline(started.Add(sendTime(limit)))
+				discardBody(r, h.cfg.MaxBodyBytes)
+				h.busy(w)
+				return nil, nil, false
+			}
+			buf = append(make([]byte, 0, next), buf...)
+		}
+		_ = rc.SetReadDeadline(started.Add(sendTime(int64(len(buf)) + bodyChunk)))
+		var n int
+		n, err = limited.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			break
+		}
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return buf, res, true
 	}
 	res.release()
+	// The rest of the body is not read: without this, the server would
+	// try to, with no deadline left, before writing the answer.
+	w.Header().Set("Connection", "close")
 	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooLarge):
 		h.tooLarge(w)
-		return nil, nil, false
+	case errors.As(err, &netErr) && netErr.Timeout():
+		h.logger.Debug("request body arrived too slowly", "body_bytes", len(buf), "elapsed", time.Since(started))
+		writeJSON(w, http.StatusRequestTimeout, h.errorResponse(nil, near.ParseError(fmt.Sprintf(
+			"The request body arrived too slowly: send at least %d bytes a second after the first %s", minSendRate, sendGrace))))
+	default:
+		h.logger.Debug("read request body", "err", err)
+		writeJSON(w, http.StatusBadRequest, h.errorResponse(nil, near.ParseError("Could not read the request body")))
 	}
-	h.logger.Debug("read request body", "err", err)
-	writeJSON(w, http.StatusBadRequest, h.errorResponse(nil, near.ParseError("Could not read the request body")))
 	return nil, nil, false
 }
 
@@ -273,7 +333,7 @@ func (h *handler) serveGet(ctx context.Context, w http.ResponseWriter, target st
 	if err == nil {
 		var buf bytes.Buffer
 		if err = compactInto(&buf, status); err == nil {
-			writeJSON(w, http.StatusOK, buf.Bytes())
+			send(w, http.StatusOK, buf.Bytes())
 			return
 		}
 	}

@@ -142,8 +142,9 @@ func TestExpectContinueTooLargeIsRefusedAtOnce(t *testing.T) {
 }
 
 // TestBodiesWaitForBodyMemory holds MaxBodyMemory with one body being sent
-// slowly: another large body is not read and gets a 503 once the queue
-// wait is over, while a small body is answered as usual.
+// slowly, three quarters of it sent: another large body is not read and
+// gets a 503 once the queue wait is over, while a small body is answered
+// as usual.
 func TestBodiesWaitForBodyMemory(t *testing.T) {
 	t.Parallel()
 	const limit = 200 << 10
@@ -152,8 +153,9 @@ func TestBodiesWaitForBodyMemory(t *testing.T) {
 	slow, err := net.Dial("tcp", srv.Listener.Addr().String())
 	require.NoError(t, err)
 	defer slow.Close()
-	// The declared length is reserved before the first byte is read.
-	_, err = fmt.Fprintf(slow, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", limit)
+	// Its bytes are reserved as they arrive: past 128 KiB, the whole
+	// declared length.
+	_, err = fmt.Fprintf(slow, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{%s", limit, strings.Repeat(" ", 150<<10))
 	require.NoError(t, err)
 
 	big := `{"id":1,"method":"gas_price","params":[3],"pad":"` + strings.Repeat("a", 100<<10) + `"}`

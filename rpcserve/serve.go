@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,11 +35,20 @@ type ServeConfig struct {
 	// would give it. Default DefaultDrainTime; a negative duration closes
 	// the listener at once.
 	DrainTime time.Duration
-	// MaxConnections caps the connections open at once: beyond it, new
-	// connections wait in the listen queue until one closes. Each open
-	// connection holds a few KiB, and a body of up to SmallBodyBytes while
-	// it is read. Default DefaultMaxConnections.
+	// MaxConnections caps the connections open at once. At the cap, the
+	// connection quiet longest (idle between requests, or silent for a
+	// second since it was accepted) is closed to make room; when every
+	// connection is busy, new ones wait in the listen queue until one
+	// closes. Each open connection holds its headers (at most
+	// MaxHeaderBytes), and a body of up to SmallBodyBytes while it is read.
+	// Default DefaultMaxConnections.
 	MaxConnections int
+	// MaxConnectionsPerClient caps the connections open at once from one
+	// IP address: a new one beyond it closes that client's quietest
+	// connection, or, when all of them are busy, is closed at once. Behind
+	// a reverse proxy every client is the proxy's address: raise it to
+	// MaxConnections there. Default DefaultMaxConnectionsPerClient.
+	MaxConnectionsPerClient int
 }
 
 // DefaultListen is where `nearline serve` listens by default, as nearcore.
@@ -55,11 +63,22 @@ const DefaultDrainTime = 250 * time.Millisecond
 // DefaultMaxConnections is ServeConfig.MaxConnections's default.
 const DefaultMaxConnections = 1024
 
+// DefaultMaxConnectionsPerClient is ServeConfig.MaxConnectionsPerClient's
+// default: a quarter of DefaultMaxConnections.
+const DefaultMaxConnectionsPerClient = 256
+
+// MaxHeaderBytes caps a request's line and headers (the http.Server adds
+// 4 KiB of slack); more is answered 431 and the connection closed. Go's
+// default, 1 MiB, let each connection hold ~10 MiB while its headers were
+// parsed.
+const MaxHeaderBytes = 16 << 10
+
 func (c ServeConfig) withDefaults() ServeConfig {
 	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
 	c.DrainTime = cmp.Or(c.DrainTime, DefaultDrainTime)
 	c.MaxConnections = cmp.Or(c.MaxConnections, DefaultMaxConnections)
+	c.MaxConnectionsPerClient = cmp.Or(c.MaxConnectionsPerClient, min(DefaultMaxConnectionsPerClient, c.MaxConnections))
 	return c
 }
 
@@ -72,6 +91,7 @@ func (c ServeConfig) validate() error {
 		negative("request timeout", c.RequestTimeout),
 		negative("shutdown timeout", c.ShutdownTimeout),
 		negative("max connections", c.MaxConnections),
+		negative("max connections per client", c.MaxConnectionsPerClient),
 	)
 }
 
@@ -89,9 +109,10 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 	}
 	logger = logs.OrDiscard(logger)
 	var draining atomic.Bool
-	conns := newConnTracker()
+	conns := newConnTable(cfg.MaxConnections, cfg.MaxConnectionsPerClient)
 	srv := &http.Server{
 		Handler:           drainable(h, &draining),
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       cfg.RequestTimeout + 30*time.Second,
 		WriteTimeout:      2*cfg.RequestTimeout + 30*time.Second,
@@ -99,7 +120,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		ConnState:         conns.track,
 	}
-	ln = limitListener(ln, cfg.MaxConnections)
+	ln = limitListener(ln, conns)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("serving JSON-RPC", "addr", ln.Addr().String())
@@ -145,55 +166,6 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig
 		_ = srv.Close()
 	}
 	return nil
-}
-
-// connTracker follows the state of every connection an http.Server has
-// accepted (its ConnState hook).
-type connTracker struct {
-	mu      sync.Mutex
-	open    map[net.Conn]http.ConnState
-	changed chan struct{} // closed, and replaced, on every change
-}
-
-func newConnTracker() *connTracker {
-	return &connTracker{open: make(map[net.Conn]http.ConnState), changed: make(chan struct{})}
-}
-
-func (t *connTracker) track(c net.Conn, state http.ConnState) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch state {
-	case http.StateClosed, http.StateHijacked:
-		delete(t.open, c)
-	default:
-		t.open[c] = state
-	}
-	close(t.changed)
-	t.changed = make(chan struct{})
-}
-
-// waitSettled waits until every tracked connection is closed or idle, or
-// ctx ends (its error).
-func (t *connTracker) waitSettled(ctx context.Context) error {
-	for {
-		t.mu.Lock()
-		busy := 0
-		for _, state := range t.open {
-			if state != http.StateIdle {
-				busy++
-			}
-		}
-		changed := t.changed
-		t.mu.Unlock()
-		if busy == 0 {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("%d connections still busy: %w", busy, ctx.Err())
-		}
-	}
 }
 
 // drainable answers every request with 503 and NEAR's error envelope while

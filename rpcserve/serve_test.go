@@ -253,50 +253,47 @@ func (s drainServer) await503(t *testing.T) []byte {
 }
 
 // TestServeCapsConnections: beyond MaxConnections, a new connection is not
-// served until an open one closes.
+// served while every open one is busy, and is once one is idle (it is
+// then closed to make room).
 func TestServeCapsConnections(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	addr, done := serveInBackground(t, ctx, newTestHandler(t, &fakeBackend{}, Config{}, nil), ServeConfig{MaxConnections: 1})
+	backend := &blockingBackend{started: make(chan struct{}, 1), release: make(chan struct{})}
+	addr, done := serveInBackground(t, ctx, newTestHandler(t, backend, Config{}, nil), ServeConfig{MaxConnections: 1})
 	defer func() {
 		cancel()
 		require.NoError(t, <-done)
 	}()
-	health := func(conn net.Conn) (int, error) {
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://"+addr, strings.NewReader(`{"method":"health"}`))
+	send := func(conn net.Conn, body string) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://"+addr, strings.NewReader(body))
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		if err := req.Write(conn); err != nil {
-			return 0, err
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(conn), req)
-		if err != nil {
-			return 0, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode, nil
+		return req, req.Write(conn)
 	}
 	first, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer first.Close()
-	status, err := health(first) // served, and left open (keep-alive)
+	_, err = send(first, `{"method":"block","params":{"finality":"final"}}`)
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, status)
+	<-backend.started // the first connection is busy
 
 	second, err := net.Dial("tcp", addr) // the kernel queues it
 	require.NoError(t, err)
 	defer second.Close()
+	req, err := send(second, `{"method":"health"}`)
+	require.NoError(t, err)
 	require.NoError(t, second.SetReadDeadline(time.Now().Add(300*time.Millisecond)))
-	_, err = health(second)
+	reader := bufio.NewReader(second)
+	_, err = http.ReadResponse(reader, req)
 	var ne net.Error
-	require.ErrorAs(t, err, &ne, "no answer while the first connection is open")
+	require.ErrorAs(t, err, &ne, "no answer while the first connection is busy")
 	require.True(t, ne.Timeout())
 
-	require.NoError(t, first.Close())
+	close(backend.release) // the first is answered, then idle
 	require.NoError(t, second.SetReadDeadline(time.Now().Add(5*time.Second)))
-	resp, err := http.ReadResponse(bufio.NewReader(second), nil)
-	require.NoError(t, err, "the queued request is served once a slot is free")
+	resp, err := http.ReadResponse(reader, req)
+	require.NoError(t, err, "the queued request is served once the first connection is idle")
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 }

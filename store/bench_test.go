@@ -28,3 +28,35 @@ func BenchmarkCommit(b *testing.B) {
 	}
 	b.ReportMetric(float64(50*b.N)/time.Since(start).Seconds(), "blocks/s")
 }
+
+// BenchmarkViewStateManyUpdates reads the whole state of a contract with 4
+// keys each updated 25,000 times (10^5 history rows, as a busy mainnet
+// contract's counters), at its latest height and half way. view_state's
+// time is to grow with the keys, not with the updates.
+func BenchmarkViewStateManyUpdates(b *testing.B) {
+	const (
+		keys    = 4
+		updates = 25_000
+	)
+	s := storetest.NewStore(b)
+	ctx := context.Background()
+	_, err := s.Pool().Exec(ctx, `
+INSERT INTO contract_data_history (account_id, data_key, block_height, deleted, value)
+SELECT 'busy.near', convert_to('key' || k, 'UTF8'), h * $1 + k, false, int8send(h)
+FROM generate_series(1, $2::int) AS h, generate_series(0, $1 - 1) AS k`, keys, updates)
+	require.NoError(b, err)
+	_, err = s.Pool().Exec(ctx, `ANALYZE contract_data_history`)
+	require.NoError(b, err)
+	for _, at := range []struct {
+		name   string
+		height uint64
+	}{{"latest", keys*updates + keys}, {"half", keys * updates / 2}} {
+		b.Run(at.name, func(b *testing.B) {
+			for b.Loop() {
+				items, err := s.ContractStateAt(ctx, "busy.near", nil, at.height, 0)
+				require.NoError(b, err)
+				require.Len(b, items, keys)
+			}
+		})
+	}
+}

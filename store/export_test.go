@@ -69,3 +69,6 @@ func (s *Store) RecordBasesFromRows(ctx context.Context, lo, hi int64) error {
 func (s *Store) GlobalContractCodeAt(ctx context.Context, id near.GlobalContractID, shard uint64, height uint64) ([]byte, string, error) {
 	return s.GlobalContractCodeIn(ctx, id, []ShardWindow{{Target: shard, Exec: shard, To: height}})
 }
+
+// StateAtSQL is view_state's query, for its plan.
+const StateAtSQL = stateAtSQL

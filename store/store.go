@@ -46,6 +46,11 @@ type Config struct {
 	// Cursor names the indexer_cursor row (the range) Commit advances:
 	// `--cursor`. Default DefaultCursor.
 	Cursor string
+	// ReadOnly, when true, opens every session with
+	// default_transaction_read_only on, so that no statement can write
+	// (SQLSTATE 25006), whatever the role may do: `nearline serve`.
+	// Default false.
+	ReadOnly bool
 	// SkipEvents, when true, leaves the explorer tables (ft_events,
 	// nft_events, mt_events, account_activity) unwritten: `--events=false`.
 	// Default false: Commit writes them.
@@ -104,6 +109,9 @@ func Open(ctx context.Context, url string, cfg Config, logger *slog.Logger) (*St
 	}
 	if cfg.StatementTimeout > 0 {
 		rt["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
+	}
+	if cfg.ReadOnly {
+		rt["default_transaction_read_only"] = "on"
 	}
 	codec, err := packed.NewCodec()
 	if err != nil {

@@ -42,6 +42,9 @@ type serveFlags struct {
 	requestTimeout  *time.Duration
 	maxConcurrent   *int
 	maxConnections  *int
+	maxPerClient    *int
+	maxListItems    *int
+	maxForwards     *int
 	shutdownTimeout *time.Duration
 	drainTime       *time.Duration
 	maxConns        *int
@@ -71,13 +74,16 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	f.corsOrigins = stringFlag(fs, env, "cors-origins", "NEARLINE_CORS_ORIGINS", "*", "comma-separated origins browsers may call from (* for any)")
 	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, positive.orMinusOne("no limit"), viewStateLimitHelp)
 	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, positive, "largest request body accepted")
-	f.maxBodyMemory = intFlag(fs, env, "max-body-memory", "NEARLINE_MAX_BODY_MEMORY", rpcserve.DefaultMaxBodyMemory, positive, "most bytes of request bodies (and batch answers) held at once; a body above 64 KiB is read only once its length fits, else HTTP 503 after the queue wait (at least --max-body-bytes)")
+	f.maxBodyMemory = intFlag(fs, env, "max-body-memory", "NEARLINE_MAX_BODY_MEMORY", rpcserve.DefaultMaxBodyMemory, positive, "most bytes of request bodies and answers above 64 KiB held at once, reserved as a body's bytes arrive; with no room, HTTP 503 after the queue wait (at least --max-body-bytes)")
 	f.maxBatch = intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, positive, "most requests in one batch")
+	f.maxListItems = intFlag(fs, env, "max-list-items", "NEARLINE_MAX_LIST_ITEMS", rpcserve.DefaultMaxListItems, positive, "most items of any list in a request's params (account_ids and keys of the changes methods); a longer one is a PARSE_ERROR")
 	f.maxResponse = intFlag(fs, env, "max-response-bytes", "NEARLINE_MAX_RESPONSE_BYTES", rpcserve.DefaultMaxResponseBytes, positive, "most bytes of answers one batch gets; once its answers exceed it, the rest of the batch is refused with an error (a single request is not capped)")
 	f.requestTimeout = durationFlag(fs, env, timeoutName, "NEARLINE_RPC_REQUEST_TIMEOUT", rpcserve.DefaultRequestTimeout, positiveDuration, "time limit of one HTTP request to the server")
 	retiredEnv(fs, env, timeoutName, retiredRequestTimeout)
 	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, positive, "most HTTP requests handled at once")
-	f.maxConnections = intFlag(fs, env, "max-connections", "NEARLINE_MAX_CONNECTIONS", rpcserve.DefaultMaxConnections, positive, "most client connections open at once; more wait in the listen queue")
+	f.maxConnections = intFlag(fs, env, "max-connections", "NEARLINE_MAX_CONNECTIONS", rpcserve.DefaultMaxConnections, positive, "most client connections open at once; at the cap the connection idle longest is closed, and when none is idle new ones wait in the listen queue")
+	f.maxPerClient = intFlag(fs, env, "max-connections-per-client", "NEARLINE_MAX_CONNECTIONS_PER_CLIENT", rpcserve.DefaultMaxConnectionsPerClient, positive, "most connections open at once from one IP address; beyond it that client's idlest connection is closed, or the new one when none is idle (behind a proxy, raise it to --max-connections)")
+	f.maxForwards = intFlag(fs, env, "max-forwards", "NEARLINE_MAX_FORWARDS", rpcserve.DefaultMaxForwards, positive, "most calls forwarded upstream at once, and most calls one request (a batch) forwards")
 	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, positiveDuration, "time in-flight requests get to finish on shutdown")
 	f.drainTime = durationFlag(fs, env, "drain-time", "NEARLINE_DRAIN_TIME", rpcserve.DefaultDrainTime, nonZero, "on shutdown, how long new requests get a 503 with an error envelope before the port closes, so that queued connections get an answer rather than a reset (negative: close at once)")
 	f.maxConns = intFlag(fs, env, connsName, connsEnv, servePoolSize, positive, connsUsage)
@@ -128,6 +134,8 @@ func (f *serveFlags) settings(forward, forwardKey string) (serveSettings, error)
 			MaxBodyBytes:       int64(*f.maxBody),
 			MaxBodyMemory:      int64(*f.maxBodyMemory),
 			MaxBatch:           *f.maxBatch,
+			MaxListItems:       *f.maxListItems,
+			MaxForwards:        *f.maxForwards,
 			MaxResponseBytes:   int64(*f.maxResponse),
 			RequestTimeout:     *f.requestTimeout,
 			MaxConcurrent:      *f.maxConcurrent,
@@ -138,10 +146,11 @@ func (f *serveFlags) settings(forward, forwardKey string) (serveSettings, error)
 		},
 		archive: archive.Config{ViewStateLimit: *f.viewStateLimit, HealthMaxLag: *f.healthMaxLag, Commit: readBuildInfo().commit},
 		server: rpcserve.ServeConfig{
-			RequestTimeout:  *f.requestTimeout,
-			ShutdownTimeout: *f.shutdownTimeout,
-			DrainTime:       *f.drainTime,
-			MaxConnections:  *f.maxConnections,
+			RequestTimeout:          *f.requestTimeout,
+			ShutdownTimeout:         *f.shutdownTimeout,
+			DrainTime:               *f.drainTime,
+			MaxConnections:          *f.maxConnections,
+			MaxConnectionsPerClient: *f.maxPerClient,
 		},
 	}
 	if err := s.handler.Validate(); err != nil {
@@ -154,6 +163,19 @@ func (f *serveFlags) settings(forward, forwardKey string) (serveSettings, error)
 		return serveSettings{}, err
 	}
 	return s, nil
+}
+
+// serveStoreConfig is how `nearline serve` opens the archive: read-only
+// sessions (it never writes; the role it connects as should be the
+// read-only role of docs/database.md too), named, with a 30 s statement
+// timeout.
+func serveStoreConfig(maxConns int) store.Config {
+	return store.Config{
+		MaxConns:         int32(maxConns),
+		ApplicationName:  "nearline-serve",
+		StatementTimeout: 30 * time.Second,
+		ReadOnly:         true,
+	}
 }
 
 // runServe answers NEAR JSON-RPC read methods from the archive until ctx
@@ -172,11 +194,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if *flags.forward == "" && env.getenv("NEARLINE_UPSTREAM") != "" {
 		env.logger.Warn("NEARLINE_UPSTREAM is the block source of index and run; serve forwards to --forward-url (NEARLINE_FORWARD_URL), which is not set")
 	}
-	st, closeStore, err := flags.db.openStore(ctx, env, archiveUse{cfg: store.Config{
-		MaxConns:         int32(*flags.maxConns),
-		ApplicationName:  "nearline-serve",
-		StatementTimeout: 30 * time.Second,
-	}})
+	st, closeStore, err := flags.db.openStore(ctx, env, archiveUse{cfg: serveStoreConfig(*flags.maxConns)})
 	if err != nil {
 		return err
 	}
