@@ -14,9 +14,9 @@ import (
 
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/upstream"
 )
 
 // fetchCounts is what the indexer asked the upstream for.
@@ -53,11 +53,11 @@ func (f *fetchCounts) start() (done func(bytes int64)) {
 
 // countingRPC counts the calls and response bytes of the indexer.
 type countingRPC struct {
-	next   rpcsource.RPC
+	next   upstream.RPC
 	counts *fetchCounts
 }
 
-var _ rpcsource.RPC = countingRPC{}
+var _ upstream.RPC = countingRPC{}
 
 func (c countingRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	done := c.counts.start()
@@ -97,12 +97,12 @@ const (
 	sourceNeardata = "neardata"
 )
 
-// newSource is the indexer's source over upstream, its requests counted:
+// newSource is the indexer's source over upstreamURL, its requests counted:
 // NodeSource (every call), or a DocSource over neardata (every document
 // and head request; the configs it asks the RPC for once per epoch are
 // not counted, as the goal sets them aside).
-func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCounts) (indexer.Source, error) {
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream}}, e.logger)
+func (e *benchEnv) newSource(source, upstreamURL string, to uint64, counts *fetchCounts) (indexer.Source, error) {
+	client, err := upstream.NewClient(upstream.Config{Endpoints: []string{upstreamURL}}, e.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCo
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
-	docs, err := docsource.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{upstream},
+	docs, err := docsource.NewNeardataFetcher(upstream.Config{Endpoints: []string{upstreamURL},
 		HTTPClient: &http.Client{Transport: countingTransport{next: transport, counts: counts, to: to}}}, e.logger)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@
 // loopback, and measures, each in fresh databases on --database-url's server:
 //
 //   - backfill: the indexer package in-process, wired as `nearline index`
-//     (NodeSource over near.Client over HTTP, store.Commit), against plain
+//     (NodeSource over upstream.Client over HTTP, store.Commit), against plain
 //     COPY FROM of the same rows into the same (migrated, empty) tables;
 //   - backfill against a distant upstream (the simulator's --latency), against
 //     the bound the fetch concurrency and the latency allow;

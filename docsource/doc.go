@@ -1,7 +1,7 @@
 // Package docsource is the indexer.Source of block documents: DocSource
 // reads one document per height through a DocFetcher (NeardataFetcher: GET
 // /v0/block/{height}; LakeFetcher: {height:012}/block.json and
-// shard_{id}.json from a directory or over HTTP, both with near.Getter's
+// shard_{id}.json from a directory or over HTTP, both with upstream.Getter's
 // retries, Retry-After and failover) and builds the Bundle the JSON-RPC
 // source (NodeSource) would fetch for the same chain, byte for byte
 // (TestDocumentSourcesBuildTheRPCSourcesBundles):

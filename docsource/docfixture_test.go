@@ -19,10 +19,10 @@ import (
 	"github.com/nearline/nearline/docsource/neardatatest"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // recordedDocument is a recorded block document decoded loosely, its
@@ -63,7 +63,7 @@ func testnetDocuments(t *testing.T) []testnetDocument {
 
 // replayWaits are the tx waits of the sources over a recorded document:
 // short, its transactions being all the chain there is.
-var replayWaits = rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
+var replayWaits = upstream.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
 
 func compact(t *testing.T, raw []byte) string {
 	t.Helper()
@@ -119,7 +119,7 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		height := doc.Block.Header.Height
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL()), nil)
 		require.NoError(t, err)
-		lake, err := docsource.NewLakeFetcher(near.ClientConfig{Endpoints: []string{splitLake(t, height, body)}}, nil, nil)
+		lake, err := docsource.NewLakeFetcher(upstream.Config{Endpoints: []string{splitLake(t, height, body)}}, nil, nil)
 		require.NoError(t, err)
 		var bundles []*bundle.Bundle
 		for _, docs := range []docsource.DocFetcher{neardata, lake} {

@@ -14,12 +14,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/bundle"
-	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/bounds"
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcsource"
+	"github.com/nearline/nearline/upstream"
 )
 
 // Defaults of DocConfig. DefaultTxLookahead covers a yielded receipt,
@@ -49,7 +48,7 @@ type DocConfig struct {
 	// past the final head, its status waits for the head as NodeSource's
 	// does, and a height the upstream has no document for yet is asked again
 	// up to BehindRetries times. Defaults rpcsource's.
-	rpcsource.Waits
+	upstream.Waits
 	// Concurrency bounds the statuses assembled at once for one block.
 	// Default DefaultDocConcurrency.
 	Concurrency int
@@ -93,7 +92,8 @@ func (c DocConfig) validate() error {
 type DocSource struct {
 	logger *slog.Logger
 	docs   DocFetcher
-	rpc    rpcsource.RPC // nil: no configs from an upstream
+	rpc    upstream.RPC     // nil: no configs from an upstream
+	epochs *upstream.Epochs // nil without rpc
 	cfg    DocConfig
 
 	chunkFloor atomic.Uint64
@@ -112,7 +112,6 @@ type DocSource struct {
 	watermark    uint64
 	watermarkSet bool
 	returned     map[uint64]bool // heights at or above the watermark whose Bundle returned
-	epochs       map[string]bool
 	// pending are the statuses stored before they were FINAL, with what
 	// was found of them: a revisit reads only the documents after the
 	// last it read.
@@ -127,11 +126,9 @@ type docEntry struct {
 	err   error
 }
 
-var _ indexer.Source = (*DocSource)(nil)
-
 // NewDocSource returns a Source reading docs. rpc may be nil when
 // cfg.Genesis is set. logger receives its warnings (nil: none).
-func NewDocSource(docs DocFetcher, rpc rpcsource.RPC, cfg DocConfig, logger *slog.Logger) (*DocSource, error) {
+func NewDocSource(docs DocFetcher, rpc upstream.RPC, cfg DocConfig, logger *slog.Logger) (*DocSource, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure document source: %w", err)
@@ -139,16 +136,22 @@ func NewDocSource(docs DocFetcher, rpc rpcsource.RPC, cfg DocConfig, logger *slo
 	if rpc == nil && len(cfg.Genesis) == 0 {
 		return nil, errors.New("configure document source: need an RPC upstream or a genesis file for the genesis config")
 	}
-	return &DocSource{logger: logs.OrDiscard(logger), docs: docs, rpc: rpc, cfg: cfg, entries: map[uint64]*docEntry{},
-		returned: map[uint64]bool{}, epochs: map[string]bool{}, pending: map[bundle.TxRef]*txProgress{}}, nil
+	s := &DocSource{logger: logs.OrDiscard(logger), docs: docs, rpc: rpc, cfg: cfg, entries: map[uint64]*docEntry{},
+		returned: map[uint64]bool{}, pending: map[bundle.TxRef]*txProgress{}}
+	if rpc != nil {
+		s.epochs = upstream.NewEpochs(rpc)
+	}
+	return s, nil
 }
 
 // Prepare records the archive's floor (see Source) and forgets the epochs
 // whose protocol config was fetched.
 func (s *DocSource) Prepare(chunkFloor uint64) {
 	s.chunkFloor.Store(chunkFloor)
+	if s.epochs != nil {
+		s.epochs.Reset()
+	}
 	s.mu.Lock()
-	clear(s.epochs)
 	s.watermarkSet = false
 	clear(s.returned)
 	s.mu.Unlock()
@@ -201,7 +204,7 @@ func (s *DocSource) GenesisConfig(ctx context.Context) (json.RawMessage, error) 
 	if s.rpc == nil {
 		return s.cfg.Genesis, nil
 	}
-	return s.rpc.CallRaw(ctx, "genesis_config", nil)
+	return upstream.GenesisConfig(ctx, s.rpc)
 }
 
 // load returns the document at height (nil for a skipped height), from
@@ -380,9 +383,7 @@ func (s *DocSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, 
 	if err := g.Wait(); err != nil {
 		if b.ProtocolConfig != nil {
 			// The bundle is fetched again; the config must come with it.
-			s.mu.Lock()
-			delete(s.epochs, b.Block.Header.EpochID)
-			s.mu.Unlock()
+			s.epochs.Release(b.Block.Header.EpochID)
 		}
 		return nil, fmt.Errorf("height %d: %w", height, err)
 	}
@@ -393,24 +394,29 @@ func (s *DocSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, 
 // for height yet (a lake behind the head, a head that moved back after a
 // failover), as NodeSource does for a lagging node.
 func (s *DocSource) loadWaiting(ctx context.Context, height uint64) (*parsedDoc, error) {
-	wait := s.cfg.TxPollInterval
-	for attempt := 0; ; attempt++ {
-		d, err := s.load(ctx, height)
-		if !errors.Is(err, ErrNoDocument) {
-			return d, err
+	var d *parsedDoc
+	asked := false
+	ask := func(ctx context.Context) error {
+		if asked {
+			if _, err := s.knownHead(ctx, true); err != nil {
+				return err
+			}
 		}
-		if attempt >= s.cfg.BehindRetries {
-			return nil, fmt.Errorf("block %d: %w", height, err)
+		asked = true
+		var err error
+		d, err = s.load(ctx, height)
+		if errors.Is(err, ErrNoDocument) {
+			return fmt.Errorf("block %d: %w: %w", height, upstream.ErrBehind, err)
 		}
-		s.logger.Warn("upstream has no document yet; asking again", "height", height)
-		if err := retry.Sleep(ctx, wait); err != nil {
-			return nil, err
-		}
-		wait = min(2*wait, 5*time.Second)
-		if _, err := s.knownHead(ctx, true); err != nil {
-			return nil, err
-		}
+		return err
 	}
+	err := s.cfg.Behind(ctx, ask, func(error) {
+		s.logger.Warn("upstream has no document yet; asking again", "height", height)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // olderChunk reads a repeated chunk from the document of the block that
@@ -429,25 +435,19 @@ func (s *DocSource) olderChunk(ctx context.Context, c near.ChunkHeaderView) (bun
 }
 
 func (s *DocSource) protocolConfig(ctx context.Context, b *bundle.Bundle) error {
-	if s.rpc == nil {
+	if s.epochs == nil {
 		return nil
 	}
 	// The first bundle of an epoch to get here fetches its config; the
 	// epoch is claimed first, so blocks of one epoch fetched together ask
 	// once.
 	epoch := b.Block.Header.EpochID
-	s.mu.Lock()
-	claimed := s.epochs[epoch]
-	s.epochs[epoch] = true
-	s.mu.Unlock()
-	if claimed {
+	if !s.epochs.Claim(epoch) {
 		return nil
 	}
-	cfg, err := rpcsource.FetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
+	cfg, err := s.epochs.Config(ctx, epoch, b.Block.Header.Hash)
 	if err != nil {
-		s.mu.Lock()
-		delete(s.epochs, epoch)
-		s.mu.Unlock()
+		s.epochs.Release(epoch)
 		return err
 	}
 	b.ProtocolConfig = cfg

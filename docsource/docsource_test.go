@@ -27,33 +27,36 @@ import (
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // fastHTTP is a client config for tests: quick retries.
-func fastHTTP(endpoints ...string) near.ClientConfig {
-	return near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
+func fastHTTP(endpoints ...string) upstream.Config {
+	return upstream.Config{Endpoints: endpoints, Timeout: 2 * time.Second,
 		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20}
 }
 
-func rpcClient(t *testing.T, endpoints ...string) *near.Client {
+func rpcClient(t *testing.T, endpoints ...string) *upstream.Client {
 	t.Helper()
-	client, err := near.NewClient(fastHTTP(endpoints...), nil)
+	client, err := upstream.NewClient(fastHTTP(endpoints...), nil)
 	require.NoError(t, err)
 	return client
 }
 
 // testWaits are the tx waits of the sources the tests compare: short, for
 // a simulated chain that is all produced.
-var testWaits = rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}
+var testWaits = upstream.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}
 
 // docSource returns a DocSource over docs and rpc with the given tx waits,
 // failing the test on a configuration error.
-func docSource(t *testing.T, docs docsource.DocFetcher, rpc rpcsource.RPC, waits rpcsource.Waits) *docsource.DocSource {
+func docSource(t *testing.T, docs docsource.DocFetcher, rpc upstream.RPC, waits upstream.Waits) *docsource.DocSource {
 	t.Helper()
 	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{Waits: waits}, nil)
 	require.NoError(t, err)
 	return src
 }
+
+var _ indexer.Source = (*docsource.DocSource)(nil)
 
 // chainSources returns the RPC source of a served simulated chain (what
 // the document sources must build) and its three document sources by name:
@@ -66,7 +69,7 @@ func chainSources(t *testing.T, chain *simtest.Chain, maxHeight uint64) (*rpcsou
 	require.NoError(t, err)
 	lakeHTTP, err := docsource.NewLakeFetcher(fastHTTP(chain.URL+"/lake"), rpc, nil)
 	require.NoError(t, err)
-	lakeDir, err := docsource.NewLakeFetcher(near.ClientConfig{Endpoints: []string{writeLake(t, chain.URL, 0, maxHeight)}}, nil, nil)
+	lakeDir, err := docsource.NewLakeFetcher(upstream.Config{Endpoints: []string{writeLake(t, chain.URL, 0, maxHeight)}}, nil, nil)
 	require.NoError(t, err)
 	return simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: testWaits}), map[string]indexer.Source{
 		"neardata":  docSource(t, neardata, rpc, testWaits),
@@ -347,7 +350,7 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	newSource := func() *docsource.DocSource {
 		lake, err := docsource.NewLakeFetcher(fastHTTP(chain.URL+"/lake"), rpcClient(t, chain.URL), nil)
 		require.NoError(t, err)
-		return docSource(t, lake, rpcClient(t, chain.URL), rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
+		return docSource(t, lake, rpcClient(t, chain.URL), upstream.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
 	}
 	src := newSource()
 	run := func(to uint64) []bundle.TxRef {
@@ -417,7 +420,7 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 		// Faults and stalls slow the documents a status is read from: a
 		// stall wait far above them, so that no status is stored before
 		// its documents arrive (at 200 ms it was, on a loaded machine).
-		src := docSource(t, docs, rpc, rpcsource.Waits{TxStallWait: 10 * time.Second, TxPollInterval: 20 * time.Millisecond})
+		src := docSource(t, docs, rpc, upstream.Waits{TxStallWait: 10 * time.Second, TxPollInterval: 20 * time.Millisecond})
 		ix, err := indexer.New(indexer.Config{To: &to, Workers: 6, BatchSize: 20}, src, s, nil)
 		require.NoError(t, err)
 		require.NoError(t, ix.Run(ctx), c.name)
@@ -444,7 +447,7 @@ func TestNeardataFollowsAGrowingChain(t *testing.T) {
 	t.Cleanup(func() { stop(); <-done })
 	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL), nil)
 	require.NoError(t, err)
-	src := docSource(t, neardata, rpcClient(t, chain.URL), rpcsource.Waits{TxPollInterval: 10 * time.Millisecond})
+	src := docSource(t, neardata, rpcClient(t, chain.URL), upstream.Waits{TxPollInterval: 10 * time.Millisecond})
 	s := storetest.NewStore(t)
 	to := uint64(70)
 	ix, err := indexer.New(indexer.Config{To: &to, Workers: 4, BatchSize: 10, PollInterval: 20 * time.Millisecond}, src, s, nil)

@@ -54,7 +54,7 @@
 //     nearline_database_retries_total; a failed commit was rolled back, so
 //     the batch is committed again whole.
 //   - Source calls failing because the upstream is unavailable
-//     (near.ErrUnavailable: the client's attempts all failed) run through
+//     (upstream.ErrUnavailable: the client's attempts all failed) run through
 //     Config.Upstream, an outage.Tracker: while following (no To) they are
 //     tried again with capped backoff for as long as the outage lasts; with
 //     To, for UpstreamPatience, then Run fails. One line is logged as an

@@ -25,6 +25,7 @@ import (
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 var skippedSet = map[uint64]bool{5: true, 17: true, 18: true, 19: true, 44: true, 60: true}
@@ -321,10 +322,10 @@ func TestNodeConfigValidation(t *testing.T) {
 		{"upstream bound below -1", rpcsource.NodeConfig{MaxInFlight: -2}, "upstream concurrency -2"},
 		{"negative block concurrency", rpcsource.NodeConfig{Concurrency: -1}, "block concurrency -1"},
 		{"negative changes batch", rpcsource.NodeConfig{ChangesBatch: -1}, "changes batch -1"},
-		{"negative tx final wait", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxFinalWait: -time.Second}}, "tx final wait -1s"},
-		{"negative tx stall wait", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: -time.Second}}, "tx stall wait -1s"},
-		{"negative tx poll interval", rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: -time.Millisecond}}, "tx poll interval -1ms"},
-		{"negative behind retries", rpcsource.NodeConfig{Waits: rpcsource.Waits{BehindRetries: -1}}, "behind retries -1"},
+		{"negative tx final wait", rpcsource.NodeConfig{Waits: upstream.Waits{TxFinalWait: -time.Second}}, "tx final wait -1s"},
+		{"negative tx stall wait", rpcsource.NodeConfig{Waits: upstream.Waits{TxStallWait: -time.Second}}, "tx stall wait -1s"},
+		{"negative tx poll interval", rpcsource.NodeConfig{Waits: upstream.Waits{TxPollInterval: -time.Millisecond}}, "tx poll interval -1ms"},
+		{"negative behind retries", rpcsource.NodeConfig{Waits: upstream.Waits{BehindRetries: -1}}, "behind retries -1"},
 	}, func(cfg rpcsource.NodeConfig) (*rpcsource.NodeSource, error) {
 		return rpcsource.NewNodeSource(nil, cfg, nil)
 	})

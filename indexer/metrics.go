@@ -70,7 +70,7 @@ func counterByKind(name, help string) *prometheus.CounterVec {
 }
 
 // UpstreamError counts a failed upstream attempt; pass it as
-// near.ClientConfig.OnError.
+// upstream.Config.OnError.
 func (m *Metrics) UpstreamError(kind string) {
 	if m != nil {
 		m.upstreamErrors.WithLabelValues(kind).Inc()

@@ -17,9 +17,8 @@ import (
 	"github.com/nearline/nearline/docsource/neardatatest"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/fixture"
-	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // weighedBlocks is how many consecutive blocks one measurement holds, in
@@ -59,7 +58,7 @@ func (m blockMemory) retained() int64 { return m.bundle + m.rows }
 func TestBundleWeightCoversWhatABlockHolds(t *testing.T) {
 	ctx := context.Background()
 	up := realChainUpstream(t, weighedBlocks)
-	docs, err := docsource.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{up.url}, Timeout: 10 * time.Second}, nil)
+	docs, err := docsource.NewNeardataFetcher(upstream.Config{Endpoints: []string{up.url}, Timeout: 10 * time.Second}, nil)
 	require.NoError(t, err)
 	s := storetest.NewStore(t)
 
@@ -117,7 +116,7 @@ func liveHeap() (live, allocated int64) {
 func fetchBundles(ctx context.Context, t *testing.T, docs docsource.DocFetcher, first uint64, n int) []bundle.Bundle {
 	t.Helper()
 	src, err := docsource.NewDocSource(docs, nil, docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`),
-		Waits: rpcsource.Waits{TxStallWait: time.Millisecond, TxPollInterval: time.Millisecond}}, nil)
+		Waits: upstream.Waits{TxStallWait: time.Millisecond, TxPollInterval: time.Millisecond}}, nil)
 	require.NoError(t, err)
 	src.Prepare(first)
 	bundles := make([]bundle.Bundle, 0, n)

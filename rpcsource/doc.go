@@ -5,8 +5,9 @@
 // transaction, and EXPERIMENTAL_protocol_config once per epoch). It
 // satisfies indexer.Source without importing the indexer or the store.
 //
-// RPC, what NodeSource calls, is one raw JSON-RPC method call (*near.Client
-// implements it; bench and tests wrap it to count or fail calls). NodeConfig
+// upstream.RPC, what NodeSource calls, is one raw JSON-RPC method call
+// (*upstream.Client implements it; bench and tests wrap it to count or fail
+// calls). NodeConfig
 // follows the house rule: zero means the exported Default* constant for every
 // field (the `nearline index` flags default to the same constants);
 // NewNodeSource refuses a value out of range, naming it. MaxInFlight's -1 (no
@@ -33,8 +34,7 @@
 // stalls (TxStallWait) or the wait runs out the status is stored as served,
 // and the indexer revisits it later (TxStatus).
 //
-// Protocol config: NodeSource fetches EXPERIMENTAL_protocol_config once per
-// epoch it sees (per process, forgotten at each Prepare), keyed by epoch id
-// in the store. FetchProtocolConfig, ConfigShardIDs and FinalHead are the
-// calls the document sources make to an RPC upstream too.
+// Protocol config: the bundle that claims an epoch first (upstream.Epochs,
+// the claim the document source shares; forgotten at each Prepare) carries
+// its EXPERIMENTAL_protocol_config, keyed by epoch id in the store.
 package rpcsource

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
-	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/upstream"
 )
 
 // DefaultBackoff spaces the tries of a call while its upstream is
@@ -20,7 +20,7 @@ var DefaultBackoff = retry.Backoff{Base: time.Second, Max: 30 * time.Second, Jit
 
 // Unavailable reports whether err is an outage of the upstream, worth
 // waiting out.
-func Unavailable(err error) bool { return errors.Is(err, near.ErrUnavailable) }
+func Unavailable(err error) bool { return errors.Is(err, upstream.ErrUnavailable) }
 
 // State is the upstream as a Tracker last saw it.
 type State struct {

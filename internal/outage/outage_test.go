@@ -17,11 +17,11 @@ import (
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/internal/wait"
-	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/upstream"
 )
 
 // flakyNode answers 503 while down is set, else a result.
-func flakyNode(t *testing.T, down *atomic.Bool) *near.Client {
+func flakyNode(t *testing.T, down *atomic.Bool) *upstream.Client {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if down.Load() {
@@ -31,7 +31,7 @@ func flakyNode(t *testing.T, down *atomic.Bool) *near.Client {
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":"x","result":7}`))
 	}))
 	t.Cleanup(srv.Close)
-	c, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, MaxAttempts: 2,
+	c, err := upstream.NewClient(upstream.Config{Endpoints: []string{srv.URL}, MaxAttempts: 2,
 		BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond}, nil)
 	require.NoError(t, err)
 	return c
@@ -91,7 +91,7 @@ func TestPatienceEndsABoundedCall(t *testing.T) {
 	})
 	var pe *outage.PatienceError
 	require.ErrorAs(t, err, &pe)
-	require.ErrorIs(t, err, near.ErrUnavailable)
+	require.ErrorIs(t, err, upstream.ErrUnavailable)
 	require.GreaterOrEqual(t, time.Since(began), 200*time.Millisecond)
 	require.Contains(t, err.Error(), "upstream unreachable for")
 	require.Contains(t, err.Error(), "patience of 200ms")
@@ -114,7 +114,7 @@ func TestOtherErrorsEndTheCallAtOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err = tr.Do(ctx, "block", 0, func(context.Context) error {
-		return near.ErrUnavailable
+		return upstream.ErrUnavailable
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.True(t, tr.State().Down)
