@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
@@ -25,7 +26,7 @@ type Store interface {
 	LatestBlock(ctx context.Context) (height uint64, hash string, err error)
 	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
 	// Ranges returns the indexers' ranges (heights indexed), lowest first.
-	Ranges(ctx context.Context) ([]store.Range, error)
+	Ranges(ctx context.Context) ([]bundle.Range, error)
 	BlockView(ctx context.Context, id near.BlockID) (json.RawMessage, error)
 	BlockStamp(ctx context.Context, id near.BlockID) (near.BlockStamp, error)
 	ChunkView(ctx context.Context, chunkHash string) (json.RawMessage, error)

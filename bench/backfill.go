@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/rpcsource"
@@ -131,7 +132,7 @@ type countingSink struct {
 
 var _ indexer.Sink = (*countingSink)(nil)
 
-func (s *countingSink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
+func (s *countingSink) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats, error) {
 	began := time.Now()
 	st, err := s.Store.Write(ctx, b)
 	s.commitNanos.Add(int64(time.Since(began)))

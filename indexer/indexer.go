@@ -44,27 +44,29 @@ type Source interface {
 }
 
 // Sink stores what the indexer fetched (*store.Store implements it). It is
-// the indexer's whole contract with the archive.
+// the indexer's whole contract with the archive, in bundle's types only, so
+// a sink other than the store needs nothing of it.
 type Sink interface {
 	// Range returns the range of the indexer's cursor; ok is false before
 	// its first commit.
-	Range(ctx context.Context) (r store.Range, ok bool, err error)
+	Range(ctx context.Context) (r bundle.Range, ok bool, err error)
 	// LinkBelow returns where heights from start on join the range below
 	// them (the block the next block must link to); ok is false when
 	// start begins a range.
-	LinkBelow(ctx context.Context, start uint64) (l store.Link, ok bool, err error)
+	LinkBelow(ctx context.Context, start uint64) (l bundle.Link, ok bool, err error)
 	// RangeAbove returns the lowest range of another cursor that covers
 	// height or starts above it: where this indexer's range meets it.
-	RangeAbove(ctx context.Context, height uint64) (r store.Range, ok bool, err error)
-	// Prepare makes bundles (ascending heights) into a batch for Write,
-	// without the database: the loop prepares a batch while the one
-	// before it is written.
-	Prepare(bundles []bundle.Bundle) (*store.Batch, error)
+	RangeAbove(ctx context.Context, height uint64) (r bundle.Range, ok bool, err error)
+	// Prepare makes bundles (ascending heights) into a batch for Write
+	// (its Prepared is the sink's own), without the database: the loop
+	// prepares a batch while the one before it is written.
+	Prepare(bundles []bundle.Bundle) (*bundle.Batch, error)
 	// Write writes a prepared batch and moves the cursor to its last
 	// block, atomically; a failed Write may be retried with the same
-	// batch. (A wrapper around *store.Store that intercepts writes
-	// overrides Write: Commit is not called.)
-	Write(ctx context.Context, b *store.Batch) (store.CommitStats, error)
+	// batch. It takes only batches of its own Prepare. (A wrapper around
+	// *store.Store that intercepts writes overrides Write: Commit is not
+	// called.)
+	Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats, error)
 	// PutGenesisConfig stores the genesis_config result.
 	PutGenesisConfig(ctx context.Context, cfg json.RawMessage) error
 	// PendingTxStatuses returns up to limit transaction statuses stored

@@ -157,7 +157,7 @@ type failingSink struct {
 
 var _ indexer.Sink = (*failingSink)(nil)
 
-func (f *failingSink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
+func (f *failingSink) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats, error) {
 	f.commits++
 	if f.commits != f.failAt {
 		return f.Store.Write(ctx, b)
@@ -166,7 +166,7 @@ func (f *failingSink) Write(ctx context.Context, b *store.Batch) (store.CommitSt
 	defer cancel()
 	_, err := f.Store.Write(cctx, b)
 	// %v, not %w: a permanent failure, so Run returns and is restarted.
-	return store.CommitStats{}, fmt.Errorf("sink failed mid-commit: %v", err)
+	return bundle.CommitStats{}, fmt.Errorf("sink failed mid-commit: %v", err)
 }
 
 func TestResumeAfterSinkFailsMidCommit(t *testing.T) {
@@ -353,10 +353,10 @@ type flakySink struct {
 
 var _ indexer.Sink = (*flakySink)(nil)
 
-func (f *flakySink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
+func (f *flakySink) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats, error) {
 	if f.failures > 0 {
 		f.failures--
-		return store.CommitStats{}, fmt.Errorf("commit: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"})
+		return bundle.CommitStats{}, fmt.Errorf("commit: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"})
 	}
 	return f.Store.Write(ctx, b)
 }
@@ -429,14 +429,14 @@ type overlapSink struct {
 	prepared, writes, overlaps int
 }
 
-func (s *overlapSink) Prepare(bundles []bundle.Bundle) (*store.Batch, error) {
+func (s *overlapSink) Prepare(bundles []bundle.Bundle) (*bundle.Batch, error) {
 	s.mu.Lock()
 	s.prepared++
 	s.mu.Unlock()
 	return s.Store.Prepare(bundles)
 }
 
-func (s *overlapSink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
+func (s *overlapSink) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats, error) {
 	s.mu.Lock()
 	s.writes++
 	n := s.writes
@@ -476,7 +476,7 @@ type countingSink struct {
 	writes atomic.Int64
 }
 
-func (c *countingSink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
+func (c *countingSink) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats, error) {
 	c.writes.Add(1)
 	return c.Store.Write(ctx, b)
 }

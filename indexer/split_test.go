@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
@@ -134,7 +135,7 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []store.Segment{{First: genesis, Last: st.Cursor.Height}}, st.Segments)
 	require.Zero(t, st.Gaps)
-	byName := map[string]store.Range{}
+	byName := map[string]bundle.Range{}
 	for _, r := range st.Ranges {
 		byName[r.Cursor] = r
 	}
