@@ -125,15 +125,17 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error { return c.withDefaults().validate() }
 
 func (c Config) validate() error {
-	switch {
-	case c.ViewStateLimit < -1:
-		return fmt.Errorf("view state limit %d: want -1 (no limit), 0 (the default) or a number of bytes", c.ViewStateLimit)
-	case c.CodeCacheSize < -1:
-		return fmt.Errorf("code cache size %d: want -1 (no cache), 0 (the default) or a number of contracts", c.CodeCacheSize)
-	case c.HealthMaxLag < 0:
-		return fmt.Errorf("health max lag %s: want 0 (off) or more", c.HealthMaxLag)
+	var errs []error
+	if c.ViewStateLimit < -1 {
+		errs = append(errs, fmt.Errorf("view state limit %d: want -1 (no limit), 0 (the default) or a number of bytes", c.ViewStateLimit))
 	}
-	return nil
+	if c.CodeCacheSize < -1 {
+		errs = append(errs, fmt.Errorf("code cache size %d: want -1 (no cache), 0 (the default) or a number of contracts", c.CodeCacheSize))
+	}
+	if c.HealthMaxLag < 0 {
+		errs = append(errs, fmt.Errorf("health max lag %s: want 0 (off) or more", c.HealthMaxLag))
+	}
+	return errors.Join(errs...)
 }
 
 // Backend is the rpcserve.Backend that answers from the Postgres archive.

@@ -67,7 +67,7 @@ func (c DocConfig) withDefaults() DocConfig {
 }
 
 func (c DocConfig) validate() error {
-	return bounds.First(
+	return errors.Join(
 		bounds.AtLeast("tx lookahead", c.TxLookahead, 1),
 		bounds.AtLeast("revisit lookahead", c.RevisitLookahead, 1),
 		bounds.AtLeast("read ahead", c.ReadAhead, 1),

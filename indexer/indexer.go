@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -161,28 +162,24 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	if err := bounds.First(
+	var budget, span error
+	if c.MemoryBudget < 1<<20 {
+		budget = fmt.Errorf("memory budget %d bytes: want at least 1 MiB", c.MemoryBudget)
+	}
+	if c.From != nil && c.To != nil && *c.To < *c.From {
+		span = fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
+	}
+	return errors.Join(
 		bounds.AtLeast("workers", c.Workers, 1),
 		bounds.AtLeast("batch size", c.BatchSize, 1),
 		bounds.NotNegative("poll interval", c.PollInterval),
 		bounds.NotNegative("progress interval", c.ProgressInterval),
 		bounds.NotNegative("revisit interval", c.RevisitInterval),
-	); err != nil {
-		return err
-	}
-	if c.MemoryBudget < 1<<20 {
-		return fmt.Errorf("memory budget %d bytes: want at least 1 MiB", c.MemoryBudget)
-	}
-	if err := bounds.First(
+		budget,
 		bounds.NotNegative("database retry", c.DatabaseRetry),
 		bounds.NotNegative("upstream patience", c.UpstreamPatience),
-	); err != nil {
-		return err
-	}
-	if c.From != nil && c.To != nil && *c.To < *c.From {
-		return fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
-	}
-	return nil
+		span,
+	)
 }
 
 // Indexer is the follow loop.

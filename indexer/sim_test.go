@@ -186,7 +186,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 				older++
 			}
 			req, perr := near.ParseChunkRequest(simtest.Params(t, map[string]any{"block_id": h, "shard_id": c.ShardID}))
-			require.Nil(t, perr)
+			require.NoError(t, perr)
 			want, err := chain.Node.Chunk(ctx, req)
 			require.NoError(t, err)
 			hash, err := s.ChunkHashAt(ctx, h, c.ShardID)

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearline/nearline/internal/bounds"
+
 	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
@@ -116,24 +118,24 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
+	var errs []error
 	if len(c.Endpoints) == 0 {
-		return errors.New("no upstream endpoint")
+		errs = append(errs, errors.New("no upstream endpoint"))
 	}
 	for _, e := range c.Endpoints {
-		if _, err := parseEndpoint(e); err != nil {
-			return err
-		}
-	}
-	if c.MaxAttempts < 1 || c.Timeout < 0 || c.BaseBackoff < 0 || c.MaxBackoff < c.BaseBackoff {
-		return errors.New("invalid retry settings")
+		_, err := parseEndpoint(e)
+		errs = append(errs, err)
 	}
 	if err := httpcall.CheckBearer(c.BearerToken); err != nil {
-		return fmt.Errorf("bearer token: %w", err)
+		errs = append(errs, fmt.Errorf("bearer token: %w", err))
 	}
-	if c.RequestRate < 0 {
-		return fmt.Errorf("request rate %g: want 0 (no bound) or more", c.RequestRate)
-	}
-	return nil
+	return errors.Join(append(errs,
+		bounds.AtLeast("max attempts", c.MaxAttempts, 1),
+		bounds.NotNegative("timeout", c.Timeout),
+		bounds.NotNegative("base backoff", c.BaseBackoff),
+		bounds.AtLeast("max backoff", c.MaxBackoff, c.BaseBackoff),
+		bounds.NotNegative("request rate", c.RequestRate),
+	)...)
 }
 
 // exchange is how c's requests go: its HTTP client, its key as a Bearer
