@@ -99,7 +99,7 @@ const (
 )
 
 // newSource is the indexer's source over upstreamURL, its requests counted:
-// NodeSource (every call), or a DocSource over neardata (every document
+// rpcsource.Source (every call), or a docsource.Source over neardata (every document
 // and head request; the configs it asks the RPC for once per epoch are
 // not counted, as the goal sets them aside).
 func (e *benchEnv) newSource(source, upstreamURL string, to uint64, counts *fetchCounts) (indexer.Source, error) {
@@ -108,10 +108,10 @@ func (e *benchEnv) newSource(source, upstreamURL string, to uint64, counts *fetc
 		return nil, err
 	}
 	if source == sourceRPC {
-		// The counter sits below NodeSource's own in-flight limit, so it
+		// The counter sits below rpcsource.Source's own in-flight limit, so it
 		// sees what reaches the upstream.
-		return rpcsource.NewNodeSource(countingRPC{next: client, counts: counts},
-			rpcsource.NodeConfig{Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency}, e.logger)
+		return rpcsource.New(countingRPC{next: client, counts: counts},
+			rpcsource.Config{Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency}, e.logger)
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
@@ -120,7 +120,7 @@ func (e *benchEnv) newSource(source, upstreamURL string, to uint64, counts *fetc
 	if err != nil {
 		return nil, err
 	}
-	return docsource.NewDocSource(docs, client, docsource.DocConfig{Concurrency: e.o.blockConcurrency}, e.logger)
+	return docsource.New(docs, client, docsource.Config{Concurrency: e.o.blockConcurrency}, e.logger)
 }
 
 // countingSink counts what the indexer committed.

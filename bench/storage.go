@@ -93,7 +93,7 @@ func (e *benchEnv) storage(ctx context.Context) error {
 		return err
 	}
 	g := &gzipRPC{next: client}
-	src, err := rpcsource.NewNodeSource(g, rpcsource.NodeConfig{}, e.logger)
+	src, err := rpcsource.New(g, rpcsource.Config{}, e.logger)
 	if err != nil {
 		return err
 	}

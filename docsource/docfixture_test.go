@@ -105,7 +105,7 @@ func splitLake(t *testing.T, height uint64, body []byte) string {
 func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}
+	cfg := docsource.Config{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}
 	for _, recorded := range testnetDocuments(t) {
 		body := recorded.body
 		// Loosely decoded to check a Bundle against: the block's height,
@@ -122,8 +122,8 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		lake, err := docsource.NewLakeFetcher(upstream.Config{Endpoints: []string{splitLake(t, height, body)}}, nil, nil)
 		require.NoError(t, err)
 		var bundles []*bundle.Bundle
-		for _, docs := range []docsource.DocFetcher{neardata, lake} {
-			src, err := docsource.NewDocSource(docs, nil, cfg, nil)
+		for _, docs := range []docsource.Fetcher{neardata, lake} {
+			src, err := docsource.New(docs, nil, cfg, nil)
 			require.NoError(t, err)
 			src.Prepare(height)
 			head, err := src.FinalHead(ctx)

@@ -47,22 +47,22 @@ func rpcClient(t *testing.T, endpoints ...string) *upstream.Client {
 // a simulated chain that is all produced.
 var testWaits = upstream.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}
 
-// docSource returns a DocSource over docs and rpc with the given tx waits,
+// docSource returns a docsource.Source over docs and rpc with the given tx waits,
 // failing the test on a configuration error.
-func docSource(t *testing.T, docs docsource.DocFetcher, rpc upstream.RPC, waits upstream.Waits) *docsource.DocSource {
+func docSource(t *testing.T, docs docsource.Fetcher, rpc upstream.RPC, waits upstream.Waits) *docsource.Source {
 	t.Helper()
-	src, err := docsource.NewDocSource(docs, rpc, docsource.DocConfig{Waits: waits}, nil)
+	src, err := docsource.New(docs, rpc, docsource.Config{Waits: waits}, nil)
 	require.NoError(t, err)
 	return src
 }
 
-var _ indexer.Source = (*docsource.DocSource)(nil)
+var _ indexer.Source = (*docsource.Source)(nil)
 
 // chainSources returns the RPC source of a served simulated chain (what
 // the document sources must build) and its three document sources by name:
 // neardata, lake over HTTP and lake from a directory written with heights
 // up to maxHeight (no head RPC: it reads the layout off the folder).
-func chainSources(t *testing.T, chain *simtest.Chain, maxHeight uint64) (*rpcsource.NodeSource, map[string]indexer.Source) {
+func chainSources(t *testing.T, chain *simtest.Chain, maxHeight uint64) (*rpcsource.Source, map[string]indexer.Source) {
 	t.Helper()
 	rpc := rpcClient(t, chain.URL)
 	neardata, err := docsource.NewNeardataFetcher(fastHTTP(chain.URL), nil)
@@ -71,7 +71,7 @@ func chainSources(t *testing.T, chain *simtest.Chain, maxHeight uint64) (*rpcsou
 	require.NoError(t, err)
 	lakeDir, err := docsource.NewLakeFetcher(upstream.Config{Endpoints: []string{writeLake(t, chain.URL, 0, maxHeight)}}, nil, nil)
 	require.NoError(t, err)
-	return simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: testWaits}), map[string]indexer.Source{
+	return simtest.NodeSource(t, rpc, rpcsource.Config{Waits: testWaits}), map[string]indexer.Source{
 		"neardata":  docSource(t, neardata, rpc, testWaits),
 		"lake http": docSource(t, lakeHTTP, rpc, testWaits),
 		"lake dir":  docSource(t, lakeDir, rpc, testWaits),
@@ -347,7 +347,7 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 	chain := simtest.Start(t, cfg)
 	node := chain.Node
 	s := storetest.NewStore(t)
-	newSource := func() *docsource.DocSource {
+	newSource := func() *docsource.Source {
 		lake, err := docsource.NewLakeFetcher(fastHTTP(chain.URL+"/lake"), rpcClient(t, chain.URL), nil)
 		require.NoError(t, err)
 		return docSource(t, lake, rpcClient(t, chain.URL), upstream.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond})
@@ -407,7 +407,7 @@ func TestDocumentSourcesThroughFaultyUpstreams(t *testing.T) {
 		http.Timeout = time.Second
 		http.MaxAttempts = 40
 		http.OnError = func(string) { kinds.Add(1) }
-		var docs docsource.DocFetcher
+		var docs docsource.Fetcher
 		var err error
 		if strings.HasPrefix(c.name, "lake") {
 			docs, err = docsource.NewLakeFetcher(http, rpc, nil)

@@ -27,16 +27,16 @@ import (
 	"github.com/nearline/nearline/upstream"
 )
 
-// ErrNoDocument is returned (wrapped) by a DocFetcher for a height it has no
+// ErrNoDocument is returned (wrapped) by a Fetcher for a height it has no
 // document for (yet): NEAR Lake's missing objects, neardata's
 // BLOCK_DOES_NOT_EXIST for a height too far past its head. Whether the chain
-// skipped the height is decided by DocSource (a later block linking over
+// skipped the height is decided by Source (a later block linking over
 // it), never by the absence alone.
 var ErrNoDocument = errors.New("no block document")
 
-// DocFetcher fetches block documents, one per height: what DocSource
+// Fetcher fetches block documents, one per height: what Source
 // reads. NeardataFetcher and LakeFetcher implement it.
-type DocFetcher interface {
+type Fetcher interface {
 	// Document returns the document at height. It returns bundle.ErrNoBlock when
 	// the upstream says the chain skipped the height, ErrNoDocument when it
 	// has no document there (yet).
@@ -81,7 +81,7 @@ type NeardataFetcher struct {
 	get *upstream.Getter
 }
 
-var _ DocFetcher = (*NeardataFetcher)(nil)
+var _ Fetcher = (*NeardataFetcher)(nil)
 
 // NewNeardataFetcher returns a fetcher over cfg.Endpoints (base URLs such as
 // https://mainnet.neardata.xyz, or https://mainnet.neardata.xyz?apiKey=KEY
@@ -193,7 +193,7 @@ type LakeFetcher struct {
 	epochs *upstream.Epochs // layouts from head; nil without it
 }
 
-var _ DocFetcher = (*LakeFetcher)(nil)
+var _ Fetcher = (*LakeFetcher)(nil)
 
 // NewLakeFetcher returns a fetcher reading cfg.Endpoints: one directory,
 // or http(s) base URLs (cfg's timeouts, retries, failover and bearer

@@ -110,8 +110,8 @@ type Config struct {
 	To *uint64
 	// Workers bounds concurrent block fetches. Default DefaultWorkers: a block's
 	// fetch is a chain of dependent calls (block, chunks, tx statuses), so
-	// many blocks are needed to keep the upstream busy; NodeSource bounds
-	// the calls in flight (NodeConfig.MaxInFlight).
+	// many blocks are needed to keep the upstream busy; rpcsource.Source bounds
+	// the calls in flight (rpcsource.Config.MaxInFlight).
 	Workers int
 	// BatchSize is the number of heights fetched and committed together.
 	// Default DefaultBatchSize.

@@ -312,22 +312,22 @@ func TestConfigValidation(t *testing.T) {
 
 // TestNodeConfigValidation: zero means the default for every field; -1 is
 // MaxInFlight's one "no bound"; any other negative value is refused by
-// NewNodeSource, naming the setting.
+// rpcsource.New, naming the setting.
 func TestNodeConfigValidation(t *testing.T) {
 	t.Parallel()
-	requireConfigChecks(t, "configure node source: ", []configCase[rpcsource.NodeConfig]{
-		{"zero value: every default", rpcsource.NodeConfig{}, ""},
-		{"no upstream bound", rpcsource.NodeConfig{MaxInFlight: -1}, ""},
-		{"upstream bound of one", rpcsource.NodeConfig{MaxInFlight: 1}, ""},
-		{"upstream bound below -1", rpcsource.NodeConfig{MaxInFlight: -2}, "upstream concurrency -2"},
-		{"negative block concurrency", rpcsource.NodeConfig{Concurrency: -1}, "block concurrency -1"},
-		{"negative changes batch", rpcsource.NodeConfig{ChangesBatch: -1}, "changes batch -1"},
-		{"negative tx final wait", rpcsource.NodeConfig{Waits: upstream.Waits{TxFinalWait: -time.Second}}, "tx final wait -1s"},
-		{"negative tx stall wait", rpcsource.NodeConfig{Waits: upstream.Waits{TxStallWait: -time.Second}}, "tx stall wait -1s"},
-		{"negative tx poll interval", rpcsource.NodeConfig{Waits: upstream.Waits{TxPollInterval: -time.Millisecond}}, "tx poll interval -1ms"},
-		{"negative behind retries", rpcsource.NodeConfig{Waits: upstream.Waits{BehindRetries: -1}}, "behind retries -1"},
-	}, func(cfg rpcsource.NodeConfig) (*rpcsource.NodeSource, error) {
-		return rpcsource.NewNodeSource(nil, cfg, nil)
+	requireConfigChecks(t, "configure node source: ", []configCase[rpcsource.Config]{
+		{"zero value: every default", rpcsource.Config{}, ""},
+		{"no upstream bound", rpcsource.Config{MaxInFlight: -1}, ""},
+		{"upstream bound of one", rpcsource.Config{MaxInFlight: 1}, ""},
+		{"upstream bound below -1", rpcsource.Config{MaxInFlight: -2}, "upstream concurrency -2"},
+		{"negative block concurrency", rpcsource.Config{Concurrency: -1}, "block concurrency -1"},
+		{"negative changes batch", rpcsource.Config{ChangesBatch: -1}, "changes batch -1"},
+		{"negative tx final wait", rpcsource.Config{Waits: upstream.Waits{TxFinalWait: -time.Second}}, "tx final wait -1s"},
+		{"negative tx stall wait", rpcsource.Config{Waits: upstream.Waits{TxStallWait: -time.Second}}, "tx stall wait -1s"},
+		{"negative tx poll interval", rpcsource.Config{Waits: upstream.Waits{TxPollInterval: -time.Millisecond}}, "tx poll interval -1ms"},
+		{"negative behind retries", rpcsource.Config{Waits: upstream.Waits{BehindRetries: -1}}, "behind retries -1"},
+	}, func(cfg rpcsource.Config) (*rpcsource.Source, error) {
+		return rpcsource.New(nil, cfg, nil)
 	})
 }
 

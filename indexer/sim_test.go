@@ -75,7 +75,7 @@ func TestSnapshotAccountsStartHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(30), start)
 	from, to := uint64(30), uint64(60)
-	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: upstream.Waits{TxStallWait: 200 * time.Millisecond}})
+	src := simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 200 * time.Millisecond}})
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
@@ -91,7 +91,7 @@ func TestGarbageCollectedUpstreamNeedsArchivalNode(t *testing.T) {
 	client, err := upstream.NewClient(upstream.Config{Endpoints: []string{chain.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}, nil)
 	require.NoError(t, err)
 	from, to := uint64(5), uint64(30)
-	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, simtest.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, simtest.NodeSource(t, client, rpcsource.Config{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, upstream.ErrNeedsArchival)
@@ -106,7 +106,7 @@ func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 	s := storetest.NewStore(t)
 	client := chain.Client(t)
 	to := uint64(40)
-	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, simtest.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, simtest.NodeSource(t, client, rpcsource.Config{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, indexer.ErrContinuity)
@@ -130,7 +130,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	require.NoError(t, node.ProduceTo(ctx, 40))
 	s := storetest.NewStore(t)
 	client := chain.Client(t)
-	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
+	src := simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
 	run := func(to uint64) {
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
 		require.NoError(t, err)
@@ -170,7 +170,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	client := chain.Client(t)
 	from, to := uint64(30), uint64(60)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 8},
-		simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
+		simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	older := 0
@@ -199,7 +199,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.Positive(t, older, "some blocks repeat a chunk from before --from")
 	// Re-indexing the range keeps one row per chunk.
 	ix, err = indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 5},
-		simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
+		simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	var dups int

@@ -46,7 +46,7 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 
 	run := func(s *store.Store, from, to uint64) error {
 		ix, err := indexer.New(indexer.Config{From: &from, To: &to, Workers: 4, BatchSize: 7},
-			simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
+			simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		ix, err := indexer.New(indexer.Config{From: from, To: &to, Workers: 4, BatchSize: 6},
-			simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
+			simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 		require.NoError(t, err)
 		return s, ix.Run(ctx)
 	}

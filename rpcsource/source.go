@@ -21,16 +21,16 @@ import (
 	"github.com/nearline/nearline/upstream"
 )
 
-// Defaults of NodeConfig; `nearline index` flags use them too.
+// Defaults of Config; `nearline index` flags use them too.
 const (
 	DefaultConcurrency  = 32
 	DefaultMaxInFlight  = 64
 	DefaultChangesBatch = 100
 )
 
-// NodeConfig tunes NodeSource. The zero value is usable: zero means the
+// Config tunes Source. The zero value is usable: zero means the
 // default for every field.
-type NodeConfig struct {
+type Config struct {
 	// Concurrency bounds the calls made at once for one block (chunks,
 	// changes, tx statuses). Default DefaultConcurrency (a mainnet block has
 	// ~100 tx statuses).
@@ -48,7 +48,7 @@ type NodeConfig struct {
 	upstream.Waits
 }
 
-func (c NodeConfig) withDefaults() NodeConfig {
+func (c Config) withDefaults() Config {
 	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
 	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
 	c.ChangesBatch = cmp.Or(c.ChangesBatch, DefaultChangesBatch)
@@ -57,7 +57,7 @@ func (c NodeConfig) withDefaults() NodeConfig {
 }
 
 // validate reports every setting out of range; c has its defaults applied.
-func (c NodeConfig) validate() error {
+func (c Config) validate() error {
 	var inFlight error
 	if c.MaxInFlight < 1 && c.MaxInFlight != -1 {
 		inFlight = fmt.Errorf("upstream concurrency %d: want at least 1, or -1 for no bound", c.MaxInFlight)
@@ -70,10 +70,10 @@ func (c NodeConfig) validate() error {
 	)
 }
 
-// NodeSource is the Source that reads an upstream node over JSON-RPC.
-type NodeSource struct {
+// Source is the Source that reads an upstream node over JSON-RPC.
+type Source struct {
 	rpc    upstream.RPC
-	cfg    NodeConfig
+	cfg    Config
 	logger *slog.Logger
 	epochs *upstream.Epochs
 
@@ -83,15 +83,15 @@ type NodeSource struct {
 	blockHeight map[string]uint64 // block hash -> height, for outcomes
 }
 
-// NewNodeSource returns a Source reading rpc, logging to logger (nil:
+// New returns a Source reading rpc, logging to logger (nil:
 // discard). It fails when a setting of cfg is out of range.
-func NewNodeSource(rpc upstream.RPC, cfg NodeConfig, logger *slog.Logger) (*NodeSource, error) {
+func New(rpc upstream.RPC, cfg Config, logger *slog.Logger) (*Source, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure node source: %w", err)
 	}
 	rpc = upstream.Limit(rpc, cfg.MaxInFlight)
-	return &NodeSource{rpc: rpc, cfg: cfg, logger: logs.OrDiscard(logger), epochs: upstream.NewEpochs(rpc), blockHeight: map[string]uint64{}}, nil
+	return &Source{rpc: rpc, cfg: cfg, logger: logs.OrDiscard(logger), epochs: upstream.NewEpochs(rpc), blockHeight: map[string]uint64{}}, nil
 }
 
 // Prepare is called by the indexer at the start of each Run with the lowest
@@ -99,25 +99,25 @@ func NewNodeSource(rpc upstream.RPC, cfg NodeConfig, logger *slog.Logger) (*Node
 // (a missing chunk) also fetches that chunk, which no earlier bundle
 // carried. It also forgets which epochs' protocol configs were fetched, as a
 // failed run may not have committed them.
-func (s *NodeSource) Prepare(chunkFloor uint64) {
+func (s *Source) Prepare(chunkFloor uint64) {
 	s.chunkFloor.Store(chunkFloor)
 	s.epochs.Reset()
 }
 
 // FinalHead returns the height of the upstream's latest final block.
-func (s *NodeSource) FinalHead(ctx context.Context) (uint64, error) {
+func (s *Source) FinalHead(ctx context.Context) (uint64, error) {
 	return upstream.FinalHead(ctx, s.rpc)
 }
 
 // GenesisConfig returns the upstream's genesis_config result.
-func (s *NodeSource) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
+func (s *Source) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
 	return upstream.GenesisConfig(ctx, s.rpc)
 }
 
 // Bundle fetches the block at height, its new chunks, block effects, the
 // state changes the effects name, its transactions' statuses and, for a new
 // epoch, the protocol config.
-func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
+func (s *Source) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
 	raw, err := s.fetchBlock(ctx, height)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle,
 // protocol config again when the failed one had it: a bundle that is not
 // returned is fetched again, and its epoch would otherwise never have its
 // config stored.
-func (s *NodeSource) forgetEpoch(b *bundle.Bundle) {
+func (s *Source) forgetEpoch(b *bundle.Bundle) {
 	if b.ProtocolConfig != nil {
 		s.epochs.Release(b.Block.Header.EpochID)
 	}
@@ -194,7 +194,7 @@ func (s *NodeSource) forgetEpoch(b *bundle.Bundle) {
 // catches up, and a head seen above the height only after an UNKNOWN_BLOCK
 // (the block may have come between the two calls) is followed by one more
 // ask, so a lagging node never makes a height look skipped.
-func (s *NodeSource) fetchBlock(ctx context.Context, height uint64) (json.RawMessage, error) {
+func (s *Source) fetchBlock(ctx context.Context, height uint64) (json.RawMessage, error) {
 	var raw json.RawMessage
 	var head uint64
 	ask := func(ctx context.Context) error {
@@ -237,7 +237,7 @@ var changeKinds = []struct{ effect, changesType string }{
 	{near.EffectContractCodeTouched, "contract_code_changes"},
 }
 
-func (s *NodeSource) fetchChanges(ctx context.Context, b *bundle.Bundle) error {
+func (s *Source) fetchChanges(ctx context.Context, b *bundle.Bundle) error {
 	hash := b.Block.Header.Hash
 	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_changes_in_block", map[string]string{"block_id": hash})
 	if err != nil {
@@ -283,7 +283,7 @@ func (s *NodeSource) fetchChanges(ctx context.Context, b *bundle.Bundle) error {
 
 // fetchChangesOfKind calls EXPERIMENTAL_changes for accounts, ChangesBatch
 // account ids per call, keeping the upstream's order.
-func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesType string, accounts []string) ([]bundle.StateChange, error) {
+func (s *Source) fetchChangesOfKind(ctx context.Context, blockHash, changesType string, accounts []string) ([]bundle.StateChange, error) {
 	var out []bundle.StateChange
 	for len(accounts) > 0 {
 		part := accounts[:min(len(accounts), s.cfg.ChangesBatch)]
@@ -317,7 +317,7 @@ func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesT
 // that claims the epoch first, and to every bundle the shard ids of the
 // epoch's layout where its chunk headers name others (bundle.Bundle's
 // ShardIDs).
-func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *bundle.Bundle) error {
+func (s *Source) fetchProtocolConfig(ctx context.Context, b *bundle.Bundle) error {
 	epoch, hash := b.Block.Header.EpochID, b.Block.Header.Hash
 	if !s.epochs.Claim(epoch) {
 		ids, err := s.epochs.Layout(ctx, epoch, hash)
@@ -334,7 +334,7 @@ func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *bundle.Bundle) 
 	return nil
 }
 
-func (s *NodeSource) rememberHeight(hash string, height uint64) {
+func (s *Source) rememberHeight(hash string, height uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.blockHeight) > 100_000 {
@@ -345,7 +345,7 @@ func (s *NodeSource) rememberHeight(hash string, height uint64) {
 
 // heightOf returns the height of the block with hash, asking the upstream
 // when it is not known yet.
-func (s *NodeSource) heightOf(ctx context.Context, hash string) (uint64, error) {
+func (s *Source) heightOf(ctx context.Context, hash string) (uint64, error) {
 	s.mu.Lock()
 	h, ok := s.blockHeight[hash]
 	s.mu.Unlock()
@@ -368,7 +368,7 @@ func (s *NodeSource) heightOf(ctx context.Context, hash string) (uint64, error) 
 	return b.Header.Height, nil
 }
 
-func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *bundle.Bundle) error {
+func (s *Source) fetchTxStatuses(ctx context.Context, b *bundle.Bundle) error {
 	var txs []near.SignedTransactionView
 	for _, c := range b.Chunks {
 		txs = append(txs, c.View.Transactions...)
@@ -391,7 +391,7 @@ func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *bundle.Bundle) erro
 
 // fetchTxStatus fetches a transaction's EXPERIMENTAL_tx_status once and
 // decodes what the source and the store read of it.
-func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, *bundle.TxStatusBody, error) {
+func (s *Source) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, *bundle.TxStatusBody, error) {
 	body := new(bundle.TxStatusBody)
 	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_tx_status", map[string]string{"tx_hash": txHash, "sender_account_id": signerID})
 	if err != nil {
@@ -405,7 +405,7 @@ func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string)
 
 // withHeights builds the stored status, resolving its outcomes' block
 // heights.
-func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, raw json.RawMessage, body *bundle.TxStatusBody) (bundle.TxStatus, error) {
+func (s *Source) withHeights(ctx context.Context, txHash, signerID string, raw json.RawMessage, body *bundle.TxStatusBody) (bundle.TxStatus, error) {
 	st := bundle.TxStatus{TxHash: txHash, SignerID: signerID, JSON: raw, BlockHeights: map[string]uint64{}, Body: body}
 	var hashes []string
 	for _, o := range append([]*bundle.OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
@@ -428,7 +428,7 @@ func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, r
 
 // TxStatus fetches a stored transaction's status again, once (the indexer
 // revisits statuses that were not FINAL).
-func (s *NodeSource) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
+func (s *Source) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
 	raw, body, err := s.fetchTxStatus(ctx, ref.TxHash, ref.SignerID)
 	if err != nil {
 		return bundle.TxStatus{}, false, err
@@ -438,8 +438,8 @@ func (s *NodeSource) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxS
 }
 
 // txStatus fetches a transaction's EXPERIMENTAL_tx_status, re-fetching
-// while it is not FINAL and the upstream's head advances (see doc.go).
-func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.SignedTransactionView) (bundle.TxStatus, error) {
+// while it is not FINAL and the upstream's head advances (docs/internals.md).
+func (s *Source) txStatus(ctx context.Context, height uint64, tx near.SignedTransactionView) (bundle.TxStatus, error) {
 	began := time.Now()
 	var lastHead uint64
 	headMoved := began

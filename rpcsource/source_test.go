@@ -73,7 +73,7 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	ctx := context.Background()
 	rpc := &laggingRPC{skippedHeight: 7}
 	rpc.head.Store(5)
-	src := simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: upstream.Waits{TxPollInterval: time.Millisecond}})
+	src := simtest.NodeSource(t, rpc, rpcsource.Config{Waits: upstream.Waits{TxPollInterval: time.Millisecond}})
 
 	// Height 7 is skipped and the upstream is past it: no block.
 	rpc.head.Store(9)
@@ -102,7 +102,7 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	rpc.produceOnMiss.Store(0)
 
 	// An upstream that never catches up is an error, not a skipped height.
-	src = simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: upstream.Waits{TxPollInterval: time.Millisecond, BehindRetries: 3}})
+	src = simtest.NodeSource(t, rpc, rpcsource.Config{Waits: upstream.Waits{TxPollInterval: time.Millisecond, BehindRetries: 3}})
 	_, err = src.Bundle(ctx, 40)
 	require.Error(t, err)
 	require.NotErrorIs(t, err, bundle.ErrNoBlock)
@@ -119,7 +119,7 @@ func TestNodeSourceRefetchedBundleCarriesItsEpochConfig(t *testing.T) {
 	rpc := &laggingRPC{}
 	rpc.head.Store(5)
 	rpc.failChanges.Store(1)
-	src := simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: upstream.Waits{TxPollInterval: time.Millisecond}})
+	src := simtest.NodeSource(t, rpc, rpcsource.Config{Waits: upstream.Waits{TxPollInterval: time.Millisecond}})
 	_, err := src.Bundle(ctx, 3)
 	require.Error(t, err)
 	require.Equal(t, int64(1), rpc.configs.Load(), "the failed bundle had fetched the config")
@@ -131,4 +131,4 @@ func TestNodeSourceRefetchedBundleCarriesItsEpochConfig(t *testing.T) {
 	require.Nil(t, b.ProtocolConfig, "once delivered, the epoch's config is not attached again")
 }
 
-var _ indexer.Source = (*rpcsource.NodeSource)(nil)
+var _ indexer.Source = (*rpcsource.Source)(nil)

@@ -167,11 +167,11 @@ func newClient(env *environment, flags *indexFlags, endpoints []string, apiKey s
 	}, debugLogger(env.logger))
 }
 
-// newSource builds the --source: NodeSource over client, or a DocSource
+// newSource builds the --source: rpcsource.Source over client, or a docsource.Source
 // over neardata or lake with client (possibly nil) for configs.
 func newSource(env *environment, flags *indexFlags, client *upstream.Client, metrics *indexer.Metrics) (indexer.Source, error) {
 	if *flags.source == sourceRPC {
-		src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{
+		src, err := rpcsource.New(client, rpcsource.Config{
 			Concurrency: *flags.blockConcurrency,
 			MaxInFlight: *flags.upstreamInFlight,
 		}, env.logger)
@@ -191,7 +191,7 @@ func newSource(env *environment, flags *indexFlags, client *upstream.Client, met
 	if client != nil {
 		rpc = client
 	}
-	var docs docsource.DocFetcher
+	var docs docsource.Fetcher
 	var err error
 	if *flags.source == sourceNeardata {
 		docs, err = docsource.NewNeardataFetcher(httpCfg, debugLogger(env.logger))
@@ -201,14 +201,14 @@ func newSource(env *environment, flags *indexFlags, client *upstream.Client, met
 	if err != nil {
 		return nil, err
 	}
-	cfg := docsource.DocConfig{Concurrency: *flags.blockConcurrency}
+	cfg := docsource.Config{Concurrency: *flags.blockConcurrency}
 	if rpc == nil {
 		if cfg.Genesis, err = genesisConfigOf(*flags.genesis); err != nil {
 			return nil, err
 		}
 		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", *flags.source)
 	}
-	return docsource.NewDocSource(docs, rpc, cfg, env.logger)
+	return docsource.New(docs, rpc, cfg, env.logger)
 }
 
 // genesisConfigOf reads the config of a genesis file (its records

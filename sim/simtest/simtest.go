@@ -83,7 +83,7 @@ func (c *Chain) Index(t testing.TB, st *store.Store, cfg indexer.Config) {
 	if cfg.To == nil {
 		cfg.To = &c.Head
 	}
-	index(t, st, cfg, genesis, NodeSource(t, c.Client(t), rpcsource.NodeConfig{Waits: waits()}))
+	index(t, st, cfg, genesis, NodeSource(t, c.Client(t), rpcsource.Config{Waits: waits()}))
 }
 
 // waits is how the sources of Index and IndexEndpoints wait for a
@@ -106,14 +106,14 @@ func (c *Chain) Client(t testing.TB) *upstream.Client {
 }
 
 // IndexEndpoints indexes the simulators at endpoints (failing over in
-// turn, with fast retries) up to to through a NodeSource with short tx
+// turn, with fast retries) up to to through a rpcsource.Source with short tx
 // waits, after loading genesis when it is not nil.
 func IndexEndpoints(t testing.TB, st *store.Store, to uint64, genesis *os.File, endpoints ...string) {
 	t.Helper()
 	client, err := upstream.NewClient(upstream.Config{Endpoints: endpoints, Timeout: 2 * time.Second,
 		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20}, nil)
 	require.NoError(t, err)
-	src := NodeSource(t, client, rpcsource.NodeConfig{Waits: waits()})
+	src := NodeSource(t, client, rpcsource.Config{Waits: waits()})
 	index(t, st, indexer.Config{To: &to, Workers: 6, BatchSize: 25}, genesis, src)
 }
 
@@ -160,11 +160,11 @@ func GenesisFile(t testing.TB, node *sim.Node) (*os.File, []string) {
 	return f, accounts
 }
 
-// NodeSource returns a NodeSource reading rpc, failing the test on a
+// NodeSource returns an rpcsource.Source reading rpc, failing the test on a
 // configuration error.
-func NodeSource(tb testing.TB, rpc upstream.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
+func NodeSource(tb testing.TB, rpc upstream.RPC, cfg rpcsource.Config) *rpcsource.Source {
 	tb.Helper()
-	src, err := rpcsource.NewNodeSource(rpc, cfg, nil)
+	src, err := rpcsource.New(rpc, cfg, nil)
 	require.NoError(tb, err)
 	return src
 }
