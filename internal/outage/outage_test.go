@@ -3,6 +3,7 @@ package outage_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -75,6 +76,46 @@ func TestOutageIsWaitedOutWithOneLinePerStateChange(t *testing.T) {
 	require.Equal(t, 1, strings.Count(out, "upstream unreachable"), out)
 	require.Equal(t, 1, strings.Count(out, "upstream back"), out)
 	require.Contains(t, out, "upstream=node")
+}
+
+// TestALateFailureStartsNoOutage: a try begun during an outage whose
+// failure comes back after another call ended the outage starts no new
+// one: one line for the outage, one for its end.
+func TestALateFailureStartsNoOutage(t *testing.T) {
+	t.Parallel()
+	var logs logtest.Buffer
+	tr := outage.New(outage.Config{Name: "node", Backoff: fast}, logs.Logger())
+	unavailable := fmt.Errorf("call block: %w", upstream.ErrUnavailable)
+
+	lateStarted, release := make(chan struct{}), make(chan struct{})
+	var lateTries atomic.Int32
+	lateDone := make(chan error, 1)
+	go func() {
+		lateDone <- tr.Do(t.Context(), "block", 0, func(context.Context) error {
+			if lateTries.Add(1) > 1 {
+				return nil
+			}
+			close(lateStarted)
+			<-release // answered after the outage ended
+			return unavailable
+		})
+	}()
+	<-lateStarted
+	var tries int
+	require.NoError(t, tr.Do(t.Context(), "block", 0, func(context.Context) error {
+		if tries++; tries == 1 {
+			return unavailable // the outage starts
+		}
+		return nil // and ends
+	}))
+	require.False(t, tr.State().Down)
+	close(release)
+	require.NoError(t, <-lateDone)
+	require.EqualValues(t, 2, lateTries.Load())
+	require.False(t, tr.State().Down)
+	out := logs.String()
+	require.Equal(t, 1, strings.Count(out, "upstream unreachable"), out)
+	require.Equal(t, 1, strings.Count(out, "upstream back"), out)
 }
 
 // TestPatienceEndsABoundedCall: with a patience, a call through an outage
