@@ -172,8 +172,13 @@ func (f *failingSink) Write(ctx context.Context, b *bundle.Batch) (bundle.Commit
 func TestResumeAfterSinkFailsMidCommit(t *testing.T) {
 	t.Parallel()
 	c, src, s := newFakeRun(t, 100)
+	// Run again until a run reaches To: a run commits at most three
+	// batches before its failure, and a loaded machine fetches smaller
+	// batches, so how many runs it takes is not a constant (20 were not
+	// enough at load 25). The bound only ends a loop that makes no
+	// progress.
 	failures := 0
-	for attempt := 0; attempt < 20; attempt++ {
+	for attempt := 0; attempt < 500; attempt++ {
 		sink := &failingSink{Store: s, failAt: 1 + rand.IntN(4)}
 		ix, err := indexer.New(indexer.Config{To: ptr(80), Workers: 2, BatchSize: 9}, src, sink, nil)
 		require.NoError(t, err)
