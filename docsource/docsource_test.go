@@ -311,6 +311,11 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 			httpCfg.BearerToken = key
 			docs.key, docs.bearer = "", key
 		}
+		// No attempt may time out: a loaded machine would retry one and
+		// count a document twice. Any failed attempt is counted and shown.
+		httpCfg.Timeout = time.Minute
+		var failed atomic.Int64
+		httpCfg.OnError = func(string) { failed.Add(1) }
 		neardata, err := docsource.NewNeardataFetcher(httpCfg, nil)
 		require.NoError(t, err)
 		viaDocs := storetest.NewStore(t)
@@ -324,7 +329,7 @@ func TestNeardataSourceFetchesAboutOneDocumentPerBlock(t *testing.T) {
 		t.Logf("key as %s: requests per height over %d heights: rpc %.2f, neardata %.3f (+ %d config calls to the RPC upstream)",
 			form, maxHeight+1, float64(rpcCalls)/heights, perBlock, rpcs.count.Load())
 		require.Zero(t, docs.refused.Load(), "%s: every document request carried the key", form)
-		require.Equal(t, int64(maxHeight+1), docs.count.Load()-docs.head.Load(), "%s: one document request per height", form)
+		require.Equal(t, int64(maxHeight+1), docs.count.Load()-docs.head.Load(), "%s: one document request per height (%d failed attempts)", form, failed.Load())
 		require.LessOrEqual(t, docs.head.Load(), int64(3), "%s: final head: at the start and near it, not once per batch", form)
 		epochs := int64(maxHeight/cfg.EpochLength + 1)
 		require.Equal(t, 1+epochs, rpcs.count.Load(), "%s: configs: genesis once, protocol config once per epoch", form)
