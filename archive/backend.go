@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/nearvm"
@@ -25,7 +26,7 @@ type Store interface {
 	LatestBlock(ctx context.Context) (height uint64, hash string, err error)
 	EarliestBlock(ctx context.Context) (height uint64, hash string, err error)
 	// Ranges returns the indexers' ranges (heights indexed), lowest first.
-	Ranges(ctx context.Context) ([]store.Range, error)
+	Ranges(ctx context.Context) ([]bundle.Range, error)
 	BlockView(ctx context.Context, id near.BlockID) (json.RawMessage, error)
 	BlockStamp(ctx context.Context, id near.BlockID) (near.BlockStamp, error)
 	ChunkView(ctx context.Context, chunkHash string) (json.RawMessage, error)
@@ -124,15 +125,17 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error { return c.withDefaults().validate() }
 
 func (c Config) validate() error {
-	switch {
-	case c.ViewStateLimit < -1:
-		return fmt.Errorf("view state limit %d: want -1 (no limit), 0 (the default) or a number of bytes", c.ViewStateLimit)
-	case c.CodeCacheSize < -1:
-		return fmt.Errorf("code cache size %d: want -1 (no cache), 0 (the default) or a number of contracts", c.CodeCacheSize)
-	case c.HealthMaxLag < 0:
-		return fmt.Errorf("health max lag %s: want 0 (off) or more", c.HealthMaxLag)
+	var errs []error
+	if c.ViewStateLimit < -1 {
+		errs = append(errs, fmt.Errorf("view state limit %d: want -1 (no limit), 0 (the default) or a number of bytes", c.ViewStateLimit))
 	}
-	return nil
+	if c.CodeCacheSize < -1 {
+		errs = append(errs, fmt.Errorf("code cache size %d: want -1 (no cache), 0 (the default) or a number of contracts", c.CodeCacheSize))
+	}
+	if c.HealthMaxLag < 0 {
+		errs = append(errs, fmt.Errorf("health max lag %s: want 0 (off) or more", c.HealthMaxLag))
+	}
+	return errors.Join(errs...)
 }
 
 // Backend is the rpcserve.Backend that answers from the Postgres archive.

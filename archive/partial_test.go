@@ -25,6 +25,7 @@ import (
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // partialChain is a simulated chain and an archive indexed from start (not
@@ -114,7 +115,7 @@ func (c *partialChain) index(t *testing.T, ctx context.Context, snapshot []strin
 	t.Helper()
 	st := storetest.NewStore(t)
 	if len(snapshot) > 0 {
-		client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.URL}}, nil)
+		client, err := upstream.NewClient(upstream.Config{Endpoints: []string{c.URL}}, nil)
 		require.NoError(t, err)
 		require.NoError(t, basestate.Snapshot(ctx, client, st, c.start, snapshot, nil))
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // Split backfills. Several indexers may fill disjoint ranges of heights
-// (store.Range); ranges that meet form a segment. A block stored in any
+// (bundle.Range); ranges that meet form a segment. A block stored in any
 // range is answered; a height between segments is not indexed yet
 // (gapError). State at a height is complete only when the segment holding
 // it reaches down to the start of state history: the value of an account

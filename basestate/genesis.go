@@ -15,7 +15,7 @@ import (
 	"github.com/nearline/nearline/store"
 )
 
-// RPC calls an upstream node (*near.Client implements it).
+// RPC calls an upstream node (*upstream.Client implements it).
 type RPC interface {
 	CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error)
 }

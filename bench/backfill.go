@@ -12,11 +12,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/upstream"
 )
 
 // fetchCounts is what the indexer asked the upstream for.
@@ -53,11 +54,11 @@ func (f *fetchCounts) start() (done func(bytes int64)) {
 
 // countingRPC counts the calls and response bytes of the indexer.
 type countingRPC struct {
-	next   rpcsource.RPC
+	next   upstream.RPC
 	counts *fetchCounts
 }
 
-var _ rpcsource.RPC = countingRPC{}
+var _ upstream.RPC = countingRPC{}
 
 func (c countingRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	done := c.counts.start()
@@ -97,29 +98,29 @@ const (
 	sourceNeardata = "neardata"
 )
 
-// newSource is the indexer's source over upstream, its requests counted:
-// NodeSource (every call), or a DocSource over neardata (every document
+// newSource is the indexer's source over upstreamURL, its requests counted:
+// rpcsource.Source (every call), or a docsource.Source over neardata (every document
 // and head request; the configs it asks the RPC for once per epoch are
 // not counted, as the goal sets them aside).
-func (e *benchEnv) newSource(source, upstream string, to uint64, counts *fetchCounts) (indexer.Source, error) {
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{upstream}}, e.logger)
+func (e *benchEnv) newSource(source, upstreamURL string, to uint64, counts *fetchCounts) (indexer.Source, error) {
+	client, err := upstream.NewClient(upstream.Config{Endpoints: []string{upstreamURL}}, e.logger)
 	if err != nil {
 		return nil, err
 	}
 	if source == sourceRPC {
-		// The counter sits below NodeSource's own in-flight limit, so it
+		// The counter sits below rpcsource.Source's own in-flight limit, so it
 		// sees what reaches the upstream.
-		return rpcsource.NewNodeSource(countingRPC{next: client, counts: counts},
-			rpcsource.NodeConfig{Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency}, e.logger)
+		return rpcsource.New(countingRPC{next: client, counts: counts},
+			rpcsource.Config{Concurrency: e.o.blockConcurrency, MaxInFlight: e.o.concurrency}, e.logger)
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 64
-	docs, err := docsource.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{upstream},
+	docs, err := docsource.NewNeardataFetcher(upstream.Config{Endpoints: []string{upstreamURL},
 		HTTPClient: &http.Client{Transport: countingTransport{next: transport, counts: counts, to: to}}}, e.logger)
 	if err != nil {
 		return nil, err
 	}
-	return docsource.NewDocSource(docs, client, docsource.DocConfig{Concurrency: e.o.blockConcurrency}, e.logger)
+	return docsource.New(docs, client, docsource.Config{Concurrency: e.o.blockConcurrency}, e.logger)
 }
 
 // countingSink counts what the indexer committed.
@@ -131,7 +132,7 @@ type countingSink struct {
 
 var _ indexer.Sink = (*countingSink)(nil)
 
-func (s *countingSink) Write(ctx context.Context, b *store.Batch) (store.CommitStats, error) {
+func (s *countingSink) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats, error) {
 	began := time.Now()
 	st, err := s.Store.Write(ctx, b)
 	s.commitNanos.Add(int64(time.Since(began)))

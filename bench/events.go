@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/upstream"
 )
 
 // eventsReport is what the events phase measured.
@@ -39,7 +40,7 @@ type pageDepth struct {
 // block: the indexer's --to must not be a skipped height at the chain's
 // end (it would wait for the next block to learn it was skipped).
 func (e *benchEnv) lastBlock(ctx context.Context, h uint64) (uint64, error) {
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{e.chain.plainURL}}, e.logger)
+	client, err := upstream.NewClient(upstream.Config{Endpoints: []string{e.chain.plainURL}}, e.logger)
 	if err != nil {
 		return 0, err
 	}

@@ -8,7 +8,7 @@
 // loopback, and measures, each in fresh databases on --database-url's server:
 //
 //   - backfill: the indexer package in-process, wired as `nearline index`
-//     (NodeSource over near.Client over HTTP, store.Commit), against plain
+//     (rpcsource.Source over upstream.Client over HTTP, store.Commit), against plain
 //     COPY FROM of the same rows into the same (migrated, empty) tables;
 //   - backfill against a distant upstream (the simulator's --latency), against
 //     the bound the fetch concurrency and the latency allow;
@@ -107,7 +107,7 @@ func main() {
 	flag.IntVar(&o.backfillRuns, "backfill-runs", 1, "repetitions of the (long) backfill and its COPY baseline")
 	flag.IntVar(&o.workers, "workers", 0, "indexer --workers (0: the indexer's default)")
 	flag.IntVar(&o.batchSize, "batch-size", 0, "indexer --batch-size (0: the indexer's default)")
-	flag.IntVar(&o.concurrency, "upstream-concurrency", 0, "upstream calls in flight at once, NodeConfig.MaxInFlight (0: its default, rpcsource.DefaultMaxInFlight; -1: no bound)")
+	flag.IntVar(&o.concurrency, "upstream-concurrency", 0, "upstream calls in flight at once, rpcsource.Config.MaxInFlight (0: its default, rpcsource.DefaultMaxInFlight; -1: no bound)")
 	flag.IntVar(&o.blockConcurrency, "block-concurrency", 0, "upstream calls at once for one block (0: the indexer's default)")
 	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "simulator latency of the distant-upstream backfill")
 	flag.Uint64Var(&o.latencyBlocks, "latency-blocks", 500, "heights backfilled from the distant upstream")

@@ -14,20 +14,20 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/nearline/nearline/bundle"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/upstream"
 )
 
 // gzipRPC records the raw and gzip'd size of every response.
 type gzipRPC struct {
-	next rpcsource.RPC
+	next upstream.RPC
 
 	mu      sync.Mutex
 	raw, gz int64
 }
 
-var _ rpcsource.RPC = (*gzipRPC)(nil)
+var _ upstream.RPC = (*gzipRPC)(nil)
 
 func (g *gzipRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	raw, err := g.next.CallRaw(ctx, method, params)
@@ -88,12 +88,12 @@ func (e *benchEnv) storage(ctx context.Context) error {
 	// Raw JSON per block is exact (every response of the last backfill was
 	// counted); the gzip ratio is measured on a sample of blocks, each
 	// response compressed on its own (as HTTP gzip would).
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{e.chain.plainURL}}, nil)
+	client, err := upstream.NewClient(upstream.Config{Endpoints: []string{e.chain.plainURL}}, nil)
 	if err != nil {
 		return err
 	}
 	g := &gzipRPC{next: client}
-	src, err := rpcsource.NewNodeSource(g, rpcsource.NodeConfig{}, e.logger)
+	src, err := rpcsource.New(g, rpcsource.Config{}, e.logger)
 	if err != nil {
 		return err
 	}

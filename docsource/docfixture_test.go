@@ -19,10 +19,10 @@ import (
 	"github.com/nearline/nearline/docsource/neardatatest"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // recordedDocument is a recorded block document decoded loosely, its
@@ -63,7 +63,7 @@ func testnetDocuments(t *testing.T) []testnetDocument {
 
 // replayWaits are the tx waits of the sources over a recorded document:
 // short, its transactions being all the chain there is.
-var replayWaits = rpcsource.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
+var replayWaits = upstream.Waits{TxStallWait: 20 * time.Millisecond, TxPollInterval: 5 * time.Millisecond}
 
 func compact(t *testing.T, raw []byte) string {
 	t.Helper()
@@ -105,7 +105,7 @@ func splitLake(t *testing.T, height uint64, body []byte) string {
 func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}
+	cfg := docsource.Config{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}
 	for _, recorded := range testnetDocuments(t) {
 		body := recorded.body
 		// Loosely decoded to check a Bundle against: the block's height,
@@ -119,11 +119,11 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		height := doc.Block.Header.Height
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL()), nil)
 		require.NoError(t, err)
-		lake, err := docsource.NewLakeFetcher(near.ClientConfig{Endpoints: []string{splitLake(t, height, body)}}, nil, nil)
+		lake, err := docsource.NewLakeFetcher(upstream.Config{Endpoints: []string{splitLake(t, height, body)}}, nil, nil)
 		require.NoError(t, err)
 		var bundles []*bundle.Bundle
-		for _, docs := range []docsource.DocFetcher{neardata, lake} {
-			src, err := docsource.NewDocSource(docs, nil, cfg, nil)
+		for _, docs := range []docsource.Fetcher{neardata, lake} {
+			src, err := docsource.New(docs, nil, cfg, nil)
 			require.NoError(t, err)
 			src.Prepare(height)
 			head, err := src.FinalHead(ctx)

@@ -12,7 +12,7 @@ import (
 
 // GenesisConfigFromFile reads a nearcore genesis.json token by token and
 // returns its config: every top-level member but `records`, in file order
-// (what genesis_config answers, for a DocSource without an RPC upstream),
+// (what genesis_config answers, for a Source without an RPC upstream),
 // compacted.
 // The records, mainnet's many gigabytes, are skipped without being held.
 func GenesisConfigFromFile(r io.Reader) (json.RawMessage, error) {

@@ -32,7 +32,7 @@ type parsedDoc struct {
 	// outcomes are the receipts executed in this block, by receipt id.
 	outcomes map[string]docOutcome
 	// effects and changes are EXPERIMENTAL_changes_in_block and the
-	// EXPERIMENTAL_changes answers, as NodeSource collects them.
+	// EXPERIMENTAL_changes answers, as rpcsource.Source collects them.
 	effects []near.StateChangeKindView
 	changes []bundle.StateChange
 }
@@ -314,7 +314,7 @@ func parseChange(raw json.RawMessage) (docChange, bool, error) {
 var changesOrder = []byte{0, 2, 9, 1}
 
 // orderChanges returns EXPERIMENTAL_changes_in_block (one entry per changed
-// trie key, in key order) and the changes as NodeSource collects them: per
+// trie key, in key order) and the changes as rpcsource.Source collects them: per
 // kind in changeKinds order, each account's changes in trie key order (an
 // account's keys are contiguous in that order, and accounts come in the
 // order the effects name them). Each key's changes keep the document's

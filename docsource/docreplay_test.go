@@ -505,7 +505,7 @@ func TestRealDocumentsIndexAndServeAsTheirRPCReplay(t *testing.T) {
 		replay := httptest.NewServer(node)
 		t.Cleanup(replay.Close)
 
-		rpcSrc := simtest.NodeSource(t, rpcClient(t, replay.URL), rpcsource.NodeConfig{Waits: replayWaits})
+		rpcSrc := simtest.NodeSource(t, rpcClient(t, replay.URL), rpcsource.Config{Waits: replayWaits})
 		neardata, err := docsource.NewNeardataFetcher(fastHTTP(neardataServer(t, height, body).URL()), nil)
 		require.NoError(t, err)
 		docSrc := docSource(t, neardata, rpcClient(t, replay.URL), replayWaits)

@@ -14,26 +14,25 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/bundle"
-	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/bounds"
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcsource"
+	"github.com/nearline/nearline/upstream"
 )
 
-// Defaults of DocConfig. DefaultTxLookahead covers a yielded receipt,
+// Defaults of Config. DefaultTxLookahead covers a yielded receipt,
 // which runs up to yield_timeout_length_in_blocks (200 on mainnet) after
 // the receipt that made it, and the resume's travel.
 const (
 	DefaultTxLookahead      = 250
 	DefaultRevisitLookahead = 1000
-	DefaultDocConcurrency   = 16
+	DefaultConcurrency      = 16
 	DefaultReadAhead        = 8
 )
 
-// DocConfig tunes DocSource. Zero means the default for every field.
-type DocConfig struct {
+// Config tunes Source. Zero means the default for every field.
+type Config struct {
 	// TxLookahead bounds how many blocks after a transaction's block are
 	// read for its receipts' outcomes before its status is stored as not
 	// FINAL (and revisited). Default DefaultTxLookahead.
@@ -46,29 +45,29 @@ type DocConfig struct {
 	// not fetched yet. Default DefaultReadAhead.
 	ReadAhead int
 	// Waits: while a transaction's receipts may still execute in blocks
-	// past the final head, its status waits for the head as NodeSource's
+	// past the final head, its status waits for the head as rpcsource.Source's
 	// does, and a height the upstream has no document for yet is asked again
 	// up to BehindRetries times. Defaults rpcsource's.
-	rpcsource.Waits
+	upstream.Waits
 	// Concurrency bounds the statuses assembled at once for one block.
-	// Default DefaultDocConcurrency.
+	// Default DefaultConcurrency.
 	Concurrency int
 	// Genesis is the genesis_config answer when there is no RPC upstream
 	// (from a genesis file, GenesisConfigFromFile).
 	Genesis json.RawMessage
 }
 
-func (c DocConfig) withDefaults() DocConfig {
+func (c Config) withDefaults() Config {
 	c.TxLookahead = cmp.Or(c.TxLookahead, DefaultTxLookahead)
 	c.RevisitLookahead = cmp.Or(c.RevisitLookahead, DefaultRevisitLookahead)
 	c.ReadAhead = cmp.Or(c.ReadAhead, DefaultReadAhead)
 	c.Waits = c.Waits.WithDefaults()
-	c.Concurrency = cmp.Or(c.Concurrency, DefaultDocConcurrency)
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
 	return c
 }
 
-func (c DocConfig) validate() error {
-	return bounds.First(
+func (c Config) validate() error {
+	return errors.Join(
 		bounds.AtLeast("tx lookahead", c.TxLookahead, 1),
 		bounds.AtLeast("revisit lookahead", c.RevisitLookahead, 1),
 		bounds.AtLeast("read ahead", c.ReadAhead, 1),
@@ -77,24 +76,25 @@ func (c DocConfig) validate() error {
 	)
 }
 
-// DocSource is the Source that reads one block document per height
-// (neardata, NEAR Lake) and builds the Bundle NodeSource would fetch for
+// Source is the Source that reads one block document per height
+// (neardata, NEAR Lake) and builds the Bundle rpcsource.Source would fetch for
 // the same chain: block and chunk views, block effects and changes from the
 // state changes, and each transaction's EXPERIMENTAL_tx_status assembled
 // from its outcome and its receipts' outcomes in the documents of the
 // blocks they executed in. Configs come from an RPC upstream (genesis once,
 // protocol config once per epoch) or, without one, the genesis from
-// DocConfig.Genesis and no protocol configs.
+// Config.Genesis and no protocol configs.
 //
 // Documents are cached from their first fetch until the Bundles of their
 // height and of every height below it have returned, so a document read
 // ahead for a transaction's receipts is not fetched again for its own
 // bundle.
-type DocSource struct {
+type Source struct {
 	logger *slog.Logger
-	docs   DocFetcher
-	rpc    rpcsource.RPC // nil: no configs from an upstream
-	cfg    DocConfig
+	docs   Fetcher
+	rpc    upstream.RPC     // nil: no configs from an upstream
+	epochs *upstream.Epochs // nil without rpc
+	cfg    Config
 
 	chunkFloor atomic.Uint64
 
@@ -112,7 +112,6 @@ type DocSource struct {
 	watermark    uint64
 	watermarkSet bool
 	returned     map[uint64]bool // heights at or above the watermark whose Bundle returned
-	epochs       map[string]bool
 	// pending are the statuses stored before they were FINAL, with what
 	// was found of them: a revisit reads only the documents after the
 	// last it read.
@@ -127,11 +126,9 @@ type docEntry struct {
 	err   error
 }
 
-var _ indexer.Source = (*DocSource)(nil)
-
-// NewDocSource returns a Source reading docs. rpc may be nil when
+// New returns a Source reading docs. rpc may be nil when
 // cfg.Genesis is set. logger receives its warnings (nil: none).
-func NewDocSource(docs DocFetcher, rpc rpcsource.RPC, cfg DocConfig, logger *slog.Logger) (*DocSource, error) {
+func New(docs Fetcher, rpc upstream.RPC, cfg Config, logger *slog.Logger) (*Source, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure document source: %w", err)
@@ -139,23 +136,29 @@ func NewDocSource(docs DocFetcher, rpc rpcsource.RPC, cfg DocConfig, logger *slo
 	if rpc == nil && len(cfg.Genesis) == 0 {
 		return nil, errors.New("configure document source: need an RPC upstream or a genesis file for the genesis config")
 	}
-	return &DocSource{logger: logs.OrDiscard(logger), docs: docs, rpc: rpc, cfg: cfg, entries: map[uint64]*docEntry{},
-		returned: map[uint64]bool{}, epochs: map[string]bool{}, pending: map[bundle.TxRef]*txProgress{}}, nil
+	s := &Source{logger: logs.OrDiscard(logger), docs: docs, rpc: rpc, cfg: cfg, entries: map[uint64]*docEntry{},
+		returned: map[uint64]bool{}, pending: map[bundle.TxRef]*txProgress{}}
+	if rpc != nil {
+		s.epochs = upstream.NewEpochs(rpc)
+	}
+	return s, nil
 }
 
 // Prepare records the archive's floor (see Source) and forgets the epochs
 // whose protocol config was fetched.
-func (s *DocSource) Prepare(chunkFloor uint64) {
+func (s *Source) Prepare(chunkFloor uint64) {
 	s.chunkFloor.Store(chunkFloor)
+	if s.epochs != nil {
+		s.epochs.Reset()
+	}
 	s.mu.Lock()
-	clear(s.epochs)
 	s.watermarkSet = false
 	clear(s.returned)
 	s.mu.Unlock()
 }
 
 // FinalHead returns the upstream's final head.
-func (s *DocSource) FinalHead(ctx context.Context) (uint64, error) {
+func (s *Source) FinalHead(ctx context.Context) (uint64, error) {
 	h, err := s.docs.FinalHead(ctx)
 	if err != nil {
 		return 0, err
@@ -172,7 +175,7 @@ func (s *DocSource) FinalHead(ctx context.Context) (uint64, error) {
 
 // headState returns the last final head seen, when it was fetched and
 // when it last grew.
-func (s *DocSource) headState() (head uint64, at, moved time.Time, ok bool) {
+func (s *Source) headState() (head uint64, at, moved time.Time, ok bool) {
 	s.headMu.Lock()
 	defer s.headMu.Unlock()
 	return s.head, s.headAt, s.headMoved, s.headLoaded
@@ -180,7 +183,7 @@ func (s *DocSource) headState() (head uint64, at, moved time.Time, ok bool) {
 
 // knownHead returns the last final head seen, fetching it when none was
 // or when fresh is set and the last is older than TxPollInterval.
-func (s *DocSource) knownHead(ctx context.Context, fresh bool) (uint64, error) {
+func (s *Source) knownHead(ctx context.Context, fresh bool) (uint64, error) {
 	current := func() (uint64, bool) {
 		h, at, _, ok := s.headState()
 		return h, ok && (!fresh || time.Since(at) < s.cfg.TxPollInterval)
@@ -196,26 +199,26 @@ func (s *DocSource) knownHead(ctx context.Context, fresh bool) (uint64, error) {
 	return s.FinalHead(ctx)
 }
 
-// GenesisConfig returns the RPC upstream's genesis_config, or DocConfig's.
-func (s *DocSource) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
+// GenesisConfig returns the RPC upstream's genesis_config, or Config's.
+func (s *Source) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
 	if s.rpc == nil {
 		return s.cfg.Genesis, nil
 	}
-	return s.rpc.CallRaw(ctx, "genesis_config", nil)
+	return upstream.GenesisConfig(ctx, s.rpc)
 }
 
 // load returns the document at height (nil for a skipped height), from
 // the cache or fetched once however many callers ask. A height the
 // upstream has no document for is skipped when a later block links over
 // it; otherwise load returns ErrNoDocument.
-func (s *DocSource) load(ctx context.Context, height uint64) (*parsedDoc, error) {
+func (s *Source) load(ctx context.Context, height uint64) (*parsedDoc, error) {
 	return s.loadProbing(ctx, height, true)
 }
 
 // loadProbing is load; without probe, a missing document is ErrNoDocument
 // without looking for a block linking over it (linkedOver's own loads, so
 // a lake behind the head costs one request per height, not a cascade).
-func (s *DocSource) loadProbing(ctx context.Context, height uint64, probe bool) (*parsedDoc, error) {
+func (s *Source) loadProbing(ctx context.Context, height uint64, probe bool) (*parsedDoc, error) {
 	for {
 		s.mu.Lock()
 		e := s.entries[height]
@@ -250,7 +253,7 @@ func (s *DocSource) loadProbing(ctx context.Context, height uint64, probe bool) 
 }
 
 // fetch fetches and parses one document.
-func (s *DocSource) fetch(ctx context.Context, height uint64, probe bool) (*parsedDoc, error) {
+func (s *Source) fetch(ctx context.Context, height uint64, probe bool) (*parsedDoc, error) {
 	d, err := s.docs.Document(ctx, height)
 	switch {
 	case errors.Is(err, bundle.ErrNoBlock):
@@ -278,7 +281,7 @@ func (s *DocSource) fetch(ctx context.Context, height uint64, probe bool) (*pars
 // linkedOver reports whether the chain skipped height: the next block
 // with a document, at or below the final head, names an earlier previous
 // height.
-func (s *DocSource) linkedOver(ctx context.Context, height uint64) (bool, error) {
+func (s *Source) linkedOver(ctx context.Context, height uint64) (bool, error) {
 	head, err := s.knownHead(ctx, false)
 	if err != nil {
 		return false, err
@@ -303,7 +306,7 @@ func (s *DocSource) linkedOver(ctx context.Context, height uint64) (bool, error)
 // watermark, the lowest height whose Bundle has not returned (a document
 // read ahead stays until its own Bundle has used it, whichever order the
 // workers run in).
-func (s *DocSource) begin(height uint64) {
+func (s *Source) begin(height uint64) {
 	s.mu.Lock()
 	if !s.watermarkSet || height < s.watermark {
 		s.watermark, s.watermarkSet = height, true
@@ -311,7 +314,7 @@ func (s *DocSource) begin(height uint64) {
 	s.mu.Unlock()
 }
 
-func (s *DocSource) end(height uint64) {
+func (s *Source) end(height uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if height < s.watermark {
@@ -335,7 +338,7 @@ func (s *DocSource) end(height uint64) {
 
 // Bundle builds the Bundle at height from its document (and, for its
 // transactions, the documents of the blocks their receipts executed in).
-func (s *DocSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
+func (s *Source) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
 	s.begin(height)
 	defer s.end(height)
 	d, err := s.loadWaiting(ctx, height)
@@ -380,9 +383,7 @@ func (s *DocSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, 
 	if err := g.Wait(); err != nil {
 		if b.ProtocolConfig != nil {
 			// The bundle is fetched again; the config must come with it.
-			s.mu.Lock()
-			delete(s.epochs, b.Block.Header.EpochID)
-			s.mu.Unlock()
+			s.epochs.Release(b.Block.Header.EpochID)
 		}
 		return nil, fmt.Errorf("height %d: %w", height, err)
 	}
@@ -391,31 +392,36 @@ func (s *DocSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, 
 
 // loadWaiting is load, asking again while the upstream has no document
 // for height yet (a lake behind the head, a head that moved back after a
-// failover), as NodeSource does for a lagging node.
-func (s *DocSource) loadWaiting(ctx context.Context, height uint64) (*parsedDoc, error) {
-	wait := s.cfg.TxPollInterval
-	for attempt := 0; ; attempt++ {
-		d, err := s.load(ctx, height)
-		if !errors.Is(err, ErrNoDocument) {
-			return d, err
+// failover), as rpcsource.Source does for a lagging node.
+func (s *Source) loadWaiting(ctx context.Context, height uint64) (*parsedDoc, error) {
+	var d *parsedDoc
+	asked := false
+	ask := func(ctx context.Context) error {
+		if asked {
+			if _, err := s.knownHead(ctx, true); err != nil {
+				return err
+			}
 		}
-		if attempt >= s.cfg.BehindRetries {
-			return nil, fmt.Errorf("block %d: %w", height, err)
+		asked = true
+		var err error
+		d, err = s.load(ctx, height)
+		if errors.Is(err, ErrNoDocument) {
+			return fmt.Errorf("block %d: %w: %w", height, upstream.ErrBehind, err)
 		}
-		s.logger.Warn("upstream has no document yet; asking again", "height", height)
-		if err := retry.Sleep(ctx, wait); err != nil {
-			return nil, err
-		}
-		wait = min(2*wait, 5*time.Second)
-		if _, err := s.knownHead(ctx, true); err != nil {
-			return nil, err
-		}
+		return err
 	}
+	err := s.cfg.Behind(ctx, ask, func(error) {
+		s.logger.Warn("upstream has no document yet; asking again", "height", height)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // olderChunk reads a repeated chunk from the document of the block that
 // included it.
-func (s *DocSource) olderChunk(ctx context.Context, c near.ChunkHeaderView) (bundle.Chunk, error) {
+func (s *Source) olderChunk(ctx context.Context, c near.ChunkHeaderView) (bundle.Chunk, error) {
 	d, err := s.load(ctx, c.HeightIncluded)
 	if err != nil {
 		return bundle.Chunk{}, fmt.Errorf("fetch chunk %s (shard %d): %w", c.ChunkHash, c.ShardID, err)
@@ -428,26 +434,20 @@ func (s *DocSource) olderChunk(ctx context.Context, c near.ChunkHeaderView) (bun
 	return bundle.Chunk{}, fmt.Errorf("chunk %s (shard %d): not in the document of block %d", c.ChunkHash, c.ShardID, c.HeightIncluded)
 }
 
-func (s *DocSource) protocolConfig(ctx context.Context, b *bundle.Bundle) error {
-	if s.rpc == nil {
+func (s *Source) protocolConfig(ctx context.Context, b *bundle.Bundle) error {
+	if s.epochs == nil {
 		return nil
 	}
 	// The first bundle of an epoch to get here fetches its config; the
 	// epoch is claimed first, so blocks of one epoch fetched together ask
 	// once.
 	epoch := b.Block.Header.EpochID
-	s.mu.Lock()
-	claimed := s.epochs[epoch]
-	s.epochs[epoch] = true
-	s.mu.Unlock()
-	if claimed {
+	if !s.epochs.Claim(epoch) {
 		return nil
 	}
-	cfg, err := rpcsource.FetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
+	cfg, err := s.epochs.Config(ctx, epoch, b.Block.Header.Hash)
 	if err != nil {
-		s.mu.Lock()
-		delete(s.epochs, epoch)
-		s.mu.Unlock()
+		s.epochs.Release(epoch)
 		return err
 	}
 	b.ProtocolConfig = cfg
@@ -464,7 +464,7 @@ const maxPending = 100_000
 // restart), up to RevisitLookahead blocks after its own. A transaction its
 // block's document does not hold answers UNKNOWN_TRANSACTION, which leaves
 // the stored status as it is.
-func (s *DocSource) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
+func (s *Source) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
 	key := bundle.TxRef{TxHash: ref.TxHash, SignerID: ref.SignerID, Height: ref.Height}
 	s.mu.Lock()
 	p := s.pending[key]
@@ -493,12 +493,12 @@ func (s *DocSource) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxSt
 // txStatus assembles p's status from the documents of blocks up to
 // lookahead after its own, no further than the final head. With wait set,
 // a status whose receipts may still execute past the head waits for the
-// head as NodeSource's re-fetching does: while it grows (it last grew less
+// head as rpcsource.Source's re-fetching does: while it grows (it last grew less
 // than TxStallWait ago; every waiting status shares one head fetch per
 // TxPollInterval), for at most TxFinalWait. A backfill far below a head
 // that does not move therefore stores such statuses at once, to be
 // revisited; their progress is kept for it.
-func (s *DocSource) txStatus(ctx context.Context, p *txProgress, lookahead int, wait bool) (bundle.TxStatus, bool, error) {
+func (s *Source) txStatus(ctx context.Context, p *txProgress, lookahead int, wait bool) (bundle.TxStatus, bool, error) {
 	began := time.Now()
 	for {
 		head, err := s.knownHead(ctx, false)
@@ -530,7 +530,7 @@ func (s *DocSource) txStatus(ctx context.Context, p *txProgress, lookahead int, 
 
 // keepProgress remembers a status that is not final for its revisit, and
 // forgets a final one.
-func (s *DocSource) keepProgress(p *txProgress, final bool) {
+func (s *Source) keepProgress(p *txProgress, final bool) {
 	key := bundle.TxRef{TxHash: p.tx.hash, SignerID: p.tx.signerID, Height: p.height}
 	s.mu.Lock()
 	defer s.mu.Unlock()

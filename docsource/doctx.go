@@ -45,7 +45,7 @@ func newTxProgress(height uint64, tx docTx) *txProgress {
 // branch; the status is FINAL once every receipt has one, EXECUTED once
 // the status is known, else INCLUDED_FINAL with status "Started" (as the
 // RPC source stores it, and revisits it). p.next moves past upto.
-func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (bundle.TxStatus, bool, error) {
+func (s *Source) assemble(ctx context.Context, p *txProgress, upto uint64) (bundle.TxStatus, bool, error) {
 	tx := p.tx
 	st := bundle.TxStatus{TxHash: tx.hash, SignerID: tx.signerID, BlockHeights: map[string]uint64{}}
 	if tx.outcome.blockHash != "" {
@@ -116,7 +116,7 @@ func (s *DocSource) assemble(ctx context.Context, p *txProgress, upto uint64) (b
 // it in the documents of blocks p.next..*end-1, in order, fetching those
 // not read yet; ok is false when none has it. A document that is not there
 // yet ends the search, and *end moves down to it.
-func (s *DocSource) findOutcome(ctx context.Context, p *txProgress, id string, end *uint64) (foundOutcome, bool, error) {
+func (s *Source) findOutcome(ctx context.Context, p *txProgress, id string, end *uint64) (foundOutcome, bool, error) {
 	if f, ok := p.found[id]; ok {
 		return f, true, nil
 	}
@@ -148,7 +148,7 @@ func (s *DocSource) findOutcome(ctx context.Context, p *txProgress, id string, e
 // blocks, not per block. Every document is one the indexer fetches anyway
 // (upto is at most the final head), and each is fetched once. Errors are
 // left to the loads that need the documents.
-func (s *DocSource) readAhead(ctx context.Context, height, upto uint64) {
+func (s *Source) readAhead(ctx context.Context, height, upto uint64) {
 	s.mu.Lock()
 	_, known := s.entries[height]
 	s.mu.Unlock()

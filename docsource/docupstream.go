@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -25,19 +24,19 @@ import (
 	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcsource"
+	"github.com/nearline/nearline/upstream"
 )
 
-// ErrNoDocument is returned (wrapped) by a DocFetcher for a height it has no
+// ErrNoDocument is returned (wrapped) by a Fetcher for a height it has no
 // document for (yet): NEAR Lake's missing objects, neardata's
 // BLOCK_DOES_NOT_EXIST for a height too far past its head. Whether the chain
-// skipped the height is decided by DocSource (a later block linking over
+// skipped the height is decided by Source (a later block linking over
 // it), never by the absence alone.
 var ErrNoDocument = errors.New("no block document")
 
-// DocFetcher fetches block documents, one per height: what DocSource
+// Fetcher fetches block documents, one per height: what Source
 // reads. NeardataFetcher and LakeFetcher implement it.
-type DocFetcher interface {
+type Fetcher interface {
 	// Document returns the document at height. It returns bundle.ErrNoBlock when
 	// the upstream says the chain skipped the height, ErrNoDocument when it
 	// has no document there (yet).
@@ -79,18 +78,18 @@ type DocumentReceiptOutcome struct {
 // for by the server) and GET /v0/last_block/final (a redirect naming the
 // final height).
 type NeardataFetcher struct {
-	get *near.Getter
+	get *upstream.Getter
 }
 
-var _ DocFetcher = (*NeardataFetcher)(nil)
+var _ Fetcher = (*NeardataFetcher)(nil)
 
 // NewNeardataFetcher returns a fetcher over cfg.Endpoints (base URLs such as
 // https://mainnet.neardata.xyz, or https://mainnet.neardata.xyz?apiKey=KEY
 // with FastNEAR's key, which every request carries; or the key as
 // cfg.BearerToken, sent as a header with every request), with cfg's
 // timeouts, retries and failover; logger receives the retries (nil: none).
-func NewNeardataFetcher(cfg near.ClientConfig, logger *slog.Logger) (*NeardataFetcher, error) {
-	g, err := near.NewGetter(cfg, logger)
+func NewNeardataFetcher(cfg upstream.Config, logger *slog.Logger) (*NeardataFetcher, error) {
+	g, err := upstream.NewGetter(cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("configure neardata: %w", err)
 	}
@@ -101,7 +100,7 @@ func NewNeardataFetcher(cfg near.ClientConfig, logger *slog.Logger) (*NeardataFe
 func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDocument, error) {
 	var doc *BlockDocument
 	var result error
-	err := f.get.Get(ctx, "/v0/block/"+strconv.FormatUint(height, 10), func(a near.Answer) error {
+	err := f.get.Get(ctx, "/v0/block/"+strconv.FormatUint(height, 10), func(a upstream.Answer) error {
 		switch a.Status {
 		case http.StatusOK:
 			if string(bytes.TrimSpace(a.Body)) == "null" {
@@ -110,7 +109,7 @@ func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDo
 			}
 			d, err := decodeDocument(a.Body)
 			if err != nil {
-				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
+				return fmt.Errorf("%w: %w", upstream.ErrMalformedAnswer, err)
 			}
 			doc = d
 			return nil
@@ -140,23 +139,23 @@ func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDo
 // endpoint, with its query (the API key).
 func (f *NeardataFetcher) FinalHead(ctx context.Context) (uint64, error) {
 	var head uint64
-	err := f.get.Get(ctx, "/v0/last_block/final", func(a near.Answer) error {
+	err := f.get.Get(ctx, "/v0/last_block/final", func(a upstream.Answer) error {
 		switch {
 		case a.Status >= 300 && a.Status < 400:
 			h, err := redirectHeight(a.Location)
 			if err != nil {
-				return fmt.Errorf("%w: redirect to %q names no height", near.ErrMalformedAnswer, httpcall.RedactURL(a.Location))
+				return fmt.Errorf("%w: redirect to %q names no height", upstream.ErrMalformedAnswer, httpcall.RedactURL(a.Location))
 			}
 			head = h
 			return nil
 		case a.Status == http.StatusOK:
 			d, err := decodeDocument(a.Body)
 			if err != nil {
-				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
+				return fmt.Errorf("%w: %w", upstream.ErrMalformedAnswer, err)
 			}
 			h, err := near.HeaderHeight(d.Block)
 			if err != nil {
-				return fmt.Errorf("%w: %w", near.ErrMalformedAnswer, err)
+				return fmt.Errorf("%w: %w", upstream.ErrMalformedAnswer, err)
 			}
 			head = h
 			return nil
@@ -188,22 +187,20 @@ func redirectHeight(location string) (uint64, error) {
 // head RPC when one is given, else takes the highest height folder of a
 // directory.
 type LakeFetcher struct {
-	dir  string       // local directory, or
-	get  *near.Getter // HTTP base URL
-	head rpcsource.RPC
-
-	mu      sync.Mutex
-	layouts map[string][]uint64 // shard ids of each epoch's layout, by index (from head)
+	dir    string           // local directory, or
+	get    *upstream.Getter // HTTP base URL
+	head   upstream.RPC
+	epochs *upstream.Epochs // layouts from head; nil without it
 }
 
-var _ DocFetcher = (*LakeFetcher)(nil)
+var _ Fetcher = (*LakeFetcher)(nil)
 
 // NewLakeFetcher returns a fetcher reading cfg.Endpoints: one directory,
 // or http(s) base URLs (cfg's timeouts, retries, failover and bearer
 // token apply; a directory refuses a token). head,
 // when not nil, answers FinalHead; it is required over HTTP. logger
 // receives the retries (nil: none).
-func NewLakeFetcher(cfg near.ClientConfig, head rpcsource.RPC, logger *slog.Logger) (*LakeFetcher, error) {
+func NewLakeFetcher(cfg upstream.Config, head upstream.RPC, logger *slog.Logger) (*LakeFetcher, error) {
 	if len(cfg.Endpoints) == 1 && !httpcall.IsHTTP(cfg.Endpoints[0]) {
 		dir := cfg.Endpoints[0]
 		if cfg.BearerToken != "" {
@@ -216,16 +213,23 @@ func NewLakeFetcher(cfg near.ClientConfig, head rpcsource.RPC, logger *slog.Logg
 		if !st.IsDir() {
 			return nil, fmt.Errorf("lake %s: not a directory", dir)
 		}
-		return &LakeFetcher{dir: dir, head: head, layouts: map[string][]uint64{}}, nil
+		return &LakeFetcher{dir: dir, head: head, epochs: lakeEpochs(head)}, nil
 	}
 	if head == nil {
 		return nil, errors.New("lake over HTTP needs an RPC upstream for the final head")
 	}
-	g, err := near.NewGetter(cfg, logger)
+	g, err := upstream.NewGetter(cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("configure lake: %w", err)
 	}
-	return &LakeFetcher{get: g, head: head, layouts: map[string][]uint64{}}, nil
+	return &LakeFetcher{get: g, head: head, epochs: lakeEpochs(head)}, nil
+}
+
+func lakeEpochs(head upstream.RPC) *upstream.Epochs {
+	if head == nil {
+		return nil
+	}
+	return upstream.NewEpochs(head)
 }
 
 // object reads one object, compacted, that check accepts; ErrNoDocument
@@ -247,12 +251,12 @@ func (f *LakeFetcher) object(ctx context.Context, name string, check func([]byte
 	}
 	var body []byte
 	var result error
-	err := f.get.Get(ctx, "/"+name, func(a near.Answer) error {
+	err := f.get.Get(ctx, "/"+name, func(a upstream.Answer) error {
 		switch a.Status {
 		case http.StatusOK:
 			b, err := compactChecked(a.Body, check)
 			if err != nil {
-				return fmt.Errorf("%w: %s: %w", near.ErrMalformedAnswer, name, err)
+				return fmt.Errorf("%w: %s: %w", upstream.ErrMalformedAnswer, name, err)
 			}
 			body = b
 		case http.StatusNotFound, http.StatusForbidden: // buckets answer 403 for a missing key without list rights
@@ -366,19 +370,10 @@ func (f *LakeFetcher) shardIDs(ctx context.Context, folder string, height uint64
 	if !repeated {
 		return ids, nil
 	}
-	if f.head != nil {
-		f.mu.Lock()
-		layout, ok := f.layouts[epoch]
-		f.mu.Unlock()
-		if !ok {
-			cfg, err := rpcsource.FetchProtocolConfig(ctx, f.head, epoch, hash)
-			if err != nil {
-				return nil, fmt.Errorf("shard layout of block %d: %w", height, err)
-			}
-			layout = rpcsource.ConfigShardIDs(cfg.JSON)
-			f.mu.Lock()
-			f.layouts[epoch] = layout
-			f.mu.Unlock()
+	if f.epochs != nil {
+		layout, err := f.epochs.Layout(ctx, epoch, hash)
+		if err != nil {
+			return nil, fmt.Errorf("shard layout of block %d: %w", height, err)
 		}
 		if len(layout) == len(chunks) {
 			return slices.Clone(layout), nil
@@ -424,7 +419,7 @@ func (f *LakeFetcher) shardIDs(ctx context.Context, folder string, height uint64
 // FinalHead asks the head RPC, or takes a directory's highest folder.
 func (f *LakeFetcher) FinalHead(ctx context.Context) (uint64, error) {
 	if f.head != nil {
-		return rpcsource.FinalHead(ctx, f.head)
+		return upstream.FinalHead(ctx, f.head)
 	}
 	entries, err := os.ReadDir(f.dir)
 	if err != nil {

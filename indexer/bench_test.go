@@ -12,16 +12,17 @@ import (
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // BenchmarkSimPipeline reports fetch and commit rates separately for a
-// simulated chain: fetching every bundle (NodeSource over HTTP), then
+// simulated chain: fetching every bundle (rpcsource.Source over HTTP), then
 // committing them in batches of 50 into a fresh database.
 func BenchmarkSimPipeline(b *testing.B) {
 	const maxHeight = 300
 	chain := simtest.New(b, sim.Config{Seed: 9, Shards: 4, SkipRate: 0.05, MissingChunkRate: 0.05, TxsPerBlock: 4, MaxHeight: maxHeight})
 	client := chain.Client(b)
-	src := simtest.NodeSource(b, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: time.Millisecond}})
+	src := simtest.NodeSource(b, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: time.Millisecond}})
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		fetchStart := time.Now()

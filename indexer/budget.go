@@ -130,7 +130,7 @@ func bundleWeight(b *bundle.Bundle) int64 {
 // parts, their decoded views, the document they were cut from and the
 // prepared rows. TestBundleWeightCoversWhatABlockHolds measures it on the
 // bench's real chain (copies of mainnet block 151,768,255 made into
-// Bundles by DocSource and into rows by store.Prepare): a block's
+// Bundles by docsource.Source and into rows by store.Prepare): a block's
 // 1,601,571 bytes of JSON hold 7.72 MB of live heap, 4.82 per byte (6.28
 // MB the bundle, 1.44 MB its rows), so 6 counts 1.24 times what a block
 // holds; fetching and preparing it allocates 19 per byte on the way, which

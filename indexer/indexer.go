@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -44,27 +45,29 @@ type Source interface {
 }
 
 // Sink stores what the indexer fetched (*store.Store implements it). It is
-// the indexer's whole contract with the archive.
+// the indexer's whole contract with the archive, in bundle's types only, so
+// a sink other than the store needs nothing of it.
 type Sink interface {
 	// Range returns the range of the indexer's cursor; ok is false before
 	// its first commit.
-	Range(ctx context.Context) (r store.Range, ok bool, err error)
+	Range(ctx context.Context) (r bundle.Range, ok bool, err error)
 	// LinkBelow returns where heights from start on join the range below
 	// them (the block the next block must link to); ok is false when
 	// start begins a range.
-	LinkBelow(ctx context.Context, start uint64) (l store.Link, ok bool, err error)
+	LinkBelow(ctx context.Context, start uint64) (l bundle.Link, ok bool, err error)
 	// RangeAbove returns the lowest range of another cursor that covers
 	// height or starts above it: where this indexer's range meets it.
-	RangeAbove(ctx context.Context, height uint64) (r store.Range, ok bool, err error)
-	// Prepare makes bundles (ascending heights) into a batch for Write,
-	// without the database: the loop prepares a batch while the one
-	// before it is written.
-	Prepare(bundles []bundle.Bundle) (*store.Batch, error)
+	RangeAbove(ctx context.Context, height uint64) (r bundle.Range, ok bool, err error)
+	// Prepare makes bundles (ascending heights) into a batch for Write
+	// (its Prepared is the sink's own), without the database: the loop
+	// prepares a batch while the one before it is written.
+	Prepare(bundles []bundle.Bundle) (*bundle.Batch, error)
 	// Write writes a prepared batch and moves the cursor to its last
 	// block, atomically; a failed Write may be retried with the same
-	// batch. (A wrapper around *store.Store that intercepts writes
-	// overrides Write: Commit is not called.)
-	Write(ctx context.Context, b *store.Batch) (store.CommitStats, error)
+	// batch. It takes only batches of its own Prepare. (A wrapper around
+	// *store.Store that intercepts writes overrides Write: Commit is not
+	// called.)
+	Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats, error)
 	// PutGenesisConfig stores the genesis_config result.
 	PutGenesisConfig(ctx context.Context, cfg json.RawMessage) error
 	// PendingTxStatuses returns up to limit transaction statuses stored
@@ -107,8 +110,8 @@ type Config struct {
 	To *uint64
 	// Workers bounds concurrent block fetches. Default DefaultWorkers: a block's
 	// fetch is a chain of dependent calls (block, chunks, tx statuses), so
-	// many blocks are needed to keep the upstream busy; NodeSource bounds
-	// the calls in flight (NodeConfig.MaxInFlight).
+	// many blocks are needed to keep the upstream busy; rpcsource.Source bounds
+	// the calls in flight (rpcsource.Config.MaxInFlight).
 	Workers int
 	// BatchSize is the number of heights fetched and committed together.
 	// Default DefaultBatchSize.
@@ -159,28 +162,24 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	if err := bounds.First(
+	var budget, span error
+	if c.MemoryBudget < 1<<20 {
+		budget = fmt.Errorf("memory budget %d bytes: want at least 1 MiB", c.MemoryBudget)
+	}
+	if c.From != nil && c.To != nil && *c.To < *c.From {
+		span = fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
+	}
+	return errors.Join(
 		bounds.AtLeast("workers", c.Workers, 1),
 		bounds.AtLeast("batch size", c.BatchSize, 1),
 		bounds.NotNegative("poll interval", c.PollInterval),
 		bounds.NotNegative("progress interval", c.ProgressInterval),
 		bounds.NotNegative("revisit interval", c.RevisitInterval),
-	); err != nil {
-		return err
-	}
-	if c.MemoryBudget < 1<<20 {
-		return fmt.Errorf("memory budget %d bytes: want at least 1 MiB", c.MemoryBudget)
-	}
-	if err := bounds.First(
+		budget,
 		bounds.NotNegative("database retry", c.DatabaseRetry),
 		bounds.NotNegative("upstream patience", c.UpstreamPatience),
-	); err != nil {
-		return err
-	}
-	if c.From != nil && c.To != nil && *c.To < *c.From {
-		return fmt.Errorf("--to %d is below --from %d", *c.To, *c.From)
-	}
-	return nil
+		span,
+	)
 }
 
 // Indexer is the follow loop.

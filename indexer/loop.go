@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/bundle"
-	"github.com/nearline/nearline/store"
 )
 
 // fetched is one height's fetch result: its bundle, or nil when the upstream
@@ -104,7 +103,7 @@ type plan struct {
 	start uint64
 	// prev is the block the first block must link to; nil when start
 	// begins a range.
-	prev *store.Cursor
+	prev *bundle.Cursor
 	// floor is the lowest height the run's range reaches down to (start,
 	// or the first height of the range below it that it joins): a block
 	// repeating a chunk included below it carries that chunk.
@@ -116,7 +115,7 @@ type plan struct {
 // plan decides the first height to fetch, the block it must link to and
 // whether the run has anything to do.
 func (ix *Indexer) plan(ctx context.Context, genesis []byte) (plan, error) {
-	var own store.Range
+	var own bundle.Range
 	var ok bool
 	err := ix.retryDB(ctx, "read cursor", func() (err error) {
 		own, ok, err = ix.sink.Range(ctx)
@@ -153,7 +152,7 @@ func (ix *Indexer) plan(ctx context.Context, genesis []byte) (plan, error) {
 		}
 		start = h
 	}
-	var link store.Link
+	var link bundle.Link
 	var linked bool
 	err = ix.retryDB(ctx, "read the range below", func() (err error) {
 		link, linked, err = ix.sink.LinkBelow(ctx, start)
@@ -180,7 +179,7 @@ func (ix *Indexer) plan(ctx context.Context, genesis []byte) (plan, error) {
 
 // rangeAbove returns the lowest range of another cursor that covers height
 // or starts above it.
-func (ix *Indexer) rangeAbove(ctx context.Context, height uint64) (r store.Range, ok bool, err error) {
+func (ix *Indexer) rangeAbove(ctx context.Context, height uint64) (r bundle.Range, ok bool, err error) {
 	err = ix.retryDB(ctx, "read ranges", func() (err error) {
 		r, ok, err = ix.sink.RangeAbove(ctx, height)
 		return err
@@ -191,7 +190,7 @@ func (ix *Indexer) rangeAbove(ctx context.Context, height uint64) (r store.Range
 // lastHeight is the last height to fetch from next on: Config.To, or the
 // height below the next range of another cursor, whichever is lower; nil
 // when neither bounds the run. met names the range when it is the bound.
-func (ix *Indexer) lastHeight(ctx context.Context, next uint64) (to *uint64, met *store.Range, err error) {
+func (ix *Indexer) lastHeight(ctx context.Context, next uint64) (to *uint64, met *bundle.Range, err error) {
 	to = ix.cfg.To
 	other, ok, err := ix.rangeAbove(ctx, next)
 	if err != nil || !ok || other.First == 0 {
@@ -408,7 +407,7 @@ func (ix *Indexer) reserve(ctx context.Context, first bool, running *atomic.Int6
 // error that ended the batch, if one did (the blocks before it are still
 // written).
 type linkedBatch struct {
-	batch   *store.Batch
+	batch   *bundle.Batch
 	linkErr error
 	weight  int64 // the budget's bytes the batch holds
 }
@@ -417,7 +416,7 @@ type linkedBatch struct {
 // block first), records the heights skipped between them, and prepares
 // each batch for the sink while consume writes the one before. It stops
 // after the batch that broke continuity.
-func (ix *Indexer) link(ctx context.Context, start uint64, prev *store.Cursor, in <-chan batch, out chan<- linkedBatch) error {
+func (ix *Indexer) link(ctx context.Context, start uint64, prev *bundle.Cursor, in <-chan batch, out chan<- linkedBatch) error {
 	for b := range in {
 		var bundles []bundle.Bundle
 		var linkErr error
@@ -433,7 +432,7 @@ func (ix *Indexer) link(ctx context.Context, start uint64, prev *store.Cursor, i
 			r.bundle.Skipped = skipped
 			bundles = append(bundles, *r.bundle)
 			hdr := r.bundle.Block.Header
-			prev = &store.Cursor{Height: hdr.Height, Hash: hdr.Hash}
+			prev = &bundle.Cursor{Height: hdr.Height, Hash: hdr.Hash}
 		}
 		l := linkedBatch{linkErr: linkErr, weight: b.weight}
 		if len(bundles) > 0 {
@@ -462,7 +461,7 @@ func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *pro
 		if l.batch != nil {
 			last := l.batch.Bundles[len(l.batch.Bundles)-1].Height()
 			began := time.Now()
-			var stats store.CommitStats
+			var stats bundle.CommitStats
 			err := ix.retryDB(ctx, "commit", func() (err error) {
 				stats, err = ix.sink.Write(ctx, l.batch)
 				return err
@@ -493,7 +492,7 @@ func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *pro
 // linkTo checks that bundle follows prev (or, with no prev, that nothing
 // from start on was skipped over wrongly) and returns the heights between
 // them, which the chain skipped.
-func linkTo(prev *store.Cursor, start uint64, b *bundle.Bundle) ([]uint64, error) {
+func linkTo(prev *bundle.Cursor, start uint64, b *bundle.Bundle) ([]uint64, error) {
 	hdr := b.Block.Header
 	prevHeight := "none"
 	if hdr.PrevHeight != nil {

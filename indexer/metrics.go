@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/bundle"
 )
 
 // Metrics are the indexer's Prometheus metrics, registered on a registry
@@ -70,7 +70,7 @@ func counterByKind(name, help string) *prometheus.CounterVec {
 }
 
 // UpstreamError counts a failed upstream attempt; pass it as
-// near.ClientConfig.OnError.
+// upstream.Config.OnError.
 func (m *Metrics) UpstreamError(kind string) {
 	if m != nil {
 		m.upstreamErrors.WithLabelValues(kind).Inc()
@@ -97,7 +97,7 @@ func (m *Metrics) setRates(blocks, rows float64) {
 	}
 }
 
-func (m *Metrics) committed(stats store.CommitStats, height uint64, took time.Duration) {
+func (m *Metrics) committed(stats bundle.CommitStats, height uint64, took time.Duration) {
 	if m == nil {
 		return
 	}

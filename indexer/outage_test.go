@@ -17,8 +17,8 @@ import (
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/internal/wait"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // downSource is a fakeSource whose upstream can be taken down: every call
@@ -31,7 +31,7 @@ type downSource struct {
 
 func (s *downSource) refused(what string) error {
 	s.calls.Add(1)
-	return fmt.Errorf("call %s: %w: 8 attempts failed, last: connection refused", what, near.ErrUnavailable)
+	return fmt.Errorf("call %s: %w: 8 attempts failed, last: connection refused", what, upstream.ErrUnavailable)
 }
 
 func (s *downSource) FinalHead(ctx context.Context) (uint64, error) {
@@ -134,7 +134,7 @@ func TestBoundedRunGivesUpAfterPatience(t *testing.T) {
 	err = ix.Run(context.Background())
 	var pe *outage.PatienceError
 	require.ErrorAs(t, err, &pe)
-	require.ErrorIs(t, err, near.ErrUnavailable)
+	require.ErrorIs(t, err, upstream.ErrUnavailable)
 	require.ErrorContains(t, err, "longer than the patience of 300ms")
 	require.GreaterOrEqual(t, time.Since(began), 300*time.Millisecond)
 	require.Less(t, time.Since(began), 10*time.Second)

@@ -20,7 +20,7 @@ import (
 // set of transaction statuses stored before they were FINAL.
 type memSink struct {
 	mu        sync.Mutex
-	blocks    []store.Cursor // committed, in height order
+	blocks    []bundle.Cursor // committed, in height order
 	pending   []bundle.TxRef
 	updated   map[string]bundle.TxStatus // by tx hash
 	maxAsked  uint64                     // highest maxHeight PendingTxStatuses was asked for
@@ -29,45 +29,45 @@ type memSink struct {
 
 var _ indexer.Sink = (*memSink)(nil)
 
-func (m *memSink) Range(context.Context) (store.Range, bool, error) {
+func (m *memSink) Range(context.Context) (bundle.Range, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.blocks) == 0 {
-		return store.Range{}, false, nil
+		return bundle.Range{}, false, nil
 	}
-	return store.Range{Cursor: store.DefaultCursor, First: m.blocks[0].Height, Last: m.blocks[len(m.blocks)-1]}, true, nil
+	return bundle.Range{Cursor: store.DefaultCursor, First: m.blocks[0].Height, Last: m.blocks[len(m.blocks)-1]}, true, nil
 }
 
 // LinkBelow: the one range is contiguous from its first block.
-func (m *memSink) LinkBelow(_ context.Context, start uint64) (store.Link, bool, error) {
+func (m *memSink) LinkBelow(_ context.Context, start uint64) (bundle.Link, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := len(m.blocks) - 1; i >= 0; i-- {
 		if m.blocks[i].Height < start {
-			return store.Link{Block: m.blocks[i], RangeFirst: m.blocks[0].Height}, true, nil
+			return bundle.Link{Block: m.blocks[i], RangeFirst: m.blocks[0].Height}, true, nil
 		}
 	}
-	return store.Link{}, false, nil
+	return bundle.Link{}, false, nil
 }
 
 // RangeAbove: there is no other cursor.
-func (m *memSink) RangeAbove(context.Context, uint64) (store.Range, bool, error) {
-	return store.Range{}, false, nil
+func (m *memSink) RangeAbove(context.Context, uint64) (bundle.Range, bool, error) {
+	return bundle.Range{}, false, nil
 }
 
-func (m *memSink) Prepare(bundles []bundle.Bundle) (*store.Batch, error) {
-	return &store.Batch{Bundles: bundles}, nil
+func (m *memSink) Prepare(bundles []bundle.Bundle) (*bundle.Batch, error) {
+	return &bundle.Batch{Bundles: bundles}, nil
 }
 
-func (m *memSink) Write(_ context.Context, batch *store.Batch) (store.CommitStats, error) {
+func (m *memSink) Write(_ context.Context, batch *bundle.Batch) (bundle.CommitStats, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	bundles := batch.Bundles
 	for _, b := range bundles {
 		hdr := b.Block.Header
-		m.blocks = append(m.blocks, store.Cursor{Height: hdr.Height, Hash: hdr.Hash})
+		m.blocks = append(m.blocks, bundle.Cursor{Height: hdr.Height, Hash: hdr.Hash})
 	}
-	return store.CommitStats{Blocks: len(bundles)}, nil
+	return bundle.CommitStats{Blocks: len(bundles)}, nil
 }
 
 func (m *memSink) PutGenesisConfig(context.Context, json.RawMessage) error { return nil }

@@ -19,6 +19,7 @@ import (
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 func TestIndexSimulatedChainMatchesSimulator(t *testing.T) {
@@ -55,7 +56,7 @@ func TestIndexSimulatedChainThroughFaultyUpstream(t *testing.T) {
 // snapshotAtStart simulates cfg's chain and, into a fresh store, snapshots
 // its genesis accounts and extra (accounts it does not have) at height, as
 // `nearline snapshot` does; it returns the genesis accounts.
-func snapshotAtStart(t *testing.T, cfg sim.Config, height uint64, extra ...string) (*simtest.Chain, *store.Store, *near.Client, []string) {
+func snapshotAtStart(t *testing.T, cfg sim.Config, height uint64, extra ...string) (*simtest.Chain, *store.Store, *upstream.Client, []string) {
 	t.Helper()
 	chain := simtest.New(t, cfg)
 	s := storetest.NewStore(t)
@@ -74,7 +75,7 @@ func TestSnapshotAccountsStartHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(30), start)
 	from, to := uint64(30), uint64(60)
-	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 200 * time.Millisecond}})
+	src := simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 200 * time.Millisecond}})
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, src, s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
@@ -87,13 +88,13 @@ func TestGarbageCollectedUpstreamNeedsArchivalNode(t *testing.T) {
 	t.Parallel()
 	chain := simtest.New(t, sim.Config{Seed: 4, Shards: 2, GCWindow: 20, MaxHeight: 80})
 	s := storetest.NewStore(t)
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}, nil)
+	client, err := upstream.NewClient(upstream.Config{Endpoints: []string{chain.URL}, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}, nil)
 	require.NoError(t, err)
 	from, to := uint64(5), uint64(30)
-	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, simtest.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{From: &from, To: &to}, simtest.NodeSource(t, client, rpcsource.Config{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
-	require.ErrorIs(t, err, near.ErrNeedsArchival)
+	require.ErrorIs(t, err, upstream.ErrNeedsArchival)
 	require.ErrorContains(t, err, "needs an archival node")
 	_, _, err = s.LatestBlock(context.Background())
 	require.ErrorIs(t, err, store.ErrNotFound, "nothing was written")
@@ -105,7 +106,7 @@ func TestForkedUpstreamStopsWithContinuityError(t *testing.T) {
 	s := storetest.NewStore(t)
 	client := chain.Client(t)
 	to := uint64(40)
-	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, simtest.NodeSource(t, client, rpcsource.NodeConfig{}), s, nil)
+	ix, err := indexer.New(indexer.Config{To: &to, BatchSize: 10}, simtest.NodeSource(t, client, rpcsource.Config{}), s, nil)
 	require.NoError(t, err)
 	err = ix.Run(context.Background())
 	require.ErrorIs(t, err, indexer.ErrContinuity)
@@ -129,7 +130,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	require.NoError(t, node.ProduceTo(ctx, 40))
 	s := storetest.NewStore(t)
 	client := chain.Client(t)
-	src := simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
+	src := simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond, TxPollInterval: 10 * time.Millisecond}})
 	run := func(to uint64) {
 		ix, err := indexer.New(indexer.Config{To: &to, RevisitInterval: time.Nanosecond, BatchSize: 5}, src, s, nil)
 		require.NoError(t, err)
@@ -169,7 +170,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	client := chain.Client(t)
 	from, to := uint64(30), uint64(60)
 	ix, err := indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 8},
-		simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
+		simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	older := 0
@@ -185,7 +186,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 				older++
 			}
 			req, perr := near.ParseChunkRequest(simtest.Params(t, map[string]any{"block_id": h, "shard_id": c.ShardID}))
-			require.Nil(t, perr)
+			require.NoError(t, perr)
 			want, err := chain.Node.Chunk(ctx, req)
 			require.NoError(t, err)
 			hash, err := s.ChunkHashAt(ctx, h, c.ShardID)
@@ -198,7 +199,7 @@ func TestIndexFromMidChainStoresRepeatedOlderChunks(t *testing.T) {
 	require.Positive(t, older, "some blocks repeat a chunk from before --from")
 	// Re-indexing the range keeps one row per chunk.
 	ix, err = indexer.New(indexer.Config{From: &from, To: &to, BatchSize: 5},
-		simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
+		simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 	require.NoError(t, err)
 	require.NoError(t, ix.Run(ctx))
 	var dups int

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
@@ -15,6 +16,7 @@ import (
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // TestSplitBackfillEqualsOneIndexer fills one archive with three indexers
@@ -28,7 +30,7 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 	ctx := context.Background()
 	const top = 150
 	chain := simtest.New(t, sim.Config{Seed: 21, Shards: 3, SkipRate: 0.1, MissingChunkRate: 0.3, TxsPerBlock: 3, MaxHeight: top + 20})
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, Timeout: 5 * time.Second}, nil)
+	client, err := upstream.NewClient(upstream.Config{Endpoints: []string{chain.URL}, Timeout: 5 * time.Second}, nil)
 	require.NoError(t, err)
 	genesis := chain.Node.Genesis().GenesisHeight
 	// The second range starts at the first skipped height after 50.
@@ -44,7 +46,7 @@ func TestSplitBackfillEqualsOneIndexer(t *testing.T) {
 
 	run := func(s *store.Store, from, to uint64) error {
 		ix, err := indexer.New(indexer.Config{From: &from, To: &to, Workers: 4, BatchSize: 7},
-			simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
+			simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 		if err != nil {
 			return err
 		}
@@ -90,7 +92,7 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	chain := simtest.New(t, sim.Config{Seed: 5, Shards: 2, SkipRate: 0.2, TxsPerBlock: 1, MaxHeight: 120})
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{chain.URL}, Timeout: 5 * time.Second}, nil)
+	client, err := upstream.NewClient(upstream.Config{Endpoints: []string{chain.URL}, Timeout: 5 * time.Second}, nil)
 	require.NoError(t, err)
 	genesis := chain.Node.Genesis().GenesisHeight
 	skipped := func(h uint64) bool {
@@ -114,7 +116,7 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(s.Close)
 		ix, err := indexer.New(indexer.Config{From: from, To: &to, Workers: 4, BatchSize: 6},
-			simtest.NodeSource(t, client, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
+			simtest.NodeSource(t, client, rpcsource.Config{Waits: upstream.Waits{TxStallWait: 50 * time.Millisecond}}), s, nil)
 		require.NoError(t, err)
 		return s, ix.Run(ctx)
 	}
@@ -133,7 +135,7 @@ func TestRangeEndsWhereItMeetsTheNextRange(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []store.Segment{{First: genesis, Last: st.Cursor.Height}}, st.Segments)
 	require.Zero(t, st.Gaps)
-	byName := map[string]store.Range{}
+	byName := map[string]bundle.Range{}
 	for _, r := range st.Ranges {
 		byName[r.Cursor] = r
 	}

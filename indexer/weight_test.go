@@ -17,9 +17,8 @@ import (
 	"github.com/nearline/nearline/docsource/neardatatest"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/fixture"
-	"github.com/nearline/nearline/near"
-	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // weighedBlocks is how many consecutive blocks one measurement holds, in
@@ -43,7 +42,7 @@ func (m blockMemory) retained() int64 { return m.bundle + m.rows }
 // block holds through the pipeline with --source neardata: the bench's
 // real chain (copies of mainnet block 151,768,255, so that its
 // transactions' statuses complete in the copies after it) served as
-// neardata does, made into Bundles by a DocSource and into rows by
+// neardata does, made into Bundles by a docsource.Source and into rows by
 // store.Prepare, as the indexer holds them until the batch is written.
 // The budget must not count less than that, nor many times more.
 //
@@ -59,7 +58,7 @@ func (m blockMemory) retained() int64 { return m.bundle + m.rows }
 func TestBundleWeightCoversWhatABlockHolds(t *testing.T) {
 	ctx := context.Background()
 	up := realChainUpstream(t, weighedBlocks)
-	docs, err := docsource.NewNeardataFetcher(near.ClientConfig{Endpoints: []string{up.url}, Timeout: 10 * time.Second}, nil)
+	docs, err := docsource.NewNeardataFetcher(upstream.Config{Endpoints: []string{up.url}, Timeout: 10 * time.Second}, nil)
 	require.NoError(t, err)
 	s := storetest.NewStore(t)
 
@@ -111,13 +110,13 @@ func liveHeap() (live, allocated int64) {
 	return int64(m.HeapAlloc), int64(m.TotalAlloc)
 }
 
-// fetchBundles fetches blocks first..first+n-1 through a DocSource of its
+// fetchBundles fetches blocks first..first+n-1 through a docsource.Source of its
 // own, dropped on return with the documents it cached, as the indexer's
 // drops them once their bundles returned.
-func fetchBundles(ctx context.Context, t *testing.T, docs docsource.DocFetcher, first uint64, n int) []bundle.Bundle {
+func fetchBundles(ctx context.Context, t *testing.T, docs docsource.Fetcher, first uint64, n int) []bundle.Bundle {
 	t.Helper()
-	src, err := docsource.NewDocSource(docs, nil, docsource.DocConfig{Genesis: json.RawMessage(`{"genesis_height":0}`),
-		Waits: rpcsource.Waits{TxStallWait: time.Millisecond, TxPollInterval: time.Millisecond}}, nil)
+	src, err := docsource.New(docs, nil, docsource.Config{Genesis: json.RawMessage(`{"genesis_height":0}`),
+		Waits: upstream.Waits{TxStallWait: time.Millisecond, TxPollInterval: time.Millisecond}}, nil)
 	require.NoError(t, err)
 	src.Prepare(first)
 	bundles := make([]bundle.Bundle, 0, n)

@@ -1,7 +1,8 @@
 // Package near holds NEAR's JSON-RPC wire types: the views nearcore serves
 // (block, chunk, transaction, receipt, execution outcome, state change,
 // account, access key), the JSON-RPC 2.0 envelope, NEAR's error envelope,
-// and the JSON-RPC client that talks to an upstream node.
+// and the parsing of a request's params. Talking to an upstream is
+// package upstream's.
 //
 // Invariants a reader must know:
 //   - Heights, nonces and gas are uint64 and travel as JSON numbers; header

@@ -2,6 +2,7 @@ package near
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 )
@@ -175,4 +176,10 @@ func UnknownChunk(chunkHash string) *Error {
 func InvalidShardID(shardID uint64) *Error {
 	return HandlerError("INVALID_SHARD_ID", map[string]uint64{"shard_id": shardID},
 		fmt.Sprintf("Shard id %d does not exist", shardID))
+}
+
+// IsUnknownBlock reports whether err is NEAR's UNKNOWN_BLOCK.
+func IsUnknownBlock(err error) bool {
+	var ne *Error
+	return errors.As(err, &ne) && ne.CauseName() == "UNKNOWN_BLOCK"
 }

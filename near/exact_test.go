@@ -2,6 +2,7 @@ package near
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -110,18 +111,19 @@ func TestLongBlockIDsFailAsTheyWouldWhole(t *testing.T) {
 		var whole BlockID
 		wholeErr := whole.UnmarshalJSON([]byte(long))
 		require.Error(t, wholeErr)
-		_, perr := ParseBlockReference(json.RawMessage(`{"block_id":` + long + `}`))
-		require.NotNil(t, perr)
+		_, err := ParseBlockReference(json.RawMessage(`{"block_id":` + long + `}`))
+		perr, ok := errors.AsType[*Error](err)
+		require.True(t, ok, "a *Error: %v", err)
 		var msg string
 		require.NoError(t, json.Unmarshal(perr.Data, &msg))
 		require.Equal(t, "Failed parsing args: "+wholeErr.Error(), msg)
-		_, perr = ParseChunkRequest(json.RawMessage(`{"block_id":` + long + `,"shard_id":0}`))
-		require.NotNil(t, perr)
-		_, perr = ParseGasPriceRequest(json.RawMessage(`[` + long + `]`))
-		require.NotNil(t, perr)
+		_, err = ParseChunkRequest(json.RawMessage(`{"block_id":` + long + `,"shard_id":0}`))
+		require.ErrorAs(t, err, &perr)
+		_, err = ParseGasPriceRequest(json.RawMessage(`[` + long + `]`))
+		require.ErrorAs(t, err, &perr)
 	}
-	ref, perr := ParseBlockReference(json.RawMessage(`{"block_id":"\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031"}`))
-	require.Nil(t, perr, "a hash written with escapes is still a hash")
+	ref, err := ParseBlockReference(json.RawMessage(`{"block_id":"\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031\u0031"}`))
+	require.NoError(t, err, "a hash written with escapes is still a hash")
 	require.Equal(t, "11111111111111111111111111111111", ref.BlockID.Hash)
 }
 

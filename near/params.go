@@ -17,7 +17,7 @@ type ChunkRequest struct {
 }
 
 // ParseChunkRequest reads `chunk` params: {"chunk_id"} or {"block_id", "shard_id"}.
-func ParseChunkRequest(params json.RawMessage) (ChunkRequest, *Error) {
+func ParseChunkRequest(params json.RawMessage) (ChunkRequest, error) {
 	var raw struct {
 		ChunkID *string     `json:"chunk_id"`
 		BlockID blockIDText `json:"block_id"`
@@ -73,7 +73,7 @@ type QueryRequest struct {
 }
 
 // ParseQueryRequest reads `query` params (object form).
-func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
+func ParseQueryRequest(params json.RawMessage) (QueryRequest, error) {
 	var raw struct {
 		RequestType  *string `json:"request_type"`
 		AccountID    *string `json:"account_id"`
@@ -88,7 +88,7 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 		return QueryRequest{}, err
 	}
 	var q QueryRequest
-	var perr *Error
+	var perr error
 	if q.RequestType, perr = required("request_type", raw.RequestType); perr != nil {
 		return q, perr
 	}
@@ -142,7 +142,7 @@ func ParseQueryRequest(params json.RawMessage) (QueryRequest, *Error) {
 
 // required returns the value of the params member name, or the PARSE_ERROR
 // of params that lack it.
-func required[T any](name string, v *T) (T, *Error) {
+func required[T any](name string, v *T) (T, error) {
 	if v == nil {
 		var zero T
 		return zero, ParseError(fmt.Sprintf("Failed parsing args: missing field `%s`", name))
@@ -151,7 +151,7 @@ func required[T any](name string, v *T) (T, *Error) {
 }
 
 // base64Arg decodes the required base64 member name.
-func base64Arg(name string, v *string) ([]byte, *Error) {
+func base64Arg(name string, v *string) ([]byte, error) {
 	s, perr := required(name, v)
 	if perr != nil {
 		return nil, perr
@@ -165,12 +165,12 @@ func base64Arg(name string, v *string) ([]byte, *Error) {
 
 // invalidArg is the PARSE_ERROR of a member whose value is not a valid what
 // ("account id", "chunk hash").
-func invalidArg(what, value string) *Error {
+func invalidArg(what, value string) error {
 	return ParseError(fmt.Sprintf("Failed parsing args: invalid %s %q", what, Clip(value)))
 }
 
 // hashArg checks that value is a crypto hash; what names it in the error.
-func hashArg(what, value string) *Error {
+func hashArg(what, value string) error {
 	if _, err := ParseCryptoHash(value); err != nil {
 		return invalidArg(what, value)
 	}
@@ -178,7 +178,7 @@ func hashArg(what, value string) *Error {
 }
 
 // accountArg checks that value is a valid account id.
-func accountArg(value string) *Error {
+func accountArg(value string) error {
 	if !ValidAccountID(value) {
 		return invalidArg("account id", value)
 	}
@@ -186,7 +186,7 @@ func accountArg(value string) *Error {
 }
 
 // parseBlockID reads a block_id member: a height or a block hash.
-func parseBlockID(raw []byte) (*BlockID, *Error) {
+func parseBlockID(raw []byte) (*BlockID, error) {
 	var id BlockID
 	if err := id.UnmarshalJSON(raw); err != nil {
 		return nil, ParseError("Failed parsing args: " + err.Error())
@@ -219,7 +219,7 @@ type ChangesRequest struct {
 }
 
 // ParseChangesRequest reads `changes` params.
-func ParseChangesRequest(params json.RawMessage) (ChangesRequest, *Error) {
+func ParseChangesRequest(params json.RawMessage) (ChangesRequest, error) {
 	var raw struct {
 		ChangesType     *string             `json:"changes_type"`
 		AccountIDs      *[]string           `json:"account_ids"`
@@ -230,7 +230,7 @@ func ParseChangesRequest(params json.RawMessage) (ChangesRequest, *Error) {
 		return ChangesRequest{}, err
 	}
 	var c ChangesRequest
-	var perr *Error
+	var perr error
 	if c.ChangesType, perr = required("changes_type", raw.ChangesType); perr != nil {
 		return c, perr
 	}
@@ -271,7 +271,7 @@ func ParseChangesRequest(params json.RawMessage) (ChangesRequest, *Error) {
 
 // ParseGasPriceRequest reads `gas_price` params: [height], [hash], [null],
 // {"block_id": ...} or {}. A nil result means the latest block.
-func ParseGasPriceRequest(params json.RawMessage) (*BlockID, *Error) {
+func ParseGasPriceRequest(params json.RawMessage) (*BlockID, error) {
 	trimmed := bytes.TrimSpace(params)
 	var raw []byte
 	switch {
@@ -311,7 +311,7 @@ type TxRequest struct {
 // "wait_until"?}, {"signed_tx_base64", "wait_until"?}, or the legacy
 // arrays [tx_hash, sender_account_id] and [signed_tx_base64]. A signed
 // transaction is read for its hash and signer (signedTxID).
-func ParseTxRequest(params json.RawMessage) (TxRequest, *Error) {
+func ParseTxRequest(params json.RawMessage) (TxRequest, error) {
 	trimmed := bytes.TrimSpace(params)
 	var r TxRequest
 	var signed *string
@@ -348,7 +348,7 @@ func ParseTxRequest(params json.RawMessage) (TxRequest, *Error) {
 		}
 	}
 	if signed != nil {
-		var perr *Error
+		var perr error
 		if r.TxHash, r.SenderAccountID, perr = signedTxID(*signed); perr != nil {
 			return r, perr
 		}
@@ -368,7 +368,7 @@ func ParseTxRequest(params json.RawMessage) (TxRequest, *Error) {
 }
 
 // ParseReceiptRequest reads EXPERIMENTAL_receipt params: {"receipt_id"}.
-func ParseReceiptRequest(params json.RawMessage) (string, *Error) {
+func ParseReceiptRequest(params json.RawMessage) (string, error) {
 	var raw struct {
 		ReceiptID *string `json:"receipt_id"`
 	}

@@ -122,7 +122,7 @@ type BlockReference struct {
 
 // ParseBlockReference reads `finality`, `block_id` or `sync_checkpoint` from
 // a params object. Exactly one must be given.
-func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
+func ParseBlockReference(params json.RawMessage) (BlockReference, error) {
 	var raw struct {
 		Finality       *string     `json:"finality"`
 		BlockID        blockIDText `json:"block_id"`
@@ -171,7 +171,7 @@ func ParseBlockReference(params json.RawMessage) (BlockReference, *Error) {
 // decodeParams decodes a params object into v with nearcore's member names
 // (UnmarshalExact: exact, case-sensitive), turning any failure into a
 // PARSE_ERROR that says what was wrong.
-func decodeParams(params json.RawMessage, v any) *Error {
+func decodeParams(params json.RawMessage, v any) error {
 	trimmed := bytes.TrimSpace(params)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return ParseError("Failed parsing args: params must be an object")
@@ -183,7 +183,7 @@ func decodeParams(params json.RawMessage, v any) *Error {
 }
 
 // DecodeParams is decodeParams for other packages' method params.
-func DecodeParams(params json.RawMessage, v any) *Error { return decodeParams(params, v) }
+func DecodeParams(params json.RawMessage, v any) error { return decodeParams(params, v) }
 
 // describeJSONError words a decoding error for a client, without Go type
 // names.

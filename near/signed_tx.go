@@ -30,8 +30,8 @@ const minTxAfterKey = 8 + 4 + 2 + 32 + 4
 // that tag included. The transaction ends where the signature begins: a
 // signature has the key type of the transaction's public key (no other
 // ever verifies), so its length is known without decoding the actions.
-func signedTxID(b64 string) (hash, signer string, perr *Error) {
-	fail := func(format string, args ...any) (string, string, *Error) {
+func signedTxID(b64 string) (hash, signer string, perr error) {
+	fail := func(format string, args ...any) (string, string, error) {
 		return "", "", ParseError("Failed to decode transaction: " + fmt.Sprintf(format, args...))
 	}
 	raw, err := base64.StdEncoding.DecodeString(b64)

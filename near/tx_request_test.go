@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -76,8 +77,9 @@ func TestParseTxRequestBySignedTransaction(t *testing.T) {
 		{"neither form", `{"wait_until":"FINAL"}`, "Failed parsing args: expected `signed_tx_base64`, or `tx_hash` and `sender_account_id`"},
 		{"three elements", `["a","b","c"]`, "Failed parsing args: expected [signed_tx_base64] or [tx_hash, sender_account_id]"},
 	} {
-		_, perr := ParseTxRequest(json.RawMessage(c.params))
-		require.NotNil(t, perr, c.name)
+		_, err := ParseTxRequest(json.RawMessage(c.params))
+		perr, ok := errors.AsType[*Error](err)
+		require.True(t, ok, "%s: a *Error: %v", c.name, err)
 		require.Equal(t, "PARSE_ERROR", perr.CauseName(), c.name)
 		require.JSONEq(t, `{"error_message":`+string(mustJSON(c.want))+`}`, string(perr.Cause.Info), c.name)
 	}

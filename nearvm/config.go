@@ -3,8 +3,9 @@ package nearvm
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"math"
+
+	"github.com/nearline/nearline/internal/bounds"
 )
 
 // Defaults of Config.
@@ -51,17 +52,10 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	if c.MaxGas > math.MaxInt64 {
-		return fmt.Errorf("max gas %d exceeds %d", c.MaxGas, int64(math.MaxInt64))
-	}
-	if c.CacheSize < 0 {
-		return errors.New("cache size must not be negative")
-	}
-	if c.MemoryLimitPages > 65536 {
-		return fmt.Errorf("memory limit %d pages exceeds the wasm maximum of 65536", c.MemoryLimitPages)
-	}
-	if c.MaxConcurrentCalls < 0 {
-		return fmt.Errorf("max concurrent calls %d is negative", c.MaxConcurrentCalls)
-	}
-	return nil
+	return errors.Join(
+		bounds.AtMost("max gas", c.MaxGas, math.MaxInt64),
+		bounds.NotNegative("cache size", c.CacheSize),
+		bounds.AtMost("memory limit pages", c.MemoryLimitPages, 65536),
+		bounds.NotNegative("max concurrent calls", c.MaxConcurrentCalls),
+	)
 }

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearline/nearline/internal/retry"
+
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
@@ -128,22 +130,33 @@ func (r *Runtime) Call(ctx context.Context, code []byte, codeHash string, method
 // contract returns the cache entry for codeHash, compiling code on a miss
 // (one compile per hash at a time), with a reference the caller releases.
 func (r *Runtime) contract(ctx context.Context, code []byte, key string) (*compiledContract, error) {
-	for attempt := 0; attempt < 3; attempt++ {
-		if e := r.cache.acquire(key); e != nil {
-			return e, nil
+	var entry *compiledContract
+	// A contract evicted between its compile and its use is compiled
+	// again, at most three times in all.
+	policy := retry.Policy{Attempts: 3, Retryable: func(err error) bool { return errors.Is(err, errEvicted) }}
+	err := policy.Do(ctx, func(ctx context.Context) error {
+		if entry = r.cache.acquire(key); entry != nil {
+			return nil
 		}
 		v, err, _ := r.group.Do(key, func() (any, error) {
 			return r.compile(ctx, code, key)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if e := r.cache.add(ctx, v.(*compiledContract)); e != nil {
-			return e, nil
+		if entry = r.cache.add(ctx, v.(*compiledContract)); entry == nil {
+			return errEvicted
 		}
+		return nil
+	})
+	if errors.Is(err, errEvicted) {
+		return nil, fmt.Errorf("compile contract %s: %w", key, errEvicted)
 	}
-	return nil, fmt.Errorf("compile contract %s: evicted while compiling", key)
+	return entry, err
 }
+
+// errEvicted is a contract evicted from the cache while it compiled.
+var errEvicted = errors.New("evicted while compiling")
 
 func (r *Runtime) compile(ctx context.Context, code []byte, key string) (*compiledContract, error) {
 	r.compiles.Add(1)

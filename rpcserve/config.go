@@ -68,7 +68,7 @@ type Config struct {
 	Forward string
 	// ForwardBearerToken, when set, goes with every forwarded request as
 	// the header Authorization: Bearer <token> (the API key of the
-	// Forward endpoint, as near.ClientConfig.BearerToken), and is never
+	// Forward endpoint, as upstream.Config.BearerToken), and is never
 	// shown; it must be visible ASCII (httpcall.CheckBearer). Default:
 	// none.
 	ForwardBearerToken string

@@ -117,7 +117,7 @@ func found[T any](v *T, err error) (any, error) {
 // parsed is a method whose params parse reads (a PARSE_ERROR as it comes)
 // and that asks the Backend with ask, whose answer result checks (raw or
 // found).
-func parsed[P, R any](parse func(json.RawMessage) (P, *near.Error), ask func(Backend, context.Context, P) (R, error), result func(R, error) (any, error)) methodFunc {
+func parsed[P, R any](parse func(json.RawMessage) (P, error), ask func(Backend, context.Context, P) (R, error), result func(R, error) (any, error)) methodFunc {
 	return func(ctx context.Context, b Backend, params json.RawMessage) (any, error) {
 		p, perr := parse(params)
 		if perr != nil {
@@ -128,14 +128,14 @@ func parsed[P, R any](parse func(json.RawMessage) (P, *near.Error), ask func(Bac
 }
 
 // blockReference reads `block`'s params, legacy positional forms included.
-func blockReference(params json.RawMessage) (near.BlockReference, *near.Error) {
+func blockReference(params json.RawMessage) (near.BlockReference, error) {
 	return near.ParseBlockReference(blockParams(params))
 }
 
 // chunkRequest reads `chunk`'s params, legacy positional forms included;
 // EXPERIMENTAL_congestion_level takes them too, as nearcore parses both
 // with one chunk reference parser.
-func chunkRequest(params json.RawMessage) (near.ChunkRequest, *near.Error) {
+func chunkRequest(params json.RawMessage) (near.ChunkRequest, error) {
 	return near.ParseChunkRequest(chunkParams(params))
 }
 

@@ -1,40 +1,21 @@
 // Package rpcsource is the indexer's source over an upstream node's
-// JSON-RPC: NodeSource fetches one height's bundle.Bundle with many calls
-// (block, the chunks new in it, EXPERIMENTAL_changes_in_block and the
-// EXPERIMENTAL_changes its effects name, EXPERIMENTAL_tx_status of each
-// transaction, and EXPERIMENTAL_protocol_config once per epoch). It
-// satisfies indexer.Source without importing the indexer or the store.
-//
-// RPC, what NodeSource calls, is one raw JSON-RPC method call (*near.Client
-// implements it; bench and tests wrap it to count or fail calls). NodeConfig
-// follows the house rule: zero means the exported Default* constant for every
-// field (the `nearline index` flags default to the same constants);
-// NewNodeSource refuses a value out of range, naming it. MaxInFlight's -1 (no
-// bound) is the one negative value with a meaning.
+// JSON-RPC: Source fetches one height's bundle.Bundle with many calls
+// (block, its new chunks, EXPERIMENTAL_changes_in_block and the changes its
+// effects name, EXPERIMENTAL_tx_status of each transaction, and the
+// protocol config once per epoch) through an upstream.RPC. It imports
+// neither the indexer, the store nor the document source. How it waits for
+// statuses: docs/internals.md.
 //
 // Invariants a reader must know:
-//   - UNKNOWN_BLOCK means "skipped" (bundle.ErrNoBlock) only when the
-//     answering upstream's final head is at or past the height; an upstream
-//     that is behind (after a failover) is asked again until it catches up,
-//     at most BehindRetries times.
-//   - A block that repeats a chunk included below the floor given to Prepare
-//     (a missing chunk right after --from) carries that chunk in
-//     Bundle.OlderChunks.
-//   - Concurrency: each Bundle makes up to Concurrency calls at once
-//     (chunks, changes, tx statuses); MaxInFlight bounds the calls of all
-//     bundles fetched together.
-//
-// Transaction statuses: NodeSource fetches EXPERIMENTAL_tx_status for each
-// transaction of a block's new chunks together with the block. A status
-// whose final_execution_status is not FINAL yet (its receipts still run in
-// later blocks) is re-fetched every TxPollInterval while the upstream's
-// final head advances, for at most TxFinalWait; in follow mode the indexer
-// therefore trails the head by the few blocks receipts take. When the head
-// stalls (TxStallWait) or the wait runs out the status is stored as served,
-// and the indexer revisits it later (TxStatus).
-//
-// Protocol config: NodeSource fetches EXPERIMENTAL_protocol_config once per
-// epoch it sees (per process, forgotten at each Prepare), keyed by epoch id
-// in the store. FetchProtocolConfig, ConfigShardIDs and FinalHead are the
-// calls the document sources make to an RPC upstream too.
+//   - UNKNOWN_BLOCK means skipped (bundle.ErrNoBlock) only when the final
+//     head was at or past the height before it was asked; an upstream that
+//     is behind is asked again (upstream.Waits.Behind).
+//   - A block that repeats a chunk included below the floor given to
+//     Prepare carries that chunk in Bundle.OlderChunks.
+//   - Each Bundle makes up to Concurrency calls at once; MaxInFlight bounds
+//     the calls of all bundles fetched together.
+//   - A status not FINAL is re-fetched while the head advances, for at most
+//     TxFinalWait; then it is stored as served and revisited by the indexer.
+//   - The bundle that claims an epoch first (upstream.Epochs) carries its
+//     protocol config; a bundle that fails releases the claim.
 package rpcsource

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -17,29 +18,19 @@ import (
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/upstream"
 )
 
-// RPC calls an upstream node (*near.Client implements it).
-type RPC interface {
-	CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error)
-}
-
-var _ RPC = (*near.Client)(nil)
-
-// Defaults of NodeConfig; `nearline index` flags use them too.
+// Defaults of Config; `nearline index` flags use them too.
 const (
-	DefaultConcurrency    = 32
-	DefaultMaxInFlight    = 64
-	DefaultChangesBatch   = 100
-	DefaultTxFinalWait    = 10 * time.Second
-	DefaultTxStallWait    = 2 * time.Second
-	DefaultTxPollInterval = 250 * time.Millisecond
-	DefaultBehindRetries  = 20
+	DefaultConcurrency  = 32
+	DefaultMaxInFlight  = 64
+	DefaultChangesBatch = 100
 )
 
-// NodeConfig tunes NodeSource. The zero value is usable: zero means the
+// Config tunes Source. The zero value is usable: zero means the
 // default for every field.
-type NodeConfig struct {
+type Config struct {
 	// Concurrency bounds the calls made at once for one block (chunks,
 	// changes, tx statuses). Default DefaultConcurrency (a mainnet block has
 	// ~100 tx statuses).
@@ -54,49 +45,10 @@ type NodeConfig struct {
 	ChangesBatch int
 	// Waits is how a status or block the upstream does not have final yet
 	// is waited for.
-	Waits
+	upstream.Waits
 }
 
-// Waits is how a source waits for an upstream that is behind: a tx status
-// that is not FINAL yet, and a height the upstream does not know yet.
-// NodeConfig and docsource.DocConfig embed it. Zero means the default for
-// every field.
-type Waits struct {
-	// TxFinalWait bounds how long a tx status that is not FINAL yet is
-	// re-fetched. Default DefaultTxFinalWait.
-	TxFinalWait time.Duration
-	// TxStallWait stops re-fetching a non-final status once the upstream's
-	// final head has not moved for this long. Default DefaultTxStallWait.
-	TxStallWait time.Duration
-	// TxPollInterval is the wait between two fetches of a status. Default
-	// DefaultTxPollInterval.
-	TxPollInterval time.Duration
-	// BehindRetries bounds how often a block the upstream does not know is
-	// asked for again while the upstream's final head is below it. Default
-	// DefaultBehindRetries.
-	BehindRetries int
-}
-
-// WithDefaults returns w with the default of every zero field.
-func (w Waits) WithDefaults() Waits {
-	w.TxFinalWait = cmp.Or(w.TxFinalWait, DefaultTxFinalWait)
-	w.TxStallWait = cmp.Or(w.TxStallWait, DefaultTxStallWait)
-	w.TxPollInterval = cmp.Or(w.TxPollInterval, DefaultTxPollInterval)
-	w.BehindRetries = cmp.Or(w.BehindRetries, DefaultBehindRetries)
-	return w
-}
-
-// Validate reports a wait out of range; w has its defaults applied.
-func (w Waits) Validate() error {
-	return bounds.First(
-		bounds.NotNegative("tx final wait", w.TxFinalWait),
-		bounds.NotNegative("tx stall wait", w.TxStallWait),
-		bounds.NotNegative("tx poll interval", w.TxPollInterval),
-		bounds.AtLeast("behind retries", w.BehindRetries, 1),
-	)
-}
-
-func (c NodeConfig) withDefaults() NodeConfig {
+func (c Config) withDefaults() Config {
 	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
 	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
 	c.ChangesBatch = cmp.Or(c.ChangesBatch, DefaultChangesBatch)
@@ -104,64 +56,42 @@ func (c NodeConfig) withDefaults() NodeConfig {
 	return c
 }
 
-// validate reports a setting out of range; c has its defaults applied.
-func (c NodeConfig) validate() error {
-	if err := bounds.AtLeast("block concurrency", c.Concurrency, 1); err != nil {
-		return err
-	}
+// validate reports every setting out of range; c has its defaults applied.
+func (c Config) validate() error {
+	var inFlight error
 	if c.MaxInFlight < 1 && c.MaxInFlight != -1 {
-		return fmt.Errorf("upstream concurrency %d: want at least 1, or -1 for no bound", c.MaxInFlight)
+		inFlight = fmt.Errorf("upstream concurrency %d: want at least 1, or -1 for no bound", c.MaxInFlight)
 	}
-	return bounds.First(
+	return errors.Join(
+		bounds.AtLeast("block concurrency", c.Concurrency, 1),
+		inFlight,
 		bounds.AtLeast("changes batch", c.ChangesBatch, 1),
 		c.Waits.Validate(),
 	)
 }
 
-// NodeSource is the Source that reads an upstream node over JSON-RPC.
-type NodeSource struct {
-	rpc    RPC
-	cfg    NodeConfig
+// Source is the Source that reads an upstream node over JSON-RPC.
+type Source struct {
+	rpc    upstream.RPC
+	cfg    Config
 	logger *slog.Logger
+	epochs *upstream.Epochs
 
 	chunkFloor atomic.Uint64 // chunks included below it were never fetched
 
 	mu          sync.Mutex
-	epochs      map[string]bool     // epochs whose protocol config was fetched
-	layouts     map[string][]uint64 // shard ids of each epoch's layout, by index
-	blockHeight map[string]uint64   // block hash -> height, for outcomes
+	blockHeight map[string]uint64 // block hash -> height, for outcomes
 }
 
-// NewNodeSource returns a Source reading rpc, logging to logger (nil:
+// New returns a Source reading rpc, logging to logger (nil:
 // discard). It fails when a setting of cfg is out of range.
-func NewNodeSource(rpc RPC, cfg NodeConfig, logger *slog.Logger) (*NodeSource, error) {
+func New(rpc upstream.RPC, cfg Config, logger *slog.Logger) (*Source, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure node source: %w", err)
 	}
-	logger = logs.OrDiscard(logger)
-	if cfg.MaxInFlight > 0 {
-		rpc = limitedRPC{next: rpc, slots: make(chan struct{}, cfg.MaxInFlight)}
-	}
-	return &NodeSource{rpc: rpc, cfg: cfg, logger: logger, epochs: map[string]bool{}, layouts: map[string][]uint64{}, blockHeight: map[string]uint64{}}, nil
-}
-
-// limitedRPC lets at most cap(slots) calls reach the upstream at once.
-type limitedRPC struct {
-	next  RPC
-	slots chan struct{}
-}
-
-var _ RPC = limitedRPC{}
-
-func (l limitedRPC) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-l.slots }()
-	return l.next.CallRaw(ctx, method, params)
+	rpc = upstream.Limit(rpc, cfg.MaxInFlight)
+	return &Source{rpc: rpc, cfg: cfg, logger: logs.OrDiscard(logger), epochs: upstream.NewEpochs(rpc), blockHeight: map[string]uint64{}}, nil
 }
 
 // Prepare is called by the indexer at the start of each Run with the lowest
@@ -169,27 +99,25 @@ func (l limitedRPC) CallRaw(ctx context.Context, method string, params any) (jso
 // (a missing chunk) also fetches that chunk, which no earlier bundle
 // carried. It also forgets which epochs' protocol configs were fetched, as a
 // failed run may not have committed them.
-func (s *NodeSource) Prepare(chunkFloor uint64) {
+func (s *Source) Prepare(chunkFloor uint64) {
 	s.chunkFloor.Store(chunkFloor)
-	s.mu.Lock()
-	clear(s.epochs)
-	s.mu.Unlock()
+	s.epochs.Reset()
 }
 
 // FinalHead returns the height of the upstream's latest final block.
-func (s *NodeSource) FinalHead(ctx context.Context) (uint64, error) {
-	return FinalHead(ctx, s.rpc)
+func (s *Source) FinalHead(ctx context.Context) (uint64, error) {
+	return upstream.FinalHead(ctx, s.rpc)
 }
 
 // GenesisConfig returns the upstream's genesis_config result.
-func (s *NodeSource) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
-	return s.rpc.CallRaw(ctx, "genesis_config", nil)
+func (s *Source) GenesisConfig(ctx context.Context) (json.RawMessage, error) {
+	return upstream.GenesisConfig(ctx, s.rpc)
 }
 
 // Bundle fetches the block at height, its new chunks, block effects, the
 // state changes the effects name, its transactions' statuses and, for a new
 // epoch, the protocol config.
-func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
+func (s *Source) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, error) {
 	raw, err := s.fetchBlock(ctx, height)
 	if err != nil {
 		return nil, err
@@ -253,11 +181,9 @@ func (s *NodeSource) Bundle(ctx context.Context, height uint64) (*bundle.Bundle,
 // protocol config again when the failed one had it: a bundle that is not
 // returned is fetched again, and its epoch would otherwise never have its
 // config stored.
-func (s *NodeSource) forgetEpoch(b *bundle.Bundle) {
+func (s *Source) forgetEpoch(b *bundle.Bundle) {
 	if b.ProtocolConfig != nil {
-		s.mu.Lock()
-		delete(s.epochs, b.Block.Header.EpochID)
-		s.mu.Unlock()
+		s.epochs.Release(b.Block.Header.EpochID)
 	}
 }
 
@@ -268,37 +194,38 @@ func (s *NodeSource) forgetEpoch(b *bundle.Bundle) {
 // catches up, and a head seen above the height only after an UNKNOWN_BLOCK
 // (the block may have come between the two calls) is followed by one more
 // ask, so a lagging node never makes a height look skipped.
-func (s *NodeSource) fetchBlock(ctx context.Context, height uint64) (json.RawMessage, error) {
-	wait := s.cfg.TxPollInterval
-	headPassed := false // a final head at or above height was seen before this ask
-	for attempt := 0; ; attempt++ {
-		raw, err := s.rpc.CallRaw(ctx, "block", map[string]uint64{"block_id": height})
-		if err == nil {
-			return raw, nil
+func (s *Source) fetchBlock(ctx context.Context, height uint64) (json.RawMessage, error) {
+	var raw json.RawMessage
+	var head uint64
+	ask := func(ctx context.Context) error {
+		headPassed := false // a final head at or above height was seen before this ask
+		for {
+			var err error
+			raw, err = s.rpc.CallRaw(ctx, "block", map[string]uint64{"block_id": height})
+			switch {
+			case err == nil:
+				return nil
+			case !near.IsUnknownBlock(err):
+				return fmt.Errorf("fetch block %d: %w", height, err)
+			case headPassed:
+				return fmt.Errorf("block %d: %w", height, bundle.ErrNoBlock)
+			}
+			if head, err = s.FinalHead(ctx); err != nil {
+				return fmt.Errorf("confirm block %d is skipped: %w", height, err)
+			}
+			if head < height {
+				return fmt.Errorf("block %d: %w: final head %d is still below it", height, upstream.ErrBehind, head)
+			}
+			headPassed = true // ask once more: a final head is past the height for good
 		}
-		if !near.IsUnknownBlock(err) {
-			return nil, fmt.Errorf("fetch block %d: %w", height, err)
-		}
-		if headPassed {
-			return nil, fmt.Errorf("block %d: %w", height, bundle.ErrNoBlock)
-		}
-		head, herr := s.FinalHead(ctx)
-		if herr != nil {
-			return nil, fmt.Errorf("confirm block %d is skipped: %w", height, herr)
-		}
-		if head >= height {
-			headPassed = true
-			continue // ask once more: a final head is past the height for good
-		}
-		if attempt >= s.cfg.BehindRetries {
-			return nil, fmt.Errorf("block %d: upstream final head %d is still below it", height, head)
-		}
-		s.logger.Warn("upstream is behind; asking again", "height", height, "head", head)
-		if err := retry.Sleep(ctx, wait); err != nil {
-			return nil, err
-		}
-		wait = min(2*wait, 5*time.Second)
 	}
+	err := s.cfg.Behind(ctx, ask, func(error) {
+		s.logger.Warn("upstream is behind; asking again", "height", height, "head", head)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 // changeKinds maps a block effect type to the EXPERIMENTAL_changes request
@@ -310,7 +237,7 @@ var changeKinds = []struct{ effect, changesType string }{
 	{near.EffectContractCodeTouched, "contract_code_changes"},
 }
 
-func (s *NodeSource) fetchChanges(ctx context.Context, b *bundle.Bundle) error {
+func (s *Source) fetchChanges(ctx context.Context, b *bundle.Bundle) error {
 	hash := b.Block.Header.Hash
 	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_changes_in_block", map[string]string{"block_id": hash})
 	if err != nil {
@@ -356,7 +283,7 @@ func (s *NodeSource) fetchChanges(ctx context.Context, b *bundle.Bundle) error {
 
 // fetchChangesOfKind calls EXPERIMENTAL_changes for accounts, ChangesBatch
 // account ids per call, keeping the upstream's order.
-func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesType string, accounts []string) ([]bundle.StateChange, error) {
+func (s *Source) fetchChangesOfKind(ctx context.Context, blockHash, changesType string, accounts []string) ([]bundle.StateChange, error) {
 	var out []bundle.StateChange
 	for len(accounts) > 0 {
 		part := accounts[:min(len(accounts), s.cfg.ChangesBatch)]
@@ -386,65 +313,28 @@ func (s *NodeSource) fetchChangesOfKind(ctx context.Context, blockHash, changesT
 	return out, nil
 }
 
-// fetchProtocolConfig attaches the epoch's protocol config to the first
-// bundle of the epoch fetched, and to every bundle the shard ids of the
+// fetchProtocolConfig attaches the epoch's protocol config to the bundle
+// that claims the epoch first, and to every bundle the shard ids of the
 // epoch's layout where its chunk headers name others (bundle.Bundle's
 // ShardIDs).
-func (s *NodeSource) fetchProtocolConfig(ctx context.Context, b *bundle.Bundle) error {
-	epoch := b.Block.Header.EpochID
-	s.mu.Lock()
-	done := s.epochs[epoch]
-	ids, known := s.layouts[epoch]
-	s.mu.Unlock()
-	if done && known {
+func (s *Source) fetchProtocolConfig(ctx context.Context, b *bundle.Bundle) error {
+	epoch, hash := b.Block.Header.EpochID, b.Block.Header.Hash
+	if !s.epochs.Claim(epoch) {
+		ids, err := s.epochs.Layout(ctx, epoch, hash)
 		b.ShardIDs = bundle.LayoutShardIDs(b.Block.Chunks, ids)
-		return nil
-	}
-	cfg, err := FetchProtocolConfig(ctx, s.rpc, epoch, b.Block.Header.Hash)
-	if err != nil {
 		return err
 	}
-	ids = ConfigShardIDs(cfg.JSON)
-	b.ShardIDs = bundle.LayoutShardIDs(b.Block.Chunks, ids)
-	if !done {
-		b.ProtocolConfig = cfg
+	cfg, err := s.epochs.Config(ctx, epoch, hash)
+	if err != nil {
+		s.epochs.Release(epoch)
+		return err
 	}
-	s.mu.Lock()
-	s.epochs[epoch] = true
-	s.layouts[epoch] = ids
-	s.mu.Unlock()
+	b.ShardIDs = bundle.LayoutShardIDs(b.Block.Chunks, upstream.ConfigShardIDs(cfg.JSON))
+	b.ProtocolConfig = cfg
 	return nil
 }
 
-// ConfigShardIDs returns the shard ids, by index, of the shard layout of an
-// EXPERIMENTAL_protocol_config result; nil when it has none Nearline reads.
-func ConfigShardIDs(raw json.RawMessage) []uint64 {
-	var cfg struct {
-		ShardLayout near.ShardLayout `json:"shard_layout"`
-	}
-	if json.Unmarshal(raw, &cfg) != nil {
-		return nil
-	}
-	return cfg.ShardLayout.ShardIDs()
-}
-
-// FetchProtocolConfig fetches EXPERIMENTAL_protocol_config at the block
-// with hash, of epoch.
-func FetchProtocolConfig(ctx context.Context, rpc RPC, epoch, hash string) (*bundle.ProtocolConfig, error) {
-	raw, err := rpc.CallRaw(ctx, "EXPERIMENTAL_protocol_config", map[string]string{"block_id": hash})
-	if err != nil {
-		return nil, fmt.Errorf("fetch protocol config: %w", err)
-	}
-	var cfg struct {
-		ProtocolVersion uint32 `json:"protocol_version"`
-	}
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return nil, fmt.Errorf("decode protocol config: %w", err)
-	}
-	return &bundle.ProtocolConfig{EpochID: epoch, ProtocolVersion: cfg.ProtocolVersion, JSON: raw}, nil
-}
-
-func (s *NodeSource) rememberHeight(hash string, height uint64) {
+func (s *Source) rememberHeight(hash string, height uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.blockHeight) > 100_000 {
@@ -455,7 +345,7 @@ func (s *NodeSource) rememberHeight(hash string, height uint64) {
 
 // heightOf returns the height of the block with hash, asking the upstream
 // when it is not known yet.
-func (s *NodeSource) heightOf(ctx context.Context, hash string) (uint64, error) {
+func (s *Source) heightOf(ctx context.Context, hash string) (uint64, error) {
 	s.mu.Lock()
 	h, ok := s.blockHeight[hash]
 	s.mu.Unlock()
@@ -478,7 +368,7 @@ func (s *NodeSource) heightOf(ctx context.Context, hash string) (uint64, error) 
 	return b.Header.Height, nil
 }
 
-func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *bundle.Bundle) error {
+func (s *Source) fetchTxStatuses(ctx context.Context, b *bundle.Bundle) error {
 	var txs []near.SignedTransactionView
 	for _, c := range b.Chunks {
 		txs = append(txs, c.View.Transactions...)
@@ -501,7 +391,7 @@ func (s *NodeSource) fetchTxStatuses(ctx context.Context, b *bundle.Bundle) erro
 
 // fetchTxStatus fetches a transaction's EXPERIMENTAL_tx_status once and
 // decodes what the source and the store read of it.
-func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, *bundle.TxStatusBody, error) {
+func (s *Source) fetchTxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, *bundle.TxStatusBody, error) {
 	body := new(bundle.TxStatusBody)
 	raw, err := s.rpc.CallRaw(ctx, "EXPERIMENTAL_tx_status", map[string]string{"tx_hash": txHash, "sender_account_id": signerID})
 	if err != nil {
@@ -515,7 +405,7 @@ func (s *NodeSource) fetchTxStatus(ctx context.Context, txHash, signerID string)
 
 // withHeights builds the stored status, resolving its outcomes' block
 // heights.
-func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, raw json.RawMessage, body *bundle.TxStatusBody) (bundle.TxStatus, error) {
+func (s *Source) withHeights(ctx context.Context, txHash, signerID string, raw json.RawMessage, body *bundle.TxStatusBody) (bundle.TxStatus, error) {
 	st := bundle.TxStatus{TxHash: txHash, SignerID: signerID, JSON: raw, BlockHeights: map[string]uint64{}, Body: body}
 	var hashes []string
 	for _, o := range append([]*bundle.OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
@@ -538,7 +428,7 @@ func (s *NodeSource) withHeights(ctx context.Context, txHash, signerID string, r
 
 // TxStatus fetches a stored transaction's status again, once (the indexer
 // revisits statuses that were not FINAL).
-func (s *NodeSource) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
+func (s *Source) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxStatus, bool, error) {
 	raw, body, err := s.fetchTxStatus(ctx, ref.TxHash, ref.SignerID)
 	if err != nil {
 		return bundle.TxStatus{}, false, err
@@ -548,8 +438,8 @@ func (s *NodeSource) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxS
 }
 
 // txStatus fetches a transaction's EXPERIMENTAL_tx_status, re-fetching
-// while it is not FINAL and the upstream's head advances (see doc.go).
-func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.SignedTransactionView) (bundle.TxStatus, error) {
+// while it is not FINAL and the upstream's head advances (docs/internals.md).
+func (s *Source) txStatus(ctx context.Context, height uint64, tx near.SignedTransactionView) (bundle.TxStatus, error) {
 	began := time.Now()
 	var lastHead uint64
 	headMoved := began
@@ -580,17 +470,4 @@ func (s *NodeSource) txStatus(ctx context.Context, height uint64, tx near.Signed
 			return bundle.TxStatus{}, err
 		}
 	}
-}
-
-// FinalHead returns the height of rpc's latest final block.
-func FinalHead(ctx context.Context, rpc RPC) (uint64, error) {
-	raw, err := rpc.CallRaw(ctx, "block", map[string]string{"finality": near.FinalityFinal})
-	if err != nil {
-		return 0, err
-	}
-	h, err := near.HeaderHeight(raw)
-	if err != nil {
-		return 0, fmt.Errorf("decode final block: %w", err)
-	}
-	return h, nil
 }

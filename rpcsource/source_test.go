@@ -18,6 +18,7 @@ import (
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // laggingRPC is an upstream whose final head moves only when told; it has
@@ -35,7 +36,7 @@ type laggingRPC struct {
 	produceOnMiss atomic.Uint64
 }
 
-var _ rpcsource.RPC = (*laggingRPC)(nil)
+var _ upstream.RPC = (*laggingRPC)(nil)
 
 func (r *laggingRPC) CallRaw(_ context.Context, method string, params any) (json.RawMessage, error) {
 	r.calls.Add(1)
@@ -57,7 +58,7 @@ func (r *laggingRPC) CallRaw(_ context.Context, method string, params any) (json
 	case "EXPERIMENTAL_changes_in_block":
 		if r.failChanges.Add(-1) >= 0 {
 			wait.Until(10*time.Second, func() bool { return r.configs.Load() > 0 })
-			return nil, fmt.Errorf("an outage: %w", near.ErrUnavailable)
+			return nil, fmt.Errorf("an outage: %w", upstream.ErrUnavailable)
 		}
 		return json.RawMessage(`{"block_hash":"x","changes":[]}`), nil
 	case "EXPERIMENTAL_protocol_config":
@@ -72,7 +73,7 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	ctx := context.Background()
 	rpc := &laggingRPC{skippedHeight: 7}
 	rpc.head.Store(5)
-	src := simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: time.Millisecond}})
+	src := simtest.NodeSource(t, rpc, rpcsource.Config{Waits: upstream.Waits{TxPollInterval: time.Millisecond}})
 
 	// Height 7 is skipped and the upstream is past it: no block.
 	rpc.head.Store(9)
@@ -101,7 +102,7 @@ func TestNodeSourceWaitsForALaggingUpstream(t *testing.T) {
 	rpc.produceOnMiss.Store(0)
 
 	// An upstream that never catches up is an error, not a skipped height.
-	src = simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: time.Millisecond, BehindRetries: 3}})
+	src = simtest.NodeSource(t, rpc, rpcsource.Config{Waits: upstream.Waits{TxPollInterval: time.Millisecond, BehindRetries: 3}})
 	_, err = src.Bundle(ctx, 40)
 	require.Error(t, err)
 	require.NotErrorIs(t, err, bundle.ErrNoBlock)
@@ -118,7 +119,7 @@ func TestNodeSourceRefetchedBundleCarriesItsEpochConfig(t *testing.T) {
 	rpc := &laggingRPC{}
 	rpc.head.Store(5)
 	rpc.failChanges.Store(1)
-	src := simtest.NodeSource(t, rpc, rpcsource.NodeConfig{Waits: rpcsource.Waits{TxPollInterval: time.Millisecond}})
+	src := simtest.NodeSource(t, rpc, rpcsource.Config{Waits: upstream.Waits{TxPollInterval: time.Millisecond}})
 	_, err := src.Bundle(ctx, 3)
 	require.Error(t, err)
 	require.Equal(t, int64(1), rpc.configs.Load(), "the failed bundle had fetched the config")
@@ -130,4 +131,4 @@ func TestNodeSourceRefetchedBundleCarriesItsEpochConfig(t *testing.T) {
 	require.Nil(t, b.ProtocolConfig, "once delivered, the epoch's config is not attached again")
 }
 
-var _ indexer.Source = (*rpcsource.NodeSource)(nil)
+var _ indexer.Source = (*rpcsource.Source)(nil)

@@ -195,54 +195,35 @@ func (f FaultConfig) withDefaults() FaultConfig {
 }
 
 func (c Config) validate() error {
-	rate := func(name string, v float64) error {
-		if v < 0 || v > 1 {
-			return fmt.Errorf("%s %v: want a fraction from 0 to 1", name, v)
+	var errs []error
+	check := func(bad bool, err error) {
+		if bad {
+			errs = append(errs, err)
 		}
-		return nil
 	}
-	if c.Shards < 1 || c.Shards > 16 {
-		return fmt.Errorf("shards %d: want 1 to 16", c.Shards)
-	}
-	if err := bounds.AtLeast("epoch length", c.EpochLength, 2); err != nil {
-		return err
-	}
-	if c.TxsPerBlock < 0 || c.TxsPerBlock > 1000 {
-		return fmt.Errorf("txs per block %d: want 0 to 1000", c.TxsPerBlock)
-	}
-	if c.SkipRate >= 1 {
-		return errors.New("skip rate must be below 1")
-	}
-	if c.BlockTime < 0 {
-		return fmt.Errorf("block time %s: must not be negative", c.BlockTime)
-	}
-	if c.BlockTime == 0 && c.MaxHeight == 0 {
-		return errors.New("block time 0 produces every block at once and needs a max height")
-	}
-	if c.MaxHeight != 0 && c.MaxHeight < c.GenesisHeight {
-		return fmt.Errorf("max height %d is below the genesis height %d", c.MaxHeight, c.GenesisHeight)
-	}
-	if c.ForkAt != 0 && c.ForkAt <= c.GenesisHeight {
-		return fmt.Errorf("fork height %d must be above the genesis height %d", c.ForkAt, c.GenesisHeight)
-	}
-	if len(c.SplitShards) > len(c.ReshardAt) {
-		return fmt.Errorf("split shards %v: more than the %d reshard heights", c.SplitShards, len(c.ReshardAt))
-	}
+	check(c.Shards < 1 || c.Shards > 16, fmt.Errorf("shards %d: want 1 to 16", c.Shards))
+	errs = append(errs, bounds.AtLeast("epoch length", c.EpochLength, 2))
+	check(c.TxsPerBlock < 0 || c.TxsPerBlock > 1000, fmt.Errorf("txs per block %d: want 0 to 1000", c.TxsPerBlock))
+	check(c.SkipRate >= 1, errors.New("skip rate must be below 1"))
+	check(c.BlockTime < 0, fmt.Errorf("block time %s: must not be negative", c.BlockTime))
+	check(c.BlockTime == 0 && c.MaxHeight == 0, errors.New("block time 0 produces every block at once and needs a max height"))
+	check(c.MaxHeight != 0 && c.MaxHeight < c.GenesisHeight, fmt.Errorf("max height %d is below the genesis height %d", c.MaxHeight, c.GenesisHeight))
+	check(c.ForkAt != 0 && c.ForkAt <= c.GenesisHeight, fmt.Errorf("fork height %d must be above the genesis height %d", c.ForkAt, c.GenesisHeight))
+	check(len(c.SplitShards) > len(c.ReshardAt), fmt.Errorf("split shards %v: more than the %d reshard heights", c.SplitShards, len(c.ReshardAt)))
 	f := c.Faults
 	for _, r := range []struct {
 		name string
 		v    float64
 	}{{"skip rate", c.SkipRate}, {"missing chunk rate", c.MissingChunkRate}, {"fail-5xx", f.Fail5xx},
 		{"deploy rate", c.DeployRate}, {"fail-internal", f.FailInternal}, {"fail-malformed", f.FailMalformed}, {"fail-truncated", f.FailTruncated}, {"stall", f.Stall}} {
-		if err := rate(r.name, r.v); err != nil {
-			return err
-		}
+		check(r.v < 0 || r.v > 1, fmt.Errorf("%s %v: want a fraction from 0 to 1", r.name, r.v))
 	}
-	if f.Fail5xx+f.FailInternal+f.FailMalformed+f.FailTruncated+f.Stall > 1 {
-		return errors.New("fault fractions add up to more than 1")
-	}
-	if f.Latency < 0 || f.LatencyJitter < 0 || f.StallDuration < 0 || f.RateLimit < 0 {
-		return errors.New("fault durations and rate limit must not be negative")
-	}
-	return nil
+	check(f.Fail5xx+f.FailInternal+f.FailMalformed+f.FailTruncated+f.Stall > 1, errors.New("fault fractions add up to more than 1"))
+	errs = append(errs,
+		bounds.NotNegative("fault latency", f.Latency),
+		bounds.NotNegative("fault latency jitter", f.LatencyJitter),
+		bounds.NotNegative("stall duration", f.StallDuration),
+		bounds.NotNegative("rate limit", f.RateLimit),
+	)
+	return errors.Join(errs...)
 }

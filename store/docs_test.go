@@ -183,14 +183,14 @@ var columnMention = regexp.MustCompile("`([a-z0-9_]+)\\.([a-z0-9_]+)`")
 // TestDocsNameColumnsThatExist: a `table.column` that README.md or a
 // document of docs/ names, for a table or view of the schema, is one of
 // its columns: a column a migration dropped or renamed is not left in the
-// docs. docs/database-layout3.md, which tells what layout 3 dropped, is left
+// docs. docs/database-storage.md, which tells what layout 3 dropped, is left
 // out.
 func TestDocsNameColumnsThatExist(t *testing.T) {
 	t.Parallel()
 	schema := migratedSchema(t)
 	var named int
 	for _, file := range docs.Files(t) {
-		if file == "docs/database-layout3.md" {
+		if file == "docs/database-storage.md" {
 			continue
 		}
 		for _, m := range columnMention.FindAllStringSubmatch(docs.Read(t, file), -1) {

@@ -319,7 +319,7 @@ func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int
 
 // notifyCommit tells listeners of NotifyChannel that the batch first..c
 // committed (a notification is delivered only if its transaction commits).
-func notifyCommit(ctx context.Context, tx pgx.Tx, cursor string, first int64, c Cursor) error {
+func notifyCommit(ctx context.Context, tx pgx.Tx, cursor string, first int64, c bundle.Cursor) error {
 	payload, err := json.Marshal(struct {
 		Height      uint64 `json:"height"`
 		Hash        string `json:"hash"`

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 )
 
@@ -43,26 +43,12 @@ func ValidCursorName(name string) error {
 	return nil
 }
 
-// Range is one cursor's indexed heights.
-type Range struct {
-	Cursor string
-	// First is the lowest height the range covers (a block or a skipped
-	// height).
-	First uint64
-	// Last is the range's newest block.
-	Last    Cursor
-	Updated time.Time
-}
-
-// Covers reports whether height is in r.
-func (r Range) Covers(height uint64) bool { return r.First <= height && height <= r.Last.Height }
-
 // Segment is a run of heights covered by ranges that meet or overlap:
 // inclusive First to Last.
 type Segment struct{ First, Last uint64 }
 
 // Ranges returns every cursor's range, lowest first.
-func (s *Store) Ranges(ctx context.Context) ([]Range, error) {
+func (s *Store) Ranges(ctx context.Context) ([]bundle.Range, error) {
 	return readRanges(ctx, s.pool)
 }
 
@@ -70,13 +56,13 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-func readRanges(ctx context.Context, q querier) ([]Range, error) {
+func readRanges(ctx context.Context, q querier) ([]bundle.Range, error) {
 	rows, err := q.Query(ctx, `SELECT name, first_height, height, hash, updated_at FROM indexer_cursor ORDER BY first_height, name`)
 	if err != nil {
 		return nil, fmt.Errorf("read ranges: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Range, error) {
-		var r Range
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (bundle.Range, error) {
+		var r bundle.Range
 		var first, height int64
 		err := row.Scan(&r.Cursor, &first, &height, &r.Last.Hash, &r.Updated)
 		r.First, r.Last.Height = uint64(first), uint64(height)
@@ -89,9 +75,9 @@ func readRanges(ctx context.Context, q querier) ([]Range, error) {
 }
 
 // Segments joins ranges that meet or overlap, lowest first.
-func Segments(ranges []Range) []Segment {
+func Segments(ranges []bundle.Range) []Segment {
 	sorted := slices.Clone(ranges)
-	slices.SortFunc(sorted, func(a, b Range) int { return cmp.Compare(a.First, b.First) })
+	slices.SortFunc(sorted, func(a, b bundle.Range) int { return cmp.Compare(a.First, b.First) })
 	var out []Segment
 	for _, r := range sorted {
 		if n := len(out); n > 0 && r.First <= out[n-1].Last+1 {
@@ -125,26 +111,17 @@ func SegmentOf(segments []Segment, height uint64) (seg Segment, ok bool) {
 
 // Range returns the range of the store's cursor (Config.Cursor); ok is
 // false before its first commit.
-func (s *Store) Range(ctx context.Context) (r Range, ok bool, err error) {
+func (s *Store) Range(ctx context.Context) (r bundle.Range, ok bool, err error) {
 	ranges, err := s.Ranges(ctx)
 	if err != nil {
-		return Range{}, false, err
+		return bundle.Range{}, false, err
 	}
 	for _, r := range ranges {
 		if r.Cursor == s.cursor {
 			return r, true, nil
 		}
 	}
-	return Range{}, false, nil
-}
-
-// Link is where heights from some start join the range below them.
-type Link struct {
-	// Block is the block the first block at or above start must link to.
-	Block Cursor
-	// RangeFirst is the first height of the range holding Block: every
-	// chunk included from there to Block is stored.
-	RangeFirst uint64
+	return bundle.Range{}, false, nil
 }
 
 // LinkBelow returns where heights from start on join the range below: the
@@ -152,33 +129,33 @@ type Link struct {
 // start-1. ok is false when start begins a range: no range covers start-1,
 // or the one that does has no block below start (it begins with skipped
 // heights).
-func (s *Store) LinkBelow(ctx context.Context, start uint64) (l Link, ok bool, err error) {
+func (s *Store) LinkBelow(ctx context.Context, start uint64) (l bundle.Link, ok bool, err error) {
 	if start == 0 {
-		return Link{}, false, nil
+		return bundle.Link{}, false, nil
 	}
 	ranges, err := s.Ranges(ctx)
 	if err != nil {
-		return Link{}, false, err
+		return bundle.Link{}, false, err
 	}
 	before, ok, err := s.BlockBefore(ctx, start)
 	if err != nil || !ok {
-		return Link{}, false, err
+		return bundle.Link{}, false, err
 	}
 	for _, r := range ranges {
 		if r.Covers(start-1) && r.Covers(before.Height) {
-			return Link{Block: before, RangeFirst: r.First}, true, nil
+			return bundle.Link{Block: before, RangeFirst: r.First}, true, nil
 		}
 	}
-	return Link{}, false, nil
+	return bundle.Link{}, false, nil
 }
 
 // RangeAbove returns the lowest First of the ranges of other cursors that
 // cover height or start above it: where an indexer starting at height meets
 // another one's range. ok is false when there is none.
-func (s *Store) RangeAbove(ctx context.Context, height uint64) (r Range, ok bool, err error) {
+func (s *Store) RangeAbove(ctx context.Context, height uint64) (r bundle.Range, ok bool, err error) {
 	ranges, err := s.Ranges(ctx)
 	if err != nil {
-		return Range{}, false, err
+		return bundle.Range{}, false, err
 	}
 	for _, x := range ranges {
 		if x.Cursor == s.cursor || x.Last.Height < height {
@@ -248,10 +225,4 @@ func checkJoins(ctx context.Context, tx pgx.Tx, low uint64, first, last *near.Bl
 			ErrContinuity, h, hash, prevHash, last.Hash, last.Height)
 	}
 	return nil
-}
-
-// Cursor is a committed block: the indexer resumes after it.
-type Cursor struct {
-	Height uint64
-	Hash   string
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
@@ -102,7 +103,7 @@ func TestLinkBelowAndRangeAbove(t *testing.T) {
 	l, ok, err := mid.LinkBelow(ctx, 21)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, store.Link{Block: store.Cursor{Height: 20, Hash: storetest.BlockHash(20)}, RangeFirst: 10}, l)
+	require.Equal(t, bundle.Link{Block: bundle.Cursor{Height: 20, Hash: storetest.BlockHash(20)}, RangeFirst: 10}, l)
 	_, ok, err = mid.LinkBelow(ctx, 22)
 	require.NoError(t, err)
 	require.False(t, ok, "height 21 is in no range: 22 begins one")
@@ -126,7 +127,7 @@ func TestLinkBelowAndRangeAbove(t *testing.T) {
 	own, ok, err := b.Range(ctx)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, store.Cursor{Height: 60, Hash: storetest.BlockHash(60)}, own.Last)
+	require.Equal(t, bundle.Cursor{Height: 60, Hash: storetest.BlockHash(60)}, own.Last)
 }
 
 func TestCursorNames(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/nearline/nearline/bundle"
 )
 
 // Status summarises the archive for `nearline status`.
@@ -12,11 +14,11 @@ type Status struct {
 	HasCursor bool
 	// Cursor is the newest committed block (of all cursors), updated at
 	// CursorUpdated.
-	Cursor        Cursor
+	Cursor        bundle.Cursor
 	CursorUpdated time.Time
 	// Ranges are the cursors' ranges, lowest first; Segments join those
 	// that meet; UnindexedRuns are the heights between segments.
-	Ranges         []Range
+	Ranges         []bundle.Range
 	Segments       []Segment
 	UnindexedRuns  []Segment
 	EarliestHeight uint64

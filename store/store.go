@@ -66,13 +66,15 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	if err := bounds.AtLeast("max conns", c.MaxConns, 1); err != nil {
-		return err
-	}
+	var minConns error
 	if c.MinConns < 0 || c.MinConns > c.MaxConns {
-		return fmt.Errorf("min conns %d: want 0 to max conns %d", c.MinConns, c.MaxConns)
+		minConns = fmt.Errorf("min conns %d: want 0 to max conns %d", c.MinConns, c.MaxConns)
 	}
-	return ValidCursorName(c.Cursor)
+	return errors.Join(
+		bounds.AtLeast("max conns", c.MaxConns, 1),
+		minConns,
+		ValidCursorName(c.Cursor),
+	)
 }
 
 // Store is the archive. It is safe for concurrent use.

@@ -15,7 +15,7 @@ import (
 
 // commitRange commits the chain's blocks in [lo, hi] in one batch, filling
 // Skipped as the indexer would, and returns what the commit counted.
-func commitRange(t *testing.T, s *store.Store, c *storetest.Chain, lo, hi uint64, prev uint64) store.CommitStats {
+func commitRange(t *testing.T, s *store.Store, c *storetest.Chain, lo, hi uint64, prev uint64) bundle.CommitStats {
 	t.Helper()
 	stats, err := s.Commit(context.Background(), c.Batch(lo, hi, prev))
 	require.NoError(t, err)
@@ -253,7 +253,7 @@ func TestStatus(t *testing.T) {
 	st, err = s.Status(ctx)
 	require.NoError(t, err)
 	require.True(t, st.HasCursor)
-	require.Equal(t, store.Cursor{Height: 20, Hash: storetest.BlockHash(20)}, st.Cursor)
+	require.Equal(t, bundle.Cursor{Height: 20, Hash: storetest.BlockHash(20)}, st.Cursor)
 	require.Equal(t, uint64(5), st.EarliestHeight)
 	require.Equal(t, int64(14), st.Blocks)
 	require.Equal(t, int64(2), st.SkippedHeights)
@@ -305,4 +305,25 @@ func TestReceiptTxNamesTheTransactionWhoseStatusListsIt(t *testing.T) {
 	}
 	_, _, err := s.ReceiptTx(ctx, b.TxStatuses[0].TxHash)
 	require.ErrorIs(t, err, store.ErrNotFound, "a transaction's own outcome is not a receipt's")
+}
+
+// TestWriteTakesOnlyItsOwnBatches: a batch another sink made (no rows of
+// this store's Prepare) is refused and writes nothing; the same bundles
+// prepared by the store are written.
+func TestWriteTakesOnlyItsOwnBatches(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := storetest.NewStore(t)
+	bundles := storetest.NewChain(storetest.ChainConfig{Start: 10, End: 12, Shards: 1}).Batch(10, 12, 9)
+
+	_, err := s.Write(ctx, &bundle.Batch{Bundles: bundles})
+	require.ErrorContains(t, err, "not made by Store.Prepare")
+	require.Zero(t, count(t, s, "blocks"))
+
+	prepared, err := s.Prepare(bundles)
+	require.NoError(t, err)
+	stats, err := s.Write(ctx, prepared)
+	require.NoError(t, err)
+	require.Equal(t, 3, stats.Blocks)
+	require.Equal(t, 3, count(t, s, "blocks"))
 }

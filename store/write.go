@@ -33,32 +33,9 @@ var tables = slices.Concat(blockTables, chunkTables, statusTables, stateTables)
 // commitLockID is the advisory lock a commit holds until it ends.
 const commitLockID = 7_146_233_004
 
-// CommitStats says what one Commit wrote.
-type CommitStats struct {
-	Blocks int
-	Rows   int
-	// MalformedEventLogs counts the EVENT_JSON logs of the token standards
-	// skipped because they do not follow their standard (each is logged).
-	MalformedEventLogs int
-	// Unknown counts what the batch held that Nearline stores as it came
-	// but does not model, by kind (e.g. "state_change:gas_key_nonce_update",
-	// "access_key_permission:GasKeyFullAccess"): nothing of it stopped the
-	// commit.
-	Unknown map[string]int
-}
-
-// A Batch is bundles (ascending heights) made into rows, ready for Write.
-// Prepare does the CPU work (encoding rows, packing documents) without the
-// database, so a batch can be prepared while the one before it is written.
-// A Batch holding only Bundles, as a test's fake sink may build one, is
-// prepared by Write itself.
-type Batch struct {
-	Bundles []bundle.Bundle
-	rows    *rowSet
-}
-
-// Prepare makes bundles (ascending heights) into a Batch for Write.
-func (s *Store) Prepare(bundles []bundle.Bundle) (*Batch, error) {
+// Prepare makes bundles (ascending heights) into a Batch for Write: its
+// rows, encoded without the database.
+func (s *Store) Prepare(bundles []bundle.Bundle) (*bundle.Batch, error) {
 	rows := newRowSet(s.codec)
 	rows.events = s.events
 	for i := range bundles {
@@ -72,15 +49,15 @@ func (s *Store) Prepare(bundles []bundle.Bundle) (*Batch, error) {
 	}
 	rows.finishExplorer()
 	rows.findBases()
-	return &Batch{Bundles: bundles, rows: rows}, nil
+	return &bundle.Batch{Bundles: bundles, Prepared: rows}, nil
 }
 
 // Commit writes bundles (ascending, contiguous heights) and moves the cursor
 // to the last of them, all in one transaction: Prepare, then Write.
-func (s *Store) Commit(ctx context.Context, bundles []bundle.Bundle) (CommitStats, error) {
+func (s *Store) Commit(ctx context.Context, bundles []bundle.Bundle) (bundle.CommitStats, error) {
 	b, err := s.Prepare(bundles)
 	if err != nil {
-		return CommitStats{}, fmt.Errorf("commit: %w", err)
+		return bundle.CommitStats{}, fmt.Errorf("commit: %w", err)
 	}
 	return s.Write(ctx, b)
 }
@@ -89,29 +66,25 @@ func (s *Store) Commit(ctx context.Context, bundles []bundle.Bundle) (CommitStat
 // in one transaction. Heights at or below the current cursor are
 // rewritten, never duplicated. The cursor never moves backwards. Write
 // leaves b as it was, so a failed Write can be retried with it.
-func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
+func (s *Store) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats, error) {
 	bundles := b.Bundles
 	if len(bundles) == 0 {
-		return CommitStats{}, nil
+		return bundle.CommitStats{}, nil
 	}
-	rows := b.rows
-	if rows == nil {
-		prepared, err := s.Prepare(bundles)
-		if err != nil {
-			return CommitStats{}, err
-		}
-		rows = prepared.rows
+	rows, ok := b.Prepared.(*rowSet)
+	if !ok {
+		return bundle.CommitStats{}, errors.New("write: the batch was not made by Store.Prepare")
 	}
 	lo, hi := int64(bundles[0].Height()), int64(bundles[len(bundles)-1].Height())
 	if err := s.EnsurePartitions(ctx, lowestHeight(bundles), uint64(hi)); err != nil {
-		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
+		return bundle.CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
 	if err := s.ensureLabels(ctx, rows.labels); err != nil {
-		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
+		return bundle.CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
 	last := bundles[len(bundles)-1].Block.Header
 	covered := coveredFrom(bundles)
-	stats := CommitStats{Blocks: len(bundles), Unknown: rows.unknown, MalformedEventLogs: len(rows.ex.malformed)}
+	stats := bundle.CommitStats{Blocks: len(bundles), Unknown: rows.unknown, MalformedEventLogs: len(rows.ex.malformed)}
 	written := tables
 	if s.events {
 		written = append(tables[:len(tables):len(tables)], explorerTables...)
@@ -157,14 +130,14 @@ func (s *Store) Write(ctx context.Context, b *Batch) (CommitStats, error) {
 				return err
 			}
 		}
-		cursor := Cursor{Height: last.Height, Hash: last.Hash}
+		cursor := bundle.Cursor{Height: last.Height, Hash: last.Hash}
 		if err := setCursor(ctx, tx, s.cursor, covered, cursor); err != nil {
 			return err
 		}
 		return notifyCommit(ctx, tx, s.cursor, lo, cursor)
 	})
 	if err != nil {
-		return CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
+		return bundle.CommitStats{}, fmt.Errorf("commit blocks %d-%d: %w", lo, hi, err)
 	}
 	s.logMalformed(&rows.ex)
 	return stats, nil
@@ -280,7 +253,7 @@ INSERT INTO indexer_cursor (name, first_height, height, hash, updated_at) VALUES
 ON CONFLICT (name) DO UPDATE SET height = EXCLUDED.height, hash = EXCLUDED.hash, updated_at = EXCLUDED.updated_at
 WHERE indexer_cursor.height <= EXCLUDED.height`
 
-func setCursor(ctx context.Context, tx pgx.Tx, name string, first uint64, c Cursor) error {
+func setCursor(ctx context.Context, tx pgx.Tx, name string, first uint64, c bundle.Cursor) error {
 	if _, err := tx.Exec(ctx, setCursorSQL, name, int64(first), int64(c.Height), c.Hash); err != nil {
 		return fmt.Errorf("advance cursor %s to %d: %w", name, c.Height, err)
 	}
@@ -289,14 +262,14 @@ func setCursor(ctx context.Context, tx pgx.Tx, name string, first uint64, c Curs
 
 // Cursor returns the last block committed on the store's cursor
 // (Config.Cursor); ok is false before its first commit.
-func (s *Store) Cursor(ctx context.Context) (c Cursor, ok bool, err error) {
+func (s *Store) Cursor(ctx context.Context) (c bundle.Cursor, ok bool, err error) {
 	var height int64
 	err = s.pool.QueryRow(ctx, `SELECT height, hash FROM indexer_cursor WHERE name = $1`, s.cursor).Scan(&height, &c.Hash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Cursor{}, false, nil
+		return bundle.Cursor{}, false, nil
 	}
 	if err != nil {
-		return Cursor{}, false, fmt.Errorf("read cursor: %w", err)
+		return bundle.Cursor{}, false, fmt.Errorf("read cursor: %w", err)
 	}
 	c.Height = uint64(height)
 	return c, true, nil
@@ -304,15 +277,15 @@ func (s *Store) Cursor(ctx context.Context) (c Cursor, ok bool, err error) {
 
 // BlockBefore returns the stored block with the greatest height below
 // height; ok is false when there is none.
-func (s *Store) BlockBefore(ctx context.Context, height uint64) (c Cursor, ok bool, err error) {
+func (s *Store) BlockBefore(ctx context.Context, height uint64) (c bundle.Cursor, ok bool, err error) {
 	var h int64
 	err = s.pool.QueryRow(ctx, `SELECT height, hash FROM blocks WHERE height < $1 ORDER BY height DESC LIMIT 1`,
 		int64(height)).Scan(&h, &c.Hash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Cursor{}, false, nil
+		return bundle.Cursor{}, false, nil
 	}
 	if err != nil {
-		return Cursor{}, false, fmt.Errorf("read block before %d: %w", height, err)
+		return bundle.Cursor{}, false, fmt.Errorf("read block before %d: %w", height, err)
 	}
 	c.Height = uint64(h)
 	return c, true, nil

@@ -5,19 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"strings"
 	"time"
 
-	"github.com/nearline/nearline/internal/bounds"
 	"github.com/nearline/nearline/internal/httpcall"
-	"github.com/nearline/nearline/internal/retry"
+	"github.com/nearline/nearline/upstream"
 )
 
 // ErrUnreachable is a node that could not be asked: it did not answer, or
 // answered something that is not a JSON-RPC response, on every attempt.
 var ErrUnreachable = errors.New("node unreachable")
 
-// Defaults of NodeConfig.
+// Defaults of the upstream.Config NewNode takes, where they differ from
+// the indexer's: a verify request may be slow (a contract call at an old
+// height), and there is no hurry to retry.
 const (
 	DefaultTimeout          = 30 * time.Second
 	DefaultMaxAttempts      = 4
@@ -26,115 +27,46 @@ const (
 	DefaultMaxBackoff       = 10 * time.Second
 )
 
-// NodeConfig tunes Node. The zero value of every field takes its default.
-type NodeConfig struct {
-	// URL is the node's JSON-RPC endpoint (http or https). Required.
-	URL string
-	// Timeout bounds one attempt. Default DefaultTimeout.
-	Timeout time.Duration
-	// MaxAttempts is how many times a request is tried before ErrUnreachable:
-	// after a transport error, HTTP 429 or 5xx, or a body that is not a
-	// JSON-RPC response. Default DefaultMaxAttempts.
-	MaxAttempts int
-	// MaxResponseBytes caps a response. Default DefaultMaxResponseBytes.
-	MaxResponseBytes int64
-	// BaseBackoff is the wait before the second attempt, doubled for each
-	// later one up to MaxBackoff; a longer Retry-After header (up to
-	// MaxBackoff) wins. Default DefaultBaseBackoff.
-	BaseBackoff time.Duration
-	// MaxBackoff caps a wait between attempts. Default
-	// DefaultMaxBackoff.
-	MaxBackoff time.Duration
-}
-
-func (c NodeConfig) withDefaults() NodeConfig {
-	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
-	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
-	c.MaxResponseBytes = cmp.Or(c.MaxResponseBytes, DefaultMaxResponseBytes)
-	c.BaseBackoff = cmp.Or(c.BaseBackoff, DefaultBaseBackoff)
-	c.MaxBackoff = cmp.Or(c.MaxBackoff, DefaultMaxBackoff)
-	return c
-}
-
-func (c NodeConfig) validate() error {
-	if _, ok := httpcall.ParseHTTP(c.URL); !ok {
-		return fmt.Errorf("node url %q is not an absolute http(s) url", httpcall.RedactURL(c.URL))
-	}
-	return bounds.First(
-		bounds.NotNegative("node timeout", c.Timeout),
-		bounds.AtLeast("node max attempts", c.MaxAttempts, 1),
-		bounds.AtLeast("node max response bytes", c.MaxResponseBytes, 1),
-		bounds.NotNegative("node base backoff", c.BaseBackoff),
-		bounds.NotNegative("node max backoff", c.MaxBackoff),
-	)
-}
-
-// Node asks a NEAR node over JSON-RPC and returns its response as served.
-// It is not near.Client: that client is the indexer's, and reads some
-// answers as failures to retry or fail over from (INTERNAL_ERROR, a block a
-// regular node garbage-collected); here every envelope is an answer to
-// compare, and only a transport failure is retried.
+// Node asks a NEAR node over JSON-RPC and returns its response as served,
+// through upstream.Client.Post: every envelope is an answer to compare,
+// and only a failure to get one (a transport failure, 429, a body that is
+// not a JSON-RPC response) is retried, or failed over between endpoints.
 type Node struct {
-	cfg  NodeConfig
-	http httpcall.Client
+	client *upstream.Client
+	shown  string // the endpoints, redacted
 }
 
 var _ Target = (*Node)(nil)
 
-// NewNode returns a Node for cfg.
-func NewNode(cfg NodeConfig) (*Node, error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
+// NewNode returns a Node asking cfg.Endpoints. Zero fields of cfg take
+// verify's defaults (Default*) where they differ from upstream's.
+func NewNode(cfg upstream.Config) (*Node, error) {
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
+	cfg.MaxResponseBytes = cmp.Or(cfg.MaxResponseBytes, DefaultMaxResponseBytes)
+	cfg.BaseBackoff = cmp.Or(cfg.BaseBackoff, DefaultBaseBackoff)
+	cfg.MaxBackoff = cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff)
+	client, err := upstream.NewClient(cfg, nil)
+	if err != nil {
 		return nil, fmt.Errorf("configure node: %w", err)
 	}
-	return &Node{cfg: cfg, http: httpcall.Client{HTTP: &http.Client{Timeout: cfg.Timeout}, Limit: cfg.MaxResponseBytes}}, nil
+	shown := make([]string, len(cfg.Endpoints))
+	for i, e := range cfg.Endpoints {
+		shown[i] = httpcall.RedactURL(e)
+	}
+	return &Node{client: client, shown: strings.Join(shown, ",")}, nil
 }
 
-// Answer posts body and returns the node's response body, retrying what
-// may pass (a dropped connection, 429, 5xx, a body that is not a response).
+// Answer posts body and returns the node's response body.
 func (n *Node) Answer(ctx context.Context, body []byte) ([]byte, error) {
-	policy := retry.Policy{
-		Backoff:  retry.Backoff{Base: n.cfg.BaseBackoff, Max: n.cfg.MaxBackoff, Jitter: retry.None},
-		Attempts: n.cfg.MaxAttempts,
-	}
-	var out []byte
-	err := policy.Do(ctx, func(ctx context.Context) (err error) {
-		out, err = n.attempt(ctx, body)
-		return err
-	})
-	switch ex, exhausted := errors.AsType[*retry.ExhaustedError](err); {
+	out, err := n.client.Post(ctx, body)
+	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case exhausted:
-		return nil, fmt.Errorf("%w: %s after %d attempts: %w", ErrUnreachable, httpcall.RedactURL(n.cfg.URL), ex.Attempts, ex.Err)
+	case errors.Is(err, upstream.ErrUnavailable):
+		return nil, fmt.Errorf("%w: %s: %w", ErrUnreachable, n.shown, err)
 	case err != nil:
 		return nil, err
-	}
-	return out, nil
-}
-
-func (n *Node) attempt(ctx context.Context, body []byte) ([]byte, error) {
-	resp, err := n.http.PostJSON(ctx, n.cfg.URL, body)
-	if err != nil {
-		return nil, fmt.Errorf("post to node: %w", err)
-	}
-	if resp.TooLarge {
-		return nil, fmt.Errorf("node response exceeds %d bytes", n.cfg.MaxResponseBytes)
-	}
-	out := resp.Body
-	_, perr := ParseAnswer(out)
-	// nearcore sends some error envelopes with HTTP 4xx or 5xx (400 for
-	// REQUEST_VALIDATION_ERROR, 500 for INTERNAL_ERROR): an envelope is the
-	// node's answer whatever the status, except a rate limit.
-	if resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode >= 500 && perr != nil) {
-		err := fmt.Errorf("node answered HTTP %d", resp.StatusCode)
-		if wait, ok := resp.RetryAfter(); ok {
-			return nil, retry.After(wait, err)
-		}
-		return nil, err
-	}
-	if perr != nil {
-		return nil, fmt.Errorf("node answered HTTP %d: %w", resp.StatusCode, perr)
 	}
 	return out, nil
 }

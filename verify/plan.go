@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/nearline/nearline/internal/bounds"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/internal/logs"
@@ -96,13 +98,16 @@ func (c PlanConfig) withDefaults() PlanConfig {
 }
 
 func (c PlanConfig) validate() error {
-	if c.Sample < 1 || c.AccountsPerHeight < 1 || c.OtherAccounts < 1 || c.KeysPerAccount < 1 || c.TxsPerHeight < 1 || c.CallsPerContract < 1 || c.Concurrency < 1 {
-		return fmt.Errorf("sample, accounts, keys, transactions and calls per height and concurrency must be positive")
-	}
-	if c.AllAccountsEvery < 0 {
-		return fmt.Errorf("all accounts every %d heights: must not be negative", c.AllAccountsEvery)
-	}
-	return nil
+	return errors.Join(
+		bounds.AtLeast("sample", c.Sample, 1),
+		bounds.AtLeast("accounts per height", c.AccountsPerHeight, 1),
+		bounds.AtLeast("other accounts", c.OtherAccounts, 1),
+		bounds.AtLeast("keys per account", c.KeysPerAccount, 1),
+		bounds.AtLeast("transactions per height", c.TxsPerHeight, 1),
+		bounds.AtLeast("calls per contract", c.CallsPerContract, 1),
+		bounds.AtLeast("concurrency", c.Concurrency, 1),
+		bounds.NotNegative("all accounts every", c.AllAccountsEvery),
+	)
 }
 
 // Plan is the requests to ask, drawn from the archive.

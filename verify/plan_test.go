@@ -15,6 +15,7 @@ import (
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/sim/simtest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // simulated starts a simulated chain up to height 40 (protocol 77: global
@@ -45,7 +46,7 @@ func simulated(t *testing.T, tamper func(method string, body []byte) []byte) (*A
 		_, _ = w.Write(out)
 	}))
 	t.Cleanup(srv.Close)
-	remote, err := NewNode(NodeConfig{URL: srv.URL})
+	remote, err := NewNode(upstream.Config{Endpoints: []string{srv.URL}})
 	require.NoError(t, err)
 	return archive, remote
 }

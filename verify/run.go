@@ -3,11 +3,14 @@ package verify
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/nearline/nearline/internal/bounds"
 
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/near"
@@ -42,11 +45,11 @@ func (c RunConfig) withDefaults() RunConfig {
 }
 
 func (c RunConfig) validate() error {
-	if c.Concurrency < 1 || c.MaxShown < 1 || c.ProgressInterval <= 0 {
-		return fmt.Errorf("concurrency %d, differences shown %d and progress interval %s must be positive",
-			c.Concurrency, c.MaxShown, c.ProgressInterval)
-	}
-	return nil
+	return errors.Join(
+		bounds.AtLeast("concurrency", c.Concurrency, 1),
+		bounds.AtLeast("differences shown", c.MaxShown, 1),
+		bounds.AtLeast("progress interval", c.ProgressInterval, 1),
+	)
 }
 
 // Run asks archive and node every request and reports how their answers

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/nearline/nearline/upstream"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -148,7 +149,7 @@ func TestNodeRetriesWhatMayPass(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	node, err := NewNode(NodeConfig{URL: srv.URL, BaseBackoff: time.Millisecond})
+	node, err := NewNode(upstream.Config{Endpoints: []string{srv.URL}, BaseBackoff: time.Millisecond})
 	require.NoError(t, err)
 	out, err := node.Answer(context.Background(), NewRequest("block", map[string]any{"block_id": 1}).Body())
 	require.NoError(t, err)
@@ -162,13 +163,13 @@ func TestNodeRetriesWhatMayPass(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(bad.Close)
-	node, err = NewNode(NodeConfig{URL: bad.URL, MaxAttempts: 3, BaseBackoff: time.Millisecond})
+	node, err = NewNode(upstream.Config{Endpoints: []string{bad.URL}, MaxAttempts: 3, BaseBackoff: time.Millisecond})
 	require.NoError(t, err)
 	_, err = node.Answer(context.Background(), []byte(`{}`))
 	require.ErrorIs(t, err, ErrUnreachable)
 	require.EqualValues(t, 3, calls.Load())
 
-	_, err = NewNode(NodeConfig{URL: "localhost:3030"})
+	_, err = NewNode(upstream.Config{Endpoints: []string{"localhost:3030"}})
 	require.Error(t, err)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/upstream"
 )
 
 // upstreamCalls runs the start-up calls to the upstream as the indexer
@@ -30,7 +31,7 @@ func (u upstreamCalls) do(ctx context.Context, what string, op func(ctx context.
 // archive, naming both sides; then records the upstream's chain in an
 // archive that has none (and the genesis block's hash, once an upstream
 // that has that block is asked).
-func checkChain(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, src indexer.Source, client *near.Client, up upstreamCalls) error {
+func checkChain(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, src indexer.Source, client *upstream.Client, up upstreamCalls) error {
 	var cfg json.RawMessage
 	err := up.do(ctx, "genesis_config", func(ctx context.Context) (err error) {
 		cfg, err = src.GenesisConfig(ctx)
@@ -98,7 +99,7 @@ func checkGenesisFile(ctx context.Context, path string, s *store.Store, upstream
 
 // genesisHash is the hash of the upstream's block at the genesis height,
 // or "" when the upstream does not have it (a node that is not archival).
-func genesisHash(ctx context.Context, env *environment, client *near.Client, height uint64, up upstreamCalls) (string, error) {
+func genesisHash(ctx context.Context, env *environment, client *upstream.Client, height uint64, up upstreamCalls) (string, error) {
 	var block struct {
 		Header struct {
 			Hash string `json:"hash"`
@@ -109,7 +110,7 @@ func genesisHash(ctx context.Context, env *environment, client *near.Client, hei
 	})
 	var ne *near.Error
 	switch {
-	case errors.As(err, &ne) || errors.Is(err, near.ErrNeedsArchival):
+	case errors.As(err, &ne) || errors.Is(err, upstream.ErrNeedsArchival):
 		env.logger.Info("the upstream has no genesis block; the chain is checked by its genesis config", "genesis_height", height, "err", err)
 		return "", nil
 	case err != nil:

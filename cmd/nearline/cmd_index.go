@@ -14,9 +14,9 @@ import (
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/internal/outage"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -51,16 +51,16 @@ func (f *indexFlags) tracker() *outage.Tracker {
 
 // indexWith runs the indexer on an open, migrated store, its metrics
 // registered on reg (served at --metrics-listen), its upstream calls
-// through upstream. Before anything is written it checks that the
+// through tracker. Before anything is written it checks that the
 // upstream is of the chain of --genesis and of the archive.
-func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, reg *prometheus.Registry, upstream *outage.Tracker) error {
+func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *store.Store, reg *prometheus.Registry, tracker *outage.Tracker) error {
 	m, err := indexer.NewMetrics(reg)
 	if err != nil {
 		return err
 	}
 	// The JSON-RPC client: the upstream itself, or a document source's
 	// --rpc-upstream (nil without one).
-	var client *near.Client
+	var client *upstream.Client
 	if rpcs, apiKey := flags.rpcEndpoints(); len(rpcs) > 0 {
 		if client, err = newClient(env, flags, rpcs, apiKey, m); err != nil {
 			return err
@@ -74,7 +74,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	if *flags.to == nil {
 		patience = 0 // following: wait for the upstream as long as it takes
 	}
-	up := upstreamCalls{tracker: upstream, patience: patience}
+	up := upstreamCalls{tracker: tracker, patience: patience}
 	if err := checkChain(ctx, env, flags, s, src, client, up); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		From: from, To: *flags.to,
 		Workers: *flags.workers, BatchSize: *flags.batchSize,
 		PollInterval: *flags.pollInterval, ProgressInterval: *flags.progressInterval,
-		UpstreamPatience: *flags.upstreamPatience, Upstream: upstream,
+		UpstreamPatience: *flags.upstreamPatience, Upstream: tracker,
 		MemoryBudget: *flags.memoryBudget,
 		Metrics:      m,
 	}, src, s, env.logger)
@@ -158,8 +158,8 @@ func latestFrom(ctx context.Context, env *environment, s *store.Store, src index
 
 // newClient is the JSON-RPC client of endpoints, apiKey (none: "") sent
 // to them as a bearer token.
-func newClient(env *environment, flags *indexFlags, endpoints []string, apiKey string, metrics *indexer.Metrics) (*near.Client, error) {
-	return near.NewClient(near.ClientConfig{
+func newClient(env *environment, flags *indexFlags, endpoints []string, apiKey string, metrics *indexer.Metrics) (*upstream.Client, error) {
+	return upstream.NewClient(upstream.Config{
 		Endpoints:   endpoints,
 		BearerToken: apiKey,
 		Timeout:     *flags.upstreamTimeout,
@@ -167,11 +167,11 @@ func newClient(env *environment, flags *indexFlags, endpoints []string, apiKey s
 	}, debugLogger(env.logger))
 }
 
-// newSource builds the --source: NodeSource over client, or a DocSource
+// newSource builds the --source: rpcsource.Source over client, or a docsource.Source
 // over neardata or lake with client (possibly nil) for configs.
-func newSource(env *environment, flags *indexFlags, client *near.Client, metrics *indexer.Metrics) (indexer.Source, error) {
+func newSource(env *environment, flags *indexFlags, client *upstream.Client, metrics *indexer.Metrics) (indexer.Source, error) {
 	if *flags.source == sourceRPC {
-		src, err := rpcsource.NewNodeSource(client, rpcsource.NodeConfig{
+		src, err := rpcsource.New(client, rpcsource.Config{
 			Concurrency: *flags.blockConcurrency,
 			MaxInFlight: *flags.upstreamInFlight,
 		}, env.logger)
@@ -180,18 +180,18 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 		}
 		return src, nil
 	}
-	httpCfg := near.ClientConfig{
+	httpCfg := upstream.Config{
 		Endpoints:   splitList(*flags.upstream),
 		BearerToken: *flags.upstreamAPIKey,
 		Timeout:     *flags.upstreamTimeout,
 		RequestRate: *flags.upstreamRate,
 		OnError:     metrics.UpstreamError,
 	}
-	var rpc rpcsource.RPC // a nil *near.Client must stay a nil interface
+	var rpc upstream.RPC // a nil *upstream.Client must stay a nil interface
 	if client != nil {
 		rpc = client
 	}
-	var docs docsource.DocFetcher
+	var docs docsource.Fetcher
 	var err error
 	if *flags.source == sourceNeardata {
 		docs, err = docsource.NewNeardataFetcher(httpCfg, debugLogger(env.logger))
@@ -201,14 +201,14 @@ func newSource(env *environment, flags *indexFlags, client *near.Client, metrics
 	if err != nil {
 		return nil, err
 	}
-	cfg := docsource.DocConfig{Concurrency: *flags.blockConcurrency}
+	cfg := docsource.Config{Concurrency: *flags.blockConcurrency}
 	if rpc == nil {
 		if cfg.Genesis, err = genesisConfigOf(*flags.genesis); err != nil {
 			return nil, err
 		}
 		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", *flags.source)
 	}
-	return docsource.NewDocSource(docs, rpc, cfg, env.logger)
+	return docsource.New(docs, rpc, cfg, env.logger)
 }
 
 // genesisConfigOf reads the config of a genesis file (its records

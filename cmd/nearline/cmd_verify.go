@@ -11,6 +11,7 @@ import (
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/upstream"
 	"github.com/nearline/nearline/verify"
 )
 
@@ -58,7 +59,7 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 		archiveCfg.ViewStateLimit = *viewStateLimit
 		return archiveCfg.Validate()
 	}, func() (err error) {
-		node, err = verify.NewNode(verify.NodeConfig{URL: *against, Timeout: *timeout})
+		node, err = verify.NewNode(upstream.Config{Endpoints: []string{*against}, Timeout: *timeout})
 		return err
 	})
 	if err != nil {

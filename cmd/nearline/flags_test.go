@@ -88,7 +88,7 @@ func TestExitStatus(t *testing.T) {
 		{"verify with a bad seed", map[string]string{"NEARLINE_VERIFY_SEED": "x"}, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x", "--against", "http://127.0.0.1:1"},
 			2, []string{`NEARLINE_VERIFY_SEED="x": want a non-negative integer`}},
 		{"verify with a node that is not a URL", nil, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x", "--against", "127.0.0.1:3030"},
-			2, []string{"not an absolute http(s) url"}},
+			2, []string{"want an absolute http:// or https:// URL"}},
 		{"verify with no database", nil, []string{"verify", "--database-url", "postgres://127.0.0.1:1/x?connect_timeout=2", "--against", "http://127.0.0.1:1"}, 2, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

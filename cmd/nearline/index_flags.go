@@ -11,9 +11,9 @@ import (
 
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/httpcall"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/upstream"
 )
 
 // indexPoolSize is the indexer's default PostgreSQL pool size: a commit
@@ -76,7 +76,7 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 	f.blockConcurrency = intFlag(fs, env, "block-concurrency", "NEARLINE_BLOCK_CONCURRENCY", rpcsource.DefaultConcurrency, positive, "upstream calls made at once for one block (chunks, changes, tx statuses)")
 	f.upstreamInFlight = intFlag(fs, env, "upstream-concurrency", "NEARLINE_UPSTREAM_CONCURRENCY", rpcsource.DefaultMaxInFlight, positive.orMinusOne("no bound"), "upstream calls in flight at most, over all blocks fetched together (-1 for no bound)")
 	f.batchSize = intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", indexer.DefaultBatchSize, positive, "heights committed per transaction")
-	f.upstreamTimeout = durationFlag(fs, env, "upstream-timeout", "NEARLINE_UPSTREAM_TIMEOUT", near.DefaultTimeout, positiveDuration, "time limit of one upstream request")
+	f.upstreamTimeout = durationFlag(fs, env, "upstream-timeout", "NEARLINE_UPSTREAM_TIMEOUT", upstream.DefaultTimeout, positiveDuration, "time limit of one upstream request")
 	alias(fs, "request-timeout", "upstream-timeout")
 	retiredEnv(fs, env, "upstream-timeout", retiredRequestTimeout)
 	f.upstreamPatience = durationFlag(fs, env, "upstream-patience", "NEARLINE_UPSTREAM_PATIENCE", indexer.DefaultUpstreamPatience, positiveDuration, "with --to, how long an unreachable upstream is waited for before the run fails (following the head, without --to, it is waited for as long as it takes)")

@@ -1,6 +1,8 @@
 // Package bounds holds the range checks that configs' validate methods
 // share, so that a setting out of range is reported the same way
-// everywhere: "<setting> <value>: want ...".
+// everywhere: "<setting> <value>: want ...". A validate method returns
+// errors.Join of one check per field, so every setting out of range is
+// reported at once.
 package bounds
 
 import (
@@ -26,13 +28,10 @@ func NotNegative[T cmp.Ordered](name string, v T) error {
 	return nil
 }
 
-// First returns the first of errs that is not nil: checks listed in order
-// report the first setting out of range.
-func First(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+// AtMost reports v above most as "<name> <v>: want at most <most>".
+func AtMost[T cmp.Ordered](name string, v, most T) error {
+	if v > most {
+		return fmt.Errorf("%s %v: want at most %v", name, v, most)
 	}
 	return nil
 }

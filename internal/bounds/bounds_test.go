@@ -1,7 +1,6 @@
 package bounds_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -24,10 +23,7 @@ func TestNotNegative(t *testing.T) {
 	require.EqualError(t, bounds.NotNegative("retries", -2), "retries -2: want positive")
 }
 
-func TestFirstReportsTheFirstError(t *testing.T) {
-	require.NoError(t, bounds.First())
-	require.NoError(t, bounds.First(nil, nil))
-	a, b := errors.New("a"), errors.New("b")
-	require.Equal(t, a, bounds.First(nil, a, b))
-	require.Equal(t, b, bounds.First(b, nil, a))
+func TestAtMost(t *testing.T) {
+	require.NoError(t, bounds.AtMost("memory limit pages", 65536, 65536))
+	require.EqualError(t, bounds.AtMost("memory limit pages", 65537, 65536), "memory limit pages 65537: want at most 65536")
 }

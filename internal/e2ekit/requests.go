@@ -10,6 +10,7 @@ import (
 
 	"github.com/nearline/nearline/internal/wait"
 	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/upstream"
 	"github.com/nearline/nearline/verify"
 	"github.com/nearline/nearline/verify/verifytest"
 )
@@ -166,7 +167,7 @@ func LogTally(t testing.TB, tally map[string]*Outcome) {
 // The in-process tests (archive/) ask every request at every height.
 func SampleRequests(t testing.TB, sim *Client, shape ChainShape, heights int, seed uint64) []Request {
 	t.Helper()
-	source, err := verify.NewNode(verify.NodeConfig{URL: sim.URL})
+	source, err := verify.NewNode(upstream.Config{Endpoints: []string{sim.URL}})
 	if err != nil {
 		t.Fatalf("verify node of the simulator: %v", err)
 	}

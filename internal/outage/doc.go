@@ -1,6 +1,6 @@
 // Package outage carries a process through its upstream's outages. A
 // Tracker runs each call to the upstream under internal/retry: while the
-// upstream is unavailable (near.ErrUnavailable: the client's own attempts
+// upstream is unavailable (upstream.ErrUnavailable: the client's own attempts
 // all timed out, were refused, or got 5xx, 429, INTERNAL_ERROR or
 // NOT_SYNCED_YET) the call is tried again with capped backoff, for ever or
 // for a patience. Any other error is returned at once.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
-	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/upstream"
 )
 
 // DefaultBackoff spaces the tries of a call while its upstream is
@@ -20,7 +20,7 @@ var DefaultBackoff = retry.Backoff{Base: time.Second, Max: 30 * time.Second, Jit
 
 // Unavailable reports whether err is an outage of the upstream, worth
 // waiting out.
-func Unavailable(err error) bool { return errors.Is(err, near.ErrUnavailable) }
+func Unavailable(err error) bool { return errors.Is(err, upstream.ErrUnavailable) }
 
 // State is the upstream as a Tracker last saw it.
 type State struct {
@@ -92,15 +92,19 @@ func (e *PatienceError) Unwrap() error { return e.Err }
 // a *PatienceError. what names the call in the log line that starts an
 // outage.
 func (t *Tracker) Do(ctx context.Context, what string, patience time.Duration, op func(ctx context.Context) error) error {
+	var began time.Time // of the last try
 	policy := retry.Policy{
 		Backoff:   t.backoff,
 		Within:    patience,
 		Retryable: Unavailable,
-		OnRetry:   func(_ int, err error) { t.failed(what, err) },
+		OnRetry:   func(_ int, err error) { t.failed(what, began, err) },
 	}
-	err := policy.Do(ctx, op)
+	err := policy.Do(ctx, func(ctx context.Context) error {
+		began = time.Now()
+		return op(ctx)
+	})
 	if ex, ok := errors.AsType[*retry.ExhaustedError](err); ok {
-		t.failed(what, ex.Err)
+		t.failed(what, began, ex.Err)
 		return &PatienceError{Patience: patience, Elapsed: ex.Elapsed, Err: ex.Err}
 	}
 	if err == nil {
@@ -114,10 +118,16 @@ func (t *Tracker) Do(ctx context.Context, what string, patience time.Duration, o
 	return err
 }
 
-// failed records a call that failed for an outage, logging its start.
-func (t *Tracker) failed(what string, err error) {
+// failed records a try begun at began that failed for an outage, logging
+// the outage's start. A try begun before the last outage ended (it was
+// answered, late, from the outage a later success already ended) starts
+// no new one.
+func (t *Tracker) failed(what string, began time.Time, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if !t.state.Down && began.Before(t.state.Since) {
+		return
+	}
 	t.state.Failed++
 	if t.state.Down {
 		return

@@ -3,6 +3,7 @@ package outage_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,11 +18,11 @@ import (
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/internal/wait"
-	"github.com/nearline/nearline/near"
+	"github.com/nearline/nearline/upstream"
 )
 
 // flakyNode answers 503 while down is set, else a result.
-func flakyNode(t *testing.T, down *atomic.Bool) *near.Client {
+func flakyNode(t *testing.T, down *atomic.Bool) *upstream.Client {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if down.Load() {
@@ -31,7 +32,7 @@ func flakyNode(t *testing.T, down *atomic.Bool) *near.Client {
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":"x","result":7}`))
 	}))
 	t.Cleanup(srv.Close)
-	c, err := near.NewClient(near.ClientConfig{Endpoints: []string{srv.URL}, MaxAttempts: 2,
+	c, err := upstream.NewClient(upstream.Config{Endpoints: []string{srv.URL}, MaxAttempts: 2,
 		BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond}, nil)
 	require.NoError(t, err)
 	return c
@@ -77,6 +78,46 @@ func TestOutageIsWaitedOutWithOneLinePerStateChange(t *testing.T) {
 	require.Contains(t, out, "upstream=node")
 }
 
+// TestALateFailureStartsNoOutage: a try begun during an outage whose
+// failure comes back after another call ended the outage starts no new
+// one: one line for the outage, one for its end.
+func TestALateFailureStartsNoOutage(t *testing.T) {
+	t.Parallel()
+	var logs logtest.Buffer
+	tr := outage.New(outage.Config{Name: "node", Backoff: fast}, logs.Logger())
+	unavailable := fmt.Errorf("call block: %w", upstream.ErrUnavailable)
+
+	lateStarted, release := make(chan struct{}), make(chan struct{})
+	var lateTries atomic.Int32
+	lateDone := make(chan error, 1)
+	go func() {
+		lateDone <- tr.Do(t.Context(), "block", 0, func(context.Context) error {
+			if lateTries.Add(1) > 1 {
+				return nil
+			}
+			close(lateStarted)
+			<-release // answered after the outage ended
+			return unavailable
+		})
+	}()
+	<-lateStarted
+	var tries int
+	require.NoError(t, tr.Do(t.Context(), "block", 0, func(context.Context) error {
+		if tries++; tries == 1 {
+			return unavailable // the outage starts
+		}
+		return nil // and ends
+	}))
+	require.False(t, tr.State().Down)
+	close(release)
+	require.NoError(t, <-lateDone)
+	require.EqualValues(t, 2, lateTries.Load())
+	require.False(t, tr.State().Down)
+	out := logs.String()
+	require.Equal(t, 1, strings.Count(out, "upstream unreachable"), out)
+	require.Equal(t, 1, strings.Count(out, "upstream back"), out)
+}
+
 // TestPatienceEndsABoundedCall: with a patience, a call through an outage
 // that lasts longer fails with a *PatienceError wrapping the last error.
 func TestPatienceEndsABoundedCall(t *testing.T) {
@@ -91,7 +132,7 @@ func TestPatienceEndsABoundedCall(t *testing.T) {
 	})
 	var pe *outage.PatienceError
 	require.ErrorAs(t, err, &pe)
-	require.ErrorIs(t, err, near.ErrUnavailable)
+	require.ErrorIs(t, err, upstream.ErrUnavailable)
 	require.GreaterOrEqual(t, time.Since(began), 200*time.Millisecond)
 	require.Contains(t, err.Error(), "upstream unreachable for")
 	require.Contains(t, err.Error(), "patience of 200ms")
@@ -114,7 +155,7 @@ func TestOtherErrorsEndTheCallAtOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err = tr.Do(ctx, "block", 0, func(context.Context) error {
-		return near.ErrUnavailable
+		return upstream.ErrUnavailable
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.True(t, tr.State().Down)

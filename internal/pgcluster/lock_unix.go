@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/nearline/nearline/internal/retry"
 )
 
 // lockPoll is how often lockFile tries again for a lock another process
@@ -23,22 +25,30 @@ func lockFile(ctx context.Context, path string, exclusive bool) (*os.File, error
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	for {
-		ok, err := tryLock(f, exclusive)
-		if err != nil || ok {
-			if err != nil {
-				f.Close()
-			}
-			return f, err
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("wait for %s: %w", path, ctx.Err())
-		case <-time.After(lockPoll):
-		}
+	policy := retry.Policy{
+		Backoff:   retry.Backoff{Base: lockPoll, Max: lockPoll, Jitter: retry.None},
+		Retryable: func(err error) bool { return errors.Is(err, errHeld) },
 	}
+	err = policy.Do(ctx, func(context.Context) error {
+		ok, err := tryLock(f, exclusive)
+		if err == nil && !ok {
+			return errHeld
+		}
+		return err
+	})
+	switch {
+	case err == nil:
+		return f, nil
+	case ctx.Err() != nil:
+		f.Close()
+		return nil, fmt.Errorf("wait for %s: %w", path, ctx.Err())
+	}
+	f.Close()
+	return nil, err
 }
+
+// errHeld is a lock another process holds otherwise: lockFile tries again.
+var errHeld = errors.New("lock held by another process")
 
 // tryLock flocks f, exclusive or shared, without waiting: false when
 // another process holds it otherwise. A lock f holds already is converted.

@@ -27,7 +27,7 @@ func Params(t testing.TB, v any) json.RawMessage {
 // BlockRef is the reference to height h.
 func BlockRef(t testing.TB, h uint64) near.BlockReference {
 	ref, perr := near.ParseBlockReference(Params(t, map[string]any{"block_id": h}))
-	require.Nil(t, perr)
+	require.NoError(t, perr)
 	return ref
 }
 
@@ -77,7 +77,7 @@ func Check(t testing.TB, node *sim.Node, s *store.Store, lo, hi uint64) {
 				missingChunks++
 			}
 			req, perr := near.ParseChunkRequest(Params(t, map[string]any{"block_id": h, "shard_id": c.ShardID}))
-			require.Nil(t, perr)
+			require.NoError(t, perr)
 			wantChunk, err := node.Chunk(ctx, req)
 			require.NoError(t, err)
 			hash, err := s.ChunkHashAt(ctx, h, c.ShardID)
@@ -123,7 +123,7 @@ func Check(t testing.TB, node *sim.Node, s *store.Store, lo, hi uint64) {
 				p["key_prefix_base64"] = ""
 			}
 			req, perr := near.ParseChangesRequest(Params(t, p))
-			require.Nil(t, perr)
+			require.NoError(t, perr)
 			want, err := node.Changes(ctx, req)
 			require.NoError(t, err)
 			got, err := s.StateChanges(ctx, h, changeTypesOf(changesType), rev)
@@ -177,7 +177,7 @@ func CheckState(t testing.TB, node *sim.Node, s *store.Store, accounts []string,
 					p[k] = v
 				}
 				req, perr := near.ParseQueryRequest(Params(t, p))
-				require.Nil(t, perr)
+				require.NoError(t, perr)
 				return node.Query(ctx, req)
 			}
 			want, err := q(near.QueryViewAccount, nil)
@@ -243,7 +243,7 @@ func requireTxStatus(t testing.TB, node *sim.Node, s *store.Store, hash, signer 
 	t.Helper()
 	ctx := context.Background()
 	req, perr := near.ParseTxRequest(Params(t, map[string]any{"tx_hash": hash, "sender_account_id": signer}))
-	require.Nil(t, perr)
+	require.NoError(t, perr)
 	want, err := node.Tx(ctx, req, true)
 	require.NoError(t, err)
 	got, err := s.TxStatus(ctx, hash, signer)

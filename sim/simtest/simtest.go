@@ -20,11 +20,11 @@ import (
 
 	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/indexer"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
+	"github.com/nearline/nearline/upstream"
 )
 
 // Timeout bounds producing a chain, and indexing it.
@@ -83,7 +83,7 @@ func (c *Chain) Index(t testing.TB, st *store.Store, cfg indexer.Config) {
 	if cfg.To == nil {
 		cfg.To = &c.Head
 	}
-	index(t, st, cfg, genesis, NodeSource(t, c.Client(t), rpcsource.NodeConfig{Waits: waits()}))
+	index(t, st, cfg, genesis, NodeSource(t, c.Client(t), rpcsource.Config{Waits: waits()}))
 }
 
 // waits is how the sources of Index and IndexEndpoints wait for a
@@ -92,28 +92,28 @@ func (c *Chain) Index(t testing.TB, st *store.Store, cfg indexer.Config) {
 // block time), not because a source waits: a status the chain left
 // unfinished at its head stays so, and rpcsource's defaults would wait
 // DefaultTxStallWait for it at every head indexed, for the same bytes.
-func waits() rpcsource.Waits {
-	return rpcsource.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}
+func waits() upstream.Waits {
+	return upstream.Waits{TxStallWait: 200 * time.Millisecond, TxPollInterval: 20 * time.Millisecond}
 }
 
 // Client is a JSON-RPC client of the chain's node, with the default
 // timeouts and retries.
-func (c *Chain) Client(t testing.TB) *near.Client {
+func (c *Chain) Client(t testing.TB) *upstream.Client {
 	t.Helper()
-	client, err := near.NewClient(near.ClientConfig{Endpoints: []string{c.URL}}, nil)
+	client, err := upstream.NewClient(upstream.Config{Endpoints: []string{c.URL}}, nil)
 	require.NoError(t, err)
 	return client
 }
 
 // IndexEndpoints indexes the simulators at endpoints (failing over in
-// turn, with fast retries) up to to through a NodeSource with short tx
+// turn, with fast retries) up to to through a rpcsource.Source with short tx
 // waits, after loading genesis when it is not nil.
 func IndexEndpoints(t testing.TB, st *store.Store, to uint64, genesis *os.File, endpoints ...string) {
 	t.Helper()
-	client, err := near.NewClient(near.ClientConfig{Endpoints: endpoints, Timeout: 2 * time.Second,
+	client, err := upstream.NewClient(upstream.Config{Endpoints: endpoints, Timeout: 2 * time.Second,
 		BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 20}, nil)
 	require.NoError(t, err)
-	src := NodeSource(t, client, rpcsource.NodeConfig{Waits: waits()})
+	src := NodeSource(t, client, rpcsource.Config{Waits: waits()})
 	index(t, st, indexer.Config{To: &to, Workers: 6, BatchSize: 25}, genesis, src)
 }
 
@@ -160,11 +160,11 @@ func GenesisFile(t testing.TB, node *sim.Node) (*os.File, []string) {
 	return f, accounts
 }
 
-// NodeSource returns a NodeSource reading rpc, failing the test on a
+// NodeSource returns an rpcsource.Source reading rpc, failing the test on a
 // configuration error.
-func NodeSource(tb testing.TB, rpc rpcsource.RPC, cfg rpcsource.NodeConfig) *rpcsource.NodeSource {
+func NodeSource(tb testing.TB, rpc upstream.RPC, cfg rpcsource.Config) *rpcsource.Source {
 	tb.Helper()
-	src, err := rpcsource.NewNodeSource(rpc, cfg, nil)
+	src, err := rpcsource.New(rpc, cfg, nil)
 	require.NoError(tb, err)
 	return src
 }

@@ -41,6 +41,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nearline/nearline/internal/retry"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/testcontainers/testcontainers-go"
@@ -263,17 +265,17 @@ func createDatabase(t testing.TB, tmpl string) (string, error) {
 	}
 	// Another session copying the same template makes CREATE DATABASE fail
 	// for a moment with object_in_use; retry until the deadline.
-	for {
-		_, err = admin.Exec(ctx, create)
-		var pgErr *pgconn.PgError
-		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != objectInUse || ctx.Err() != nil {
-			break
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(50 * time.Millisecond):
-		}
+	inUse := retry.Policy{
+		Backoff: retry.Backoff{Base: 50 * time.Millisecond, Max: 50 * time.Millisecond, Jitter: retry.None},
+		Retryable: func(err error) bool {
+			pgErr, ok := errors.AsType[*pgconn.PgError](err)
+			return ok && pgErr.Code == objectInUse
+		},
 	}
+	err = inUse.Do(ctx, func(ctx context.Context) error {
+		_, err := admin.Exec(ctx, create)
+		return err
+	})
 	if err != nil {
 		return "", fmt.Errorf("create test database: %w", err)
 	}

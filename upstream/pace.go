@@ -1,4 +1,4 @@
-package near
+package upstream
 
 import (
 	"context"

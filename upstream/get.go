@@ -1,4 +1,4 @@
-package near
+package upstream
 
 import (
 	"context"
@@ -27,19 +27,19 @@ type Answer struct {
 	Location string // a redirect's target as sent (show it redacted: it may echo the key); redirects are not followed
 }
 
-// Getter GETs documents below one or more base URLs (ClientConfig.Endpoints)
+// Getter GETs documents below one or more base URLs (Config.Endpoints)
 // with the Client's policy: a timeout per request, retries with backoff and
 // jitter, a 429's Retry-After, failover between endpoints. A base URL may
 // have a query (?apiKey=KEY): a document's path goes before it, and every
-// request keeps it; ClientConfig.BearerToken goes as a header with every
+// request keeps it; Config.BearerToken goes as a header with every
 // request. It is safe for concurrent use.
 type Getter struct {
-	cfg       ClientConfig
+	cfg       Config
 	http      httpcall.Client // cfg's, following no redirect
 	logger    *slog.Logger    // retries
 	bases     []baseURL       // cfg.Endpoints, parsed
 	preferred atomic.Int64    // endpoint that answered last
-	pace      *pacer          // ClientConfig.RequestRate
+	pace      *pacer          // Config.RequestRate
 }
 
 // baseURL is a Getter's endpoint split where a document's path goes in.
@@ -70,7 +70,7 @@ func (b baseURL) url(path string) string {
 
 // NewGetter returns a Getter for cfg; logger receives the retries (nil:
 // none).
-func NewGetter(cfg ClientConfig, logger *slog.Logger) (*Getter, error) {
+func NewGetter(cfg Config, logger *slog.Logger) (*Getter, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("configure near getter: %w", err)

@@ -1,4 +1,4 @@
-package near
+package upstream
 
 import (
 	"context"
@@ -21,7 +21,7 @@ var errEveryEndpoint = errors.New("every endpoint moved on")
 
 // endpointError is a try's failure that ends the failover.
 type endpointError struct {
-	endpoint string // as shown (ClientConfig.shown)
+	endpoint string // as shown (Config.shown)
 	err      error
 }
 
@@ -40,7 +40,7 @@ func (e *endpointError) Unwrap() error { return e.err }
 // failure that is final, ErrUnavailable when the attempts ran out, the
 // context's error when it ended, errEveryEndpoint when every endpoint
 // moved on.
-func (c ClientConfig) failover(ctx context.Context, logger *slog.Logger, preferred *atomic.Int64, name, msg string, kv []any, try func(idx int) error) error {
+func (c Config) failover(ctx context.Context, logger *slog.Logger, preferred *atomic.Int64, name, msg string, kv []any, try func(idx int) error) error {
 	n := len(c.Endpoints)
 	next := int(preferred.Load())
 	movedOn := map[int]bool{}

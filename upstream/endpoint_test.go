@@ -1,4 +1,4 @@
-package near
+package upstream
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/near"
 
 	"github.com/nearline/nearline/internal/httpcall/httpcalltest"
 	"github.com/nearline/nearline/internal/logtest"
@@ -106,17 +108,17 @@ func TestFailuresDoNotShowTheKey(t *testing.T) {
 			okResult(w, `{"sync_info":{"earliest_block_height":1000}}`)
 			return
 		}
-		nearError(w, UnknownBlock(HeightID(5)))
+		nearError(w, near.UnknownBlock(near.HeightID(5)))
 	})
 	withKey := func(base string) string { return base + "/?apiKey=" + secretKey }
 
-	for name, call := range map[string]func(cfg ClientConfig, logger *slog.Logger) error{
-		"getter": func(cfg ClientConfig, logger *slog.Logger) error {
+	for name, call := range map[string]func(cfg Config, logger *slog.Logger) error{
+		"getter": func(cfg Config, logger *slog.Logger) error {
 			g, err := NewGetter(cfg, logger)
 			require.NoError(t, err)
 			return g.Get(context.Background(), "/v0/block/5", func(Answer) error { return nil })
 		},
-		"client": func(cfg ClientConfig, logger *slog.Logger) error {
+		"client": func(cfg Config, logger *slog.Logger) error {
 			c, err := NewClient(cfg, logger)
 			require.NoError(t, err)
 			return c.Call(context.Background(), "block", map[string]any{"block_id": 5}, nil)
@@ -146,13 +148,13 @@ func TestFailuresDoNotShowTheKey(t *testing.T) {
 	}
 	require.Positive(t, count503.Load())
 
-	_, err := NewGetter(ClientConfig{Endpoints: []string{"http://a b/?apiKey=" + secretKey}}, nil)
+	_, err := NewGetter(Config{Endpoints: []string{"http://a b/?apiKey=" + secretKey}}, nil)
 	require.ErrorContains(t, err, "want an absolute http:// or https:// URL")
 	require.NotContains(t, err.Error(), secretKey)
-	_, err = NewClient(ClientConfig{Endpoints: []string{"localhost:3030?apiKey=" + secretKey}}, nil)
+	_, err = NewClient(Config{Endpoints: []string{"localhost:3030?apiKey=" + secretKey}}, nil)
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), secretKey)
-	_, err = NewClient(ClientConfig{Endpoints: []string{"http://?apiKey=" + secretKey}}, nil)
+	_, err = NewClient(Config{Endpoints: []string{"http://?apiKey=" + secretKey}}, nil)
 	require.ErrorContains(t, err, "want an absolute http:// or https:// URL", "no host")
 	require.True(t, strings.Contains(err.Error(), "apiKey=REDACTED"), err.Error())
 }

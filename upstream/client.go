@@ -1,4 +1,4 @@
-package near
+package upstream
 
 import (
 	"cmp"
@@ -15,9 +15,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearline/nearline/internal/bounds"
+
 	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
+	"github.com/nearline/nearline/near"
 )
 
 // ErrNeedsArchival is returned (wrapped) when every upstream has
@@ -31,7 +34,7 @@ var ErrNeedsArchival = errors.New("needs an archival node")
 // malformed body. A caller that must outlive an outage retries on it.
 var ErrUnavailable = errors.New("upstream unavailable")
 
-// Error kinds the client reports to ClientConfig.OnError.
+// Error kinds the client reports to Config.OnError.
 const (
 	FailTimeout    = "timeout"
 	FailTransport  = "transport"
@@ -44,7 +47,7 @@ const (
 	FailGarbageCol = "garbage_collected"
 )
 
-// Defaults of ClientConfig.
+// Defaults of Config.
 const (
 	DefaultTimeout          = 10 * time.Second
 	DefaultMaxAttempts      = 8
@@ -53,8 +56,8 @@ const (
 	DefaultMaxResponseBytes = 512 << 20
 )
 
-// ClientConfig configures a Client. Only Endpoints is required.
-type ClientConfig struct {
+// Config configures a Client. Only Endpoints is required.
+type Config struct {
 	// Endpoints are the upstream JSON-RPC URLs (a Getter's base URLs),
 	// tried in order on failure. A URL may carry a query, such as an API
 	// key (https://host?apiKey=KEY), which every request keeps; log lines
@@ -94,7 +97,7 @@ type ClientConfig struct {
 	OnError func(kind string)
 }
 
-func (c ClientConfig) withDefaults() ClientConfig {
+func (c Config) withDefaults() Config {
 	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
 	c.BaseBackoff = cmp.Or(c.BaseBackoff, DefaultBaseBackoff)
@@ -114,30 +117,30 @@ func (c ClientConfig) withDefaults() ClientConfig {
 	return c
 }
 
-func (c ClientConfig) validate() error {
+func (c Config) validate() error {
+	var errs []error
 	if len(c.Endpoints) == 0 {
-		return errors.New("no upstream endpoint")
+		errs = append(errs, errors.New("no upstream endpoint"))
 	}
 	for _, e := range c.Endpoints {
-		if _, err := parseEndpoint(e); err != nil {
-			return err
-		}
-	}
-	if c.MaxAttempts < 1 || c.Timeout < 0 || c.BaseBackoff < 0 || c.MaxBackoff < c.BaseBackoff {
-		return errors.New("invalid retry settings")
+		_, err := parseEndpoint(e)
+		errs = append(errs, err)
 	}
 	if err := httpcall.CheckBearer(c.BearerToken); err != nil {
-		return fmt.Errorf("bearer token: %w", err)
+		errs = append(errs, fmt.Errorf("bearer token: %w", err))
 	}
-	if c.RequestRate < 0 {
-		return fmt.Errorf("request rate %g: want 0 (no bound) or more", c.RequestRate)
-	}
-	return nil
+	return errors.Join(append(errs,
+		bounds.AtLeast("max attempts", c.MaxAttempts, 1),
+		bounds.NotNegative("timeout", c.Timeout),
+		bounds.NotNegative("base backoff", c.BaseBackoff),
+		bounds.AtLeast("max backoff", c.MaxBackoff, c.BaseBackoff),
+		bounds.NotNegative("request rate", c.RequestRate),
+	)...)
 }
 
 // exchange is how c's requests go: its HTTP client, its key as a Bearer
 // header, its bound on a response.
-func (c ClientConfig) exchange() httpcall.Client {
+func (c Config) exchange() httpcall.Client {
 	return httpcall.Client{HTTP: c.HTTPClient, Bearer: c.BearerToken, Limit: c.MaxResponseBytes}
 }
 
@@ -152,13 +155,13 @@ func parseEndpoint(raw string) (*url.URL, error) {
 }
 
 // shown is endpoint idx as log lines and errors show it.
-func (c ClientConfig) shown(idx int) string { return httpcall.RedactURL(c.Endpoints[idx]) }
+func (c Config) shown(idx int) string { return httpcall.RedactURL(c.Endpoints[idx]) }
 
 // Client calls NEAR JSON-RPC methods on one or more upstream nodes with
 // per-request timeouts, retries with exponential backoff and jitter, and
 // failover between endpoints. It is safe for concurrent use.
 type Client struct {
-	cfg       ClientConfig
+	cfg       Config
 	http      httpcall.Client // cfg's HTTP client, key and body bound
 	logger    *slog.Logger    // retries
 	nextID    atomic.Uint64
@@ -175,10 +178,10 @@ type earliestInfo struct {
 
 // NewClient returns a client for cfg; logger receives the retries (nil:
 // none).
-func NewClient(cfg ClientConfig, logger *slog.Logger) (*Client, error) {
+func NewClient(cfg Config, logger *slog.Logger) (*Client, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return nil, fmt.Errorf("configure near client: %w", err)
+		return nil, fmt.Errorf("configure upstream client: %w", err)
 	}
 	return &Client{cfg: cfg, http: cfg.exchange(), logger: logs.OrDiscard(logger), earliest: map[int]earliestInfo{}}, nil
 }
@@ -209,7 +212,7 @@ func (e *attemptError) Unwrap() error { return e.err }
 
 // Call invokes method with params (encoded as JSON; nil omits them) and
 // decodes the result into result (nil discards it). A NEAR error the caller
-// should see is returned as a *Error (use errors.As).
+// should see is returned as a *near.Error (use errors.As).
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	var body json.RawMessage
 	if params != nil {
@@ -273,7 +276,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 // backoff is the wait before a retry: uniform in [0, min(MaxBackoff,
 // BaseBackoff*2^(attempt-1))) (full jitter), or a server's Retry-After
 // (capped at MaxBackoff) when that is longer.
-func (c ClientConfig) backoff() retry.Backoff {
+func (c Config) backoff() retry.Backoff {
 	return retry.Backoff{Base: c.BaseBackoff, Max: c.MaxBackoff, Jitter: retry.Full}
 }
 
@@ -308,7 +311,7 @@ func (c *Client) attempt(ctx context.Context, idx int, method string, params jso
 	}
 	var env struct {
 		Result json.RawMessage `json:"result"`
-		Error  *Error          `json:"error"`
+		Error  *near.Error     `json:"error"`
 	}
 	if err := json.Unmarshal(data, &env); err != nil || (env.Result == nil && env.Error == nil) {
 		if resp.StatusCode >= 500 {
@@ -325,6 +328,53 @@ func (c *Client) attempt(ctx context.Context, idx int, method string, params jso
 	return env.Result, nil
 }
 
+// Post sends body, a JSON-RPC request as the caller encoded it, and
+// returns the response body as served, whatever it holds: a NEAR error
+// envelope is an answer here, whatever its HTTP status, not a failure (a
+// comparison needs the node's errors as they are). A transport failure, a
+// timeout, 429, or a body that is not a JSON-RPC response is retried and
+// failed over as Call's failures are; ErrUnavailable when they ran out.
+func (c *Client) Post(ctx context.Context, body []byte) ([]byte, error) {
+	var out []byte
+	err := c.cfg.failover(ctx, c.logger, &c.preferred, "post", "upstream post failed, retrying", nil, func(idx int) (err error) {
+		out, err = c.post(ctx, idx, body)
+		return err
+	})
+	return out, err
+}
+
+// post sends one request body to endpoint idx.
+func (c *Client) post(ctx context.Context, idx int, body []byte) ([]byte, error) {
+	reqCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	resp, err := c.http.PostJSON(reqCtx, c.cfg.Endpoints[idx], body)
+	if err != nil {
+		return nil, classifyTransport(ctx, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return nil, rateLimited(resp)
+	case resp.TooLarge:
+		return nil, failed(FailMalformed, false, fmt.Errorf("response larger than %d bytes", c.cfg.MaxResponseBytes))
+	case isResponse(resp.Body):
+		return resp.Body, nil
+	case resp.StatusCode >= 500:
+		return nil, failed(FailHTTP5xx, true, fmt.Errorf("http %d", resp.StatusCode))
+	}
+	return nil, failed(FailMalformed, true, fmt.Errorf("http %d: not a JSON-RPC response (%d bytes)", resp.StatusCode, len(resp.Body)))
+}
+
+// isResponse reports whether body is a JSON-RPC response: an object with a
+// result or an error that is not null.
+func isResponse(body []byte) bool {
+	var env struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	present := func(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+	return json.Unmarshal(body, &env) == nil && (present(env.Result) || present(env.Error))
+}
+
 func classifyTransport(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -337,9 +387,9 @@ func classifyTransport(ctx context.Context, err error) error {
 }
 
 // classifyNEAR decides whether a NEAR error is worth retrying elsewhere.
-func classifyNEAR(e *Error) error {
+func classifyNEAR(e *near.Error) error {
 	switch {
-	case e.Name == KindInternal || e.CauseName() == "INTERNAL_ERROR":
+	case e.Name == near.KindInternal || e.CauseName() == "INTERNAL_ERROR":
 		return failed(FailInternal, true, e)
 	case e.CauseName() == "NOT_SYNCED_YET" || e.CauseName() == "NO_SYNCED_BLOCKS":
 		return failed(FailNotSynced, true, e)
@@ -353,7 +403,7 @@ func classifyNEAR(e *Error) error {
 // longer has the block: GARBAGE_COLLECTED_BLOCK, or UNKNOWN_BLOCK for a
 // block_id height below the endpoint's earliest available block.
 func (c *Client) garbageCollected(ctx context.Context, idx int, ae *attemptError, params json.RawMessage) (uint64, bool) {
-	var ne *Error
+	var ne *near.Error
 	if !errors.As(ae.err, &ne) {
 		return 0, false
 	}
@@ -371,7 +421,7 @@ func (c *Client) garbageCollected(ctx context.Context, idx int, ae *attemptError
 	if json.Unmarshal(params, &ref) != nil || len(ref.BlockID) == 0 {
 		return 0, false
 	}
-	var id BlockID
+	var id near.BlockID
 	if json.Unmarshal(ref.BlockID, &id) != nil || !id.IsHeight() {
 		return 0, false
 	}
@@ -407,10 +457,4 @@ func (c *Client) earliestHeight(ctx context.Context, idx int) (uint64, bool) {
 	c.earliest[idx] = earliestInfo{height: *st.SyncInfo.EarliestBlockHeight, at: time.Now()}
 	c.mu.Unlock()
 	return *st.SyncInfo.EarliestBlockHeight, true
-}
-
-// IsUnknownBlock reports whether err is NEAR's UNKNOWN_BLOCK.
-func IsUnknownBlock(err error) bool {
-	var ne *Error
-	return errors.As(err, &ne) && ne.CauseName() == "UNKNOWN_BLOCK"
 }

@@ -1,4 +1,4 @@
-package near
+package upstream
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func TestGetterKeepsToItsRequestRate(t *testing.T) {
 		_, _ = w.Write([]byte("{}"))
 	}))
 	t.Cleanup(srv.Close)
-	g, err := NewGetter(ClientConfig{Endpoints: []string{srv.URL}, RequestRate: 20, BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond}, nil)
+	g, err := NewGetter(Config{Endpoints: []string{srv.URL}, RequestRate: 20, BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond}, nil)
 	require.NoError(t, err)
 	ok := func(Answer) error { return nil }
 	ctx := context.Background()
@@ -58,6 +58,6 @@ func TestGetterKeepsToItsRequestRate(t *testing.T) {
 	require.NoError(t, g.Get(ctx, "/doc", ok))
 	require.GreaterOrEqual(t, time.Since(began), time.Second, "the 429's Retry-After held both")
 
-	_, err = NewGetter(ClientConfig{Endpoints: []string{srv.URL}, RequestRate: -1}, nil)
+	_, err = NewGetter(Config{Endpoints: []string{srv.URL}, RequestRate: -1}, nil)
 	require.ErrorContains(t, err, "request rate")
 }
