@@ -20,10 +20,10 @@ import (
 // citus extension Distribute says what is missing and places nothing.
 func TestDistributeRefusesADatabaseWithoutCitus(t *testing.T) {
 	t.Parallel()
-	url := storetest.NewDatabaseURL(t)
 	if storetest.Citus() {
 		t.Skip("the test databases are Citus databases here: TestDistributeIsIdempotent covers Distribute on them")
 	}
+	url := storetest.NewDatabaseURL(t)
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, url)
 	require.NoError(t, err)

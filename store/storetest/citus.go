@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"testing"
 
@@ -14,18 +15,17 @@ import (
 	"github.com/nearline/nearline/store"
 )
 
-// Citus reports whether the test databases are made on a Citus cluster
-// (EnvCitusURL is set). It starts nothing: ask it after the first database
-// was made, or read the variable.
+// Citus reports whether the test databases are made on a Citus cluster:
+// whether EnvCitusURL is set, which serverURL prefers to any other server.
 func Citus() bool {
-	return server.citus
+	return os.Getenv(EnvCitusURL) != ""
 }
 
 // RequireCitus stops t, saying that it did not run, unless EnvCitusURL
 // points the tests at a Citus cluster.
 func RequireCitus(t testing.TB) {
 	t.Helper()
-	if _, err := serverURL(context.Background()); err != nil || !server.citus {
+	if !Citus() {
 		t.Skipf("%s is not set: this test needs a Citus cluster (a coordinator with its workers added) and did NOT run", EnvCitusURL)
 	}
 }
