@@ -42,7 +42,7 @@ SELECT name FROM (
 ORDER BY name;
 
 -- +goose StatementBegin
-CREATE FUNCTION pg_temp.account_number(account text) RETURNS integer LANGUAGE sql STABLE STRICT
+CREATE OR REPLACE FUNCTION pg_temp.account_number(account text) RETURNS integer LANGUAGE sql STABLE STRICT
 AS $$ SELECT id FROM accounts WHERE name = account $$;
 -- +goose StatementEnd
 
@@ -160,7 +160,7 @@ DROP VIEW account_history, access_key_history, contract_data_history, contract_c
     ft_events, nft_events, mt_events;
 
 -- +goose StatementBegin
-CREATE FUNCTION pg_temp.account_name(account integer) RETURNS text LANGUAGE sql STABLE STRICT
+CREATE OR REPLACE FUNCTION pg_temp.account_name(account integer) RETURNS text LANGUAGE sql STABLE STRICT
 AS $$ SELECT name FROM accounts WHERE id = account $$;
 -- +goose StatementEnd
 
