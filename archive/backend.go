@@ -42,7 +42,7 @@ type Store interface {
 	ShardLayouts(ctx context.Context) ([]store.LayoutSpan, error)
 	ContractDataAt(ctx context.Context, accountID string, key []byte, height uint64) ([]byte, error)
 	ContractStateAt(ctx context.Context, accountID string, prefix []byte, height uint64, limitBytes int) ([]near.StateItem, error)
-	TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error)
+	TxStatus(ctx context.Context, txHash, signerID string, withReceipts bool) (json.RawMessage, error)
 	Receipt(ctx context.Context, receiptID string) (json.RawMessage, error)
 	ReceiptTx(ctx context.Context, receiptID string) (txHash, signerID string, err error)
 	GenesisConfig(ctx context.Context) (json.RawMessage, error)

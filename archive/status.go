@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/rpcserve"
 )
@@ -25,19 +24,12 @@ func (a *Backend) genesisConfig(ctx context.Context) (json.RawMessage, error) {
 // tx returns the stored transaction status: EXPERIMENTAL_tx_status as
 // stored, `tx` without its `receipts`.
 func (a *Backend) tx(ctx context.Context, req near.TxRequest, withReceipts bool) (json.RawMessage, error) {
-	status, err := a.store.TxStatus(ctx, req.TxHash, req.SenderAccountID)
+	status, err := a.store.TxStatus(ctx, req.TxHash, req.SenderAccountID, withReceipts)
 	if err != nil {
 		// Older than the archive, or not final yet: an upstream may know it.
 		return nil, readFailed(err, near.UnknownTransaction(req.TxHash), "read transaction "+req.TxHash)
 	}
-	if withReceipts {
-		return status, nil
-	}
-	out, err := jsonobject.Filter(status, func(key string) bool { return key != "receipts" })
-	if err != nil {
-		return nil, fmt.Errorf("shape tx result %s: %w", req.TxHash, err)
-	}
-	return out, nil
+	return status, nil
 }
 
 // receipt returns the stored receipt; one the archive has not seen

@@ -260,9 +260,15 @@ func TestRealDocumentsBecomeBundlesWithoutLoss(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, b.Effects, effects)
 		requireStoredAsCame(t, b.TxStatuses, func(s bundle.TxStatus) (came, stored []byte, err error) {
-			stored, err = st.TxStatus(ctx, s.TxHash, s.SignerID)
+			stored, err = st.TxStatus(ctx, s.TxHash, s.SignerID, true)
 			return s.JSON, stored, err
 		})
+		// Every transaction is in its block's chunk: no status repeats it.
+		if len(b.TxStatuses) > 0 {
+			compact, asServed, err := storetest.StatusForms(ctx, st.Pool(), height)
+			require.NoError(t, err)
+			require.Equal(t, len(b.TxStatuses), compact, "%d statuses kept as served", asServed)
+		}
 		t.Logf("%s: %d chunks, %d transactions, %d changes, %d effects", recorded.name, len(b.Chunks), len(b.TxStatuses), len(b.Changes), len(b.Effects))
 	}
 }
@@ -274,7 +280,7 @@ func requireStoredAsCame[P any](t *testing.T, parts []P, read func(P) (came, sto
 	for _, p := range parts {
 		came, stored, err := read(p)
 		require.NoError(t, err)
-		require.JSONEq(t, string(came), string(stored))
+		require.Equal(t, string(came), string(stored), "byte for byte")
 	}
 }
 

@@ -367,7 +367,7 @@ func TestDocumentSourceRevisitsNonFinalStatuses(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, pending, "at the simulator's head some transactions are still running")
 		for _, ref := range pending {
-			got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
+			got, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID, true)
 			require.NoError(t, err)
 			require.False(t, strings.Contains(string(got), `"FINAL"`))
 		}

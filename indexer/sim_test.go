@@ -151,7 +151,7 @@ func TestNonFinalTxStatusesAreRevisited(t *testing.T) {
 	refs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[bundle.TxRef])
 	require.NoError(t, err)
 	for _, ref := range refs {
-		raw, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID)
+		raw, err := s.TxStatus(ctx, ref.TxHash, ref.SignerID, true)
 		require.NoError(t, err)
 		var st struct {
 			ReceiptsOutcome []json.RawMessage `json:"receipts_outcome"`

@@ -143,11 +143,8 @@ func realChainUpstream(t *testing.T, n int) realChain {
 	raw := fixture.Read(t, "real/neardata/mainnet-151768255.json")
 	tpl, err := realchain.New(raw)
 	require.NoError(t, err)
-	docs := make([][]byte, n+tpl.Stats().MaxDepth+2)
-	for k := range docs {
-		docs[k], err = tpl.Copy(k)
-		require.NoError(t, err)
-	}
+	docs, err := tpl.Copies(n + tpl.Stats().MaxDepth + 2)
+	require.NoError(t, err)
 	first := tpl.Height()
 	srv := neardatatest.New(first, docs)
 	t.Cleanup(srv.Close)

@@ -219,9 +219,9 @@ ORDER BY r.block_height LIMIT 1`
 const receiptStatusSQL = `
 SELECT d.statuses, s.index_in_block
 FROM execution_outcomes e
-JOIN transaction_statuses s ON s.tx_hash = e.tx_hash AND s.block_height = e.tx_block_height
+JOIN transaction_statuses s ON s.block_height = e.tx_block_height AND s.index_in_block = e.tx_index
 JOIN block_tx_statuses d ON d.block_height = s.block_height
-WHERE e.id = $1 AND e.id <> e.tx_hash
+WHERE e.id = $1 AND e.outcome_index > 0
 ORDER BY s.block_height LIMIT 1`
 
 // Receipt returns the receipt with that id as the upstream served it in the
@@ -242,7 +242,7 @@ func (s *Store) Receipt(ctx context.Context, receiptID string) (json.RawMessage,
 	if err != nil {
 		return nil, notFound(err, "receipt "+receiptID)
 	}
-	receipts, err := s.receiptsOf(doc, 0)
+	receipts, err := s.receiptsOf(doc)
 	if err != nil {
 		return nil, fmt.Errorf("chunk of receipt %s: %w", receiptID, err)
 	}
@@ -252,17 +252,21 @@ func (s *Store) Receipt(ctx context.Context, receiptID string) (json.RawMessage,
 	return receipts[index], nil
 }
 
-// receiptsOf returns the `receipts` member of the view at index of a
-// stored document (a chunk's view, or a block's transaction statuses).
-func (s *Store) receiptsOf(doc []byte, index int) ([]json.RawMessage, error) {
-	views, err := s.codec.Pick(doc, []int{index})
+// receiptsOf returns the `receipts` member of a chunk's stored view.
+func (s *Store) receiptsOf(doc []byte) ([]json.RawMessage, error) {
+	views, err := s.codec.Pick(doc, []int{0})
 	if err != nil {
 		return nil, err
 	}
+	return receiptsMember(views[0])
+}
+
+// receiptsMember returns the items of a view's `receipts` member.
+func receiptsMember(view json.RawMessage) ([]json.RawMessage, error) {
 	var v struct {
 		Receipts []json.RawMessage `json:"receipts"`
 	}
-	if err := json.Unmarshal(views[0], &v); err != nil {
+	if err := json.Unmarshal(view, &v); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
 	return v.Receipts, nil
@@ -278,7 +282,11 @@ func (s *Store) statusReceipt(ctx context.Context, receiptID string) (json.RawMe
 	if err := s.pool.QueryRow(ctx, receiptStatusSQL, receiptID).Scan(&doc, &index); err != nil {
 		return nil, notFound(err, "receipt "+receiptID)
 	}
-	receipts, err := s.receiptsOf(doc, int(index))
+	stored, err := s.codec.Pick(doc, []int{int(index)})
+	if err != nil {
+		return nil, fmt.Errorf("status listing receipt %s: %w", receiptID, err)
+	}
+	receipts, err := statusReceipts(stored[0])
 	if err != nil {
 		return nil, fmt.Errorf("status listing receipt %s: %w", receiptID, err)
 	}
@@ -297,9 +305,9 @@ func (s *Store) statusReceipt(ctx context.Context, receiptID string) (json.RawMe
 }
 
 const receiptToTxSQL = `
-SELECT e.tx_hash, s.signer_id
-FROM execution_outcomes e JOIN transaction_statuses s ON s.tx_hash = e.tx_hash AND s.block_height = e.tx_block_height
-WHERE e.id = $1 AND e.id <> e.tx_hash
+SELECT s.tx_hash, s.signer_id
+FROM execution_outcomes e JOIN transaction_statuses s ON s.block_height = e.tx_block_height AND s.index_in_block = e.tx_index
+WHERE e.id = $1 AND e.outcome_index > 0
 LIMIT 1`
 
 // ReceiptTx returns the transaction whose stored status lists the outcome of
@@ -311,28 +319,47 @@ func (s *Store) ReceiptTx(ctx context.Context, receiptID string) (txHash, signer
 	return txHash, signerID, nil
 }
 
-// txStatusSQL finds a transaction's status by hash and signer: on a
-// distributed archive every shard of the block group looks in its own
-// index, and the document is joined on the shard the status is on.
+// txStatusSQL finds a transaction's status by hash and signer, with the
+// document of the chunk that carries the transaction (a compact status
+// leaves the transaction there): on a distributed archive every shard of
+// the block group looks in its own index, and the documents are joined on
+// the shard the status is on.
 const txStatusSQL = `
-SELECT s.index_in_block, d.statuses
-FROM transaction_statuses s JOIN block_tx_statuses d ON d.block_height = s.block_height
+SELECT s.index_in_block, d.statuses, c.doc
+FROM transaction_statuses s
+JOIN block_tx_statuses d ON d.block_height = s.block_height
+LEFT JOIN transactions t ON t.block_height = s.block_height AND t.hash = s.tx_hash
+LEFT JOIN chunks c ON c.block_height = t.block_height AND c.shard_id = t.shard_id
 WHERE s.tx_hash = $1 AND s.signer_id = $2
 ORDER BY s.block_height LIMIT 1`
 
-// TxStatus returns the stored EXPERIMENTAL_tx_status result.
-func (s *Store) TxStatus(ctx context.Context, txHash, signerID string) (json.RawMessage, error) {
+// TxStatus returns the stored EXPERIMENTAL_tx_status result or, with
+// withReceipts false, the `tx` result: the same without its `receipts`.
+func (s *Store) TxStatus(ctx context.Context, txHash, signerID string, withReceipts bool) (json.RawMessage, error) {
 	var (
-		index int32
-		doc   []byte
+		index         int32
+		doc, chunkDoc []byte
 	)
-	err := s.pool.QueryRow(ctx, txStatusSQL, txHash, signerID).Scan(&index, &doc)
+	err := s.pool.QueryRow(ctx, txStatusSQL, txHash, signerID).Scan(&index, &doc, &chunkDoc)
 	if err != nil {
 		return nil, notFound(err, "transaction "+txHash)
 	}
-	status, err := s.codec.Pick(doc, []int{int(index)})
+	stored, err := s.codec.Pick(doc, []int{int(index)})
 	if err != nil {
 		return nil, fmt.Errorf("status of transaction %s: %w", txHash, err)
 	}
-	return status[0], nil
+	status, err := expandStatus(stored[0], withReceipts, func(keys []chunkKey) (map[chunkKey]*chunkParts, error) {
+		if chunkDoc == nil {
+			return nil, fmt.Errorf("the chunk of transaction %s is not stored", txHash)
+		}
+		view, err := s.codec.Pick(chunkDoc, []int{0})
+		if err != nil {
+			return nil, fmt.Errorf("chunk of transaction %s: %w", txHash, err)
+		}
+		return map[chunkKey]*chunkParts{keys[0]: {view: view[0]}}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("status of transaction %s: %w", txHash, err)
+	}
+	return status, nil
 }

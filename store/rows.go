@@ -39,12 +39,16 @@ type rowSet struct {
 	baseCandidates   []baseCandidate
 	bases            []accountBase
 	remoteCandidates []baseCandidate
+	// statusBlocks are the blocks' statuses, packed by packStatuses once
+	// parts holds every chunk of the batch (status_doc.go).
+	statusBlocks []statusBlock
+	parts        statusParts
 }
 
 func newRowSet(codec *packed.Codec) *rowSet {
 	return &rowSet{codec: codec, seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{},
 		epochFirst: map[string]int64{}, unknown: map[string]int{}, labels: labelSet{}, ex: explorerRows{blockTimes: map[int64]time.Time{}},
-		receiptFacts: map[string][]receiptFacts{}}
+		receiptFacts: map[string][]receiptFacts{}, parts: newStatusParts()}
 }
 
 func numeric(v near.U128) pgtype.Numeric {
@@ -116,14 +120,14 @@ func (r *rowSet) addBundle(b *bundle.Bundle) error {
 		return err
 	}
 	if len(b.TxStatuses) > 0 {
-		docs := make([]json.RawMessage, len(b.TxStatuses))
+		sb := statusBlock{height: height, statuses: make([]json.RawMessage, len(b.TxStatuses)), hashes: make([]string, len(b.TxStatuses))}
 		for i := range b.TxStatuses {
 			if err := r.addTxStatus(height, i, &b.TxStatuses[i]); err != nil {
 				return err
 			}
-			docs[i] = b.TxStatuses[i].JSON
+			sb.statuses[i], sb.hashes[i] = b.TxStatuses[i].JSON, b.TxStatuses[i].TxHash
 		}
-		r.statusDocs = append(r.statusDocs, []any{height, r.codec.Pack(docs)})
+		r.statusBlocks = append(r.statusBlocks, sb)
 	}
 	if pc := b.ProtocolConfig; pc != nil {
 		r.epochs = append(r.epochs, []any{pc.EpochID, int32(pc.ProtocolVersion)})

@@ -64,6 +64,7 @@ func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
 		return fmt.Errorf("encode chunk %s: %w", hdr.ChunkHash, err)
 	}
 	shard := int32(hdr.ShardID)
+	r.parts.addChunk(height, shard, chunkJSON, &v)
 	var acts actionArrays
 	for i, tx := range v.Transactions {
 		r.transactions = append(r.transactions, []any{int32(i), tx.Hash, height, shard, tx.SignerID,

@@ -94,7 +94,7 @@ func TestCommitAndReadBlocks(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, b.Effects, effects)
 		for _, st := range b.TxStatuses {
-			got, err := s.TxStatus(ctx, st.TxHash, st.SignerID)
+			got, err := s.TxStatus(ctx, st.TxHash, st.SignerID, true)
 			require.NoError(t, err)
 			require.JSONEq(t, string(st.JSON), string(got))
 		}
@@ -119,7 +119,7 @@ func TestCommitAndReadBlocks(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = s.ChunkView(ctx, storetest.FakeHash("nope"))
 	require.ErrorIs(t, err, store.ErrNotFound)
-	_, err = s.TxStatus(ctx, storetest.FakeHash("nope"), "alice.near")
+	_, err = s.TxStatus(ctx, storetest.FakeHash("nope"), "alice.near", true)
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = s.BlockView(ctx, near.HashID(storetest.FakeHash("nope")))
 	require.ErrorIs(t, err, store.ErrNotFound)

@@ -28,7 +28,9 @@ func (s *Store) PendingTxStatuses(ctx context.Context, maxHeight uint64, limit i
 }
 
 // UpdateTxStatus replaces a stored status (in its block's document) and its
-// execution outcomes with a newer answer, in one transaction.
+// execution outcomes with a newer answer, in one transaction. The status is
+// kept compact when its stored chunk holds its transaction, as a commit
+// keeps it.
 func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.TxStatus) error {
 	var malformed []malformedLog
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -51,7 +53,11 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 		if int(index) >= len(statuses) {
 			return fmt.Errorf("status %d of block %d: the block has %d", index, height, len(statuses))
 		}
-		statuses[index] = st.JSON
+		parts, err := s.storedParts(ctx, tx, height, ref.TxHash)
+		if err != nil {
+			return err
+		}
+		statuses[index] = parts.compact(height, ref.TxHash, st.JSON)
 		rows := newRowSet(s.codec)
 		rows.events = s.events
 		if err := rows.addTxStatus(height, int(index), &st); err != nil {
@@ -59,8 +65,8 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 		}
 		rows.addEvents()
 		malformed = rows.ex.malformed
-		if _, err := tx.Exec(ctx, `DELETE FROM execution_outcomes WHERE tx_hash = $1 AND tx_block_height = $2`,
-			ref.TxHash, height); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM execution_outcomes WHERE tx_block_height = $1 AND tx_index = $2`,
+			height, index); err != nil {
 			return fmt.Errorf("clear outcomes of %s: %w", ref.TxHash, err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE transaction_statuses SET final_execution_status = $3

@@ -72,7 +72,7 @@ func TestLayout1ArchiveUpgradesInPlace(t *testing.T) {
 		if tx == "T1" {
 			signer = "alice.near"
 		}
-		st, err := s.TxStatus(ctx, tx, signer)
+		st, err := s.TxStatus(ctx, tx, signer, true)
 		require.NoError(t, err)
 		require.Equal(t, want, string(st), tx)
 	}
@@ -89,10 +89,10 @@ func TestLayout1ArchiveUpgradesInPlace(t *testing.T) {
 		`"tokens_burnt":"2","executor_id":"alice.near","status":{"SuccessValue":""}}}}`
 	require.NoError(t, s.UpdateTxStatus(ctx, pending[0], bundle.TxStatus{TxHash: "T1", SignerID: "alice.near",
 		JSON: json.RawMessage(final), BlockHeights: map[string]uint64{"B8": 8}}))
-	st, err := s.TxStatus(ctx, "T1", "alice.near")
+	st, err := s.TxStatus(ctx, "T1", "alice.near", true)
 	require.NoError(t, err)
 	require.Equal(t, final, string(st))
-	st, err = s.TxStatus(ctx, "T0", "carol.near")
+	st, err = s.TxStatus(ctx, "T0", "carol.near", true)
 	require.NoError(t, err)
 	require.Equal(t, `{"final_execution_status":"FINAL","t":0}`, string(st), "the block's other status is kept")
 	pending, err = s.PendingTxStatuses(ctx, 8, 10)

@@ -50,6 +50,7 @@ func (s *Store) Prepare(bundles []bundle.Bundle) (*bundle.Batch, error) {
 		}
 		rows.addActivity(&bundles[i])
 	}
+	rows.packStatuses()
 	rows.finishExplorer()
 	rows.findBases()
 	return &bundle.Batch{Bundles: bundles, Prepared: rows}, nil

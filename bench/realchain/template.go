@@ -143,6 +143,18 @@ func (t *Template) Height() uint64 { return t.height }
 // Stats returns how the template's receipts pair.
 func (t *Template) Stats() Stats { return t.stats }
 
+// Copies returns copies 0 to n-1, a chain of n linked blocks.
+func (t *Template) Copies(n int) ([][]byte, error) {
+	docs := make([][]byte, n)
+	for k := range docs {
+		var err error
+		if docs[k], err = t.Copy(k); err != nil {
+			return nil, err
+		}
+	}
+	return docs, nil
+}
+
 // Copy returns copy k of the document: at height Height()+k, linked to
 // copy k-1 (copy 0 is the document itself, byte for byte).
 func (t *Template) Copy(k int) ([]byte, error) {

@@ -246,7 +246,7 @@ func requireTxStatus(t testing.TB, node *sim.Node, s *store.Store, hash, signer 
 	require.NoError(t, perr)
 	want, err := node.Tx(ctx, req, true)
 	require.NoError(t, err)
-	got, err := s.TxStatus(ctx, hash, signer)
+	got, err := s.TxStatus(ctx, hash, signer, true)
 	require.NoError(t, err)
 	require.JSONEq(t, string(want), string(got), msgAndArgs...)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/nearline/nearline/internal/packed"
 )
 
 // Sum is the content of one table: its row count and the md5 of its rows
@@ -167,4 +169,30 @@ func RequireSameSums(t testing.TB, want, got map[string]Sum) {
 			t.Errorf("unexpected table %s", table)
 		}
 	}
+}
+
+// StatusForms counts the stored transaction statuses at height by form:
+// compact (their transaction or receipts kept only in the chunks that
+// carry them) and as served.
+func StatusForms(ctx context.Context, db Querier, height uint64) (compact, asServed int, err error) {
+	var doc []byte
+	if err := db.QueryRow(ctx, `SELECT statuses FROM block_tx_statuses WHERE block_height = $1`, int64(height)).Scan(&doc); err != nil {
+		return 0, 0, fmt.Errorf("statuses of block %d: %w", height, err)
+	}
+	codec, err := packed.NewCodec()
+	if err != nil {
+		return 0, 0, err
+	}
+	values, err := codec.Unpack(doc)
+	if err != nil {
+		return 0, 0, fmt.Errorf("statuses of block %d: %w", height, err)
+	}
+	for _, v := range values {
+		if len(v) > 0 && v[0] == '[' {
+			compact++
+		} else {
+			asServed++
+		}
+	}
+	return compact, asServed, nil
 }

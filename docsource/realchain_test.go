@@ -1,0 +1,75 @@
+package docsource_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/bench/realchain"
+	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/docsource"
+	"github.com/nearline/nearline/docsource/neardatatest"
+	"github.com/nearline/nearline/internal/fixture"
+	"github.com/nearline/nearline/internal/jsonobject"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// TestMainnetStatusesAreServedByteForByteFromTheirParts: linked copies of
+// the mainnet document, whose receipts run in the next copies, committed
+// in two batches. Each status is stored without its transaction (kept in
+// its chunk); tx and EXPERIMENTAL_tx_status answer the statuses the source
+// built, byte for byte, and the archive is the same as one written in one
+// batch.
+func TestMainnetStatusesAreServedByteForByteFromTheirParts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tpl, err := realchain.New(fixture.Read(t, "real/neardata/mainnet-151768255.json"))
+	require.NoError(t, err)
+	docs, err := tpl.Copies(9) // statuses complete within 5 copies
+	require.NoError(t, err)
+	first := tpl.Height()
+	srv := neardatatest.New(first, docs)
+	t.Cleanup(srv.Close)
+	fetcher, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL()), nil)
+	require.NoError(t, err)
+	src, err := docsource.New(fetcher, nil, docsource.Config{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}, nil)
+	require.NoError(t, err)
+	src.Prepare(first)
+
+	const blocks = 4
+	var bundles []bundle.Bundle
+	for h := first; h < first+blocks; h++ {
+		b, err := src.Bundle(ctx, h)
+		require.NoError(t, err)
+		require.NotEmpty(t, b.TxStatuses)
+		bundles = append(bundles, *b)
+	}
+	st := storetest.NewStore(t)
+	_, err = st.Commit(ctx, bundles[:2])
+	require.NoError(t, err)
+	_, err = st.Commit(ctx, bundles[2:])
+	require.NoError(t, err)
+
+	for _, b := range bundles {
+		compact, asServed, err := storetest.StatusForms(ctx, st.Pool(), b.Height())
+		require.NoError(t, err)
+		require.Equal(t, len(b.TxStatuses), compact, "block %d: %d statuses kept as served", b.Height(), asServed)
+		for _, s := range b.TxStatuses {
+			got, err := st.TxStatus(ctx, s.TxHash, s.SignerID, true)
+			require.NoError(t, err)
+			require.Equal(t, string(s.JSON), string(got), "EXPERIMENTAL_tx_status %s", s.TxHash)
+			want, err := jsonobject.Filter(s.JSON, func(key string) bool { return key != "receipts" })
+			require.NoError(t, err)
+			got, err = st.TxStatus(ctx, s.TxHash, s.SignerID, false)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got), "tx %s", s.TxHash)
+		}
+	}
+	// What is stored does not depend on where batches end.
+	one := storetest.NewStore(t)
+	_, err = one.Commit(ctx, bundles)
+	require.NoError(t, err)
+	storetest.RequireSameSums(t, storetest.TableSums(t, one.Pool(), "indexer_cursor"), storetest.TableSums(t, st.Pool(), "indexer_cursor"))
+}
