@@ -15,10 +15,10 @@ import (
 // the Citus cluster whose coordinator the URL names (store.Distribute).
 func runMigrate(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "migrate", "[--database-url URL | --data-dir DIR] [--citus]")
-	db := registerDatabaseFlags(fs, env)
-	citus := boolFlag(fs, env, "citus", "NEARLINE_CITUS", false,
-		"then distribute the archive's tables on the Citus cluster whose coordinator --database-url names (docs/scaling.md); idempotent, refused on a database without Citus")
-	if err := parseCommand(fs, args, db.check); err != nil {
+	db, citus := registerDatabaseFlags(fs), false
+	fs.Var(boolean(&citus), "citus", "then distribute the archive's tables on the Citus cluster whose coordinator "+
+		"--database-url names (docs/scaling.md); idempotent, refused on a database without Citus")
+	if err := parseCommand(fs, env, args, db.check); err != nil {
 		return err
 	}
 	databaseURL, release, err := db.open(ctx, env, true)
@@ -27,7 +27,7 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 	}
 	defer release()
 	var pool *pgxpool.Pool
-	if *citus {
+	if citus {
 		// Refused before any migration on a database that is not a
 		// coordinator.
 		if pool, err = pgxpool.New(ctx, databaseURL); err != nil {

@@ -23,28 +23,26 @@ const releaseTimeout = 2 * time.Minute
 // databaseFlags are the flags that say where the archive is: a PostgreSQL
 // URL, or else the embedded PostgreSQL in a data directory.
 type databaseFlags struct {
-	url     *string
-	dataDir *string
-	pgBin   *string
+	url, dataDir, pgBin string
 }
 
-func registerDatabaseFlags(fs *flag.FlagSet, env *environment) *databaseFlags {
-	return &databaseFlags{
-		url: stringFlag(fs, env, "database-url", "NEARLINE_DATABASE_URL", "",
-			"PostgreSQL URL of the archive (default: the embedded PostgreSQL in --data-dir)"),
-		dataDir: stringFlag(fs, env, "data-dir", "NEARLINE_DATA_DIR", "",
-			"without --database-url: directory of the embedded PostgreSQL, made and started from the machine's PostgreSQL server binaries, shared by the nearline commands using it and stopped by the last to exit (default $XDG_DATA_HOME/nearline, else ~/.local/share/nearline; /var/lib/nearline as root)"),
-		pgBin: stringFlag(fs, env, "pg-bin", "NEARLINE_PG_BIN", "",
-			"without --database-url: directory of PostgreSQL's initdb and pg_ctl (default: "+pgcluster.BinGlob+" of the highest version, else initdb on PATH)"),
-	}
+func registerDatabaseFlags(fs *flag.FlagSet) *databaseFlags {
+	f := &databaseFlags{}
+	fs.StringVar(&f.url, "database-url", "", "PostgreSQL URL of the archive (default: the embedded PostgreSQL in --data-dir)")
+	fs.StringVar(&f.dataDir, "data-dir", "", "without --database-url: directory of the embedded PostgreSQL, "+
+		"made and started from the machine's PostgreSQL server binaries, shared by the nearline commands using it "+
+		"and stopped by the last to exit (default $XDG_DATA_HOME/nearline, else ~/.local/share/nearline; /var/lib/nearline as root)")
+	fs.StringVar(&f.pgBin, "pg-bin", "", "without --database-url: directory of PostgreSQL's initdb and pg_ctl "+
+		"(default: "+pgcluster.BinGlob+" of the highest version, else initdb on PATH)")
+	return f
 }
 
 // parseDatabaseCommand parses the args of a command whose only flags say
-// where the archive is (migrate, status).
+// where the archive is (status).
 func parseDatabaseCommand(env *environment, name string, args []string) (*databaseFlags, error) {
 	fs := newFlagSet(env, name, "[--database-url URL | --data-dir DIR]")
-	db := registerDatabaseFlags(fs, env)
-	if err := parseCommand(fs, args, db.check); err != nil {
+	db := registerDatabaseFlags(fs)
+	if err := parseCommand(fs, env, args, db.check); err != nil {
 		return nil, err
 	}
 	return db, nil
@@ -53,7 +51,7 @@ func parseDatabaseCommand(env *environment, name string, args []string) (*databa
 // check refuses embedded-database flags beside a URL, where they would be
 // ignored.
 func (f *databaseFlags) check() error {
-	if *f.url != "" && (*f.dataDir != "" || *f.pgBin != "") {
+	if f.url != "" && (f.dataDir != "" || f.pgBin != "") {
 		return errors.New("--data-dir and --pg-bin (NEARLINE_DATA_DIR, NEARLINE_PG_BIN) are for the embedded PostgreSQL; with --database-url they have no use")
 	}
 	return nil
@@ -65,17 +63,17 @@ func (f *databaseFlags) check() error {
 // the commands that make it), started unless another nearline process runs
 // it, and stopped by release unless another still uses it.
 func (f *databaseFlags) open(ctx context.Context, env *environment, create bool) (string, func(), error) {
-	if *f.url != "" {
-		return *f.url, func() {}, nil
+	if f.url != "" {
+		return f.url, func() {}, nil
 	}
-	dir := *f.dataDir
+	dir := f.dataDir
 	if dir == "" {
 		var err error
 		if dir, err = defaultDataDir(env.getenv, os.Geteuid() == 0); err != nil {
 			return "", nil, err
 		}
 	}
-	local, err := pgcluster.OpenLocal(ctx, pgcluster.LocalConfig{Dir: dir, Create: create, Database: embeddedDatabase, Bin: *f.pgBin})
+	local, err := pgcluster.OpenLocal(ctx, pgcluster.LocalConfig{Dir: dir, Create: create, Database: embeddedDatabase, Bin: f.pgBin})
 	switch {
 	case errors.Is(err, pgcluster.ErrNoCluster):
 		return "", nil, fmt.Errorf("%w (nearline run, index or migrate makes one there; or give --data-dir or --database-url)", err)

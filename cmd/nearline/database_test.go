@@ -65,8 +65,8 @@ func TestEmbeddedDatabase(t *testing.T) {
 
 	env, _, _ = loggedEnv(map[string]string{"NEARLINE_DATA_DIR": dir})
 	fs := newFlagSet(env, "test", "")
-	db := registerDatabaseFlags(fs, env)
-	require.NoError(t, parseFlags(fs, nil))
+	db := registerDatabaseFlags(fs)
+	require.NoError(t, parse(fs, env, nil))
 	url, release, err := db.open(ctx, env, false)
 	require.NoError(t, err)
 	released := false

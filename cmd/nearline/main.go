@@ -149,8 +149,8 @@ func newFlagSet(env *environment, name, synopsis string) *flag.FlagSet {
 // the first that fails is said in one line ("nearline CMD: ...") and is a
 // usage error (exit status 2). The checks run before anything connects
 // anywhere.
-func parseCommand(fs *flag.FlagSet, args []string, checks ...func() error) error {
-	if err := parseFlags(fs, args); err != nil {
+func parseCommand(fs *flag.FlagSet, env *environment, args []string, checks ...func() error) error {
+	if err := parse(fs, env, args); err != nil {
 		return err
 	}
 	for _, check := range checks {
