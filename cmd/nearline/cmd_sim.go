@@ -5,10 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/sim"
 )
@@ -94,27 +90,6 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.RPCAddr, err)
 	}
-	srv := &http.Server{Handler: node.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	env.logger.Info("simulator listening", "addr", ln.Addr().String(), "seed", cfg.Seed, "shards", cfg.Shards)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("serve: %w", err)
-		}
-		return nil
-	})
-	g.Go(func() error {
-		runErr := node.Run(gctx)
-		if runErr == nil {
-			<-gctx.Done()
-		}
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdownCtx)
-		if runErr != nil {
-			return fmt.Errorf("produce blocks: %w", runErr)
-		}
-		return nil
-	})
-	return g.Wait()
+	return serveNode(ctx, node, ln)
 }
