@@ -72,7 +72,7 @@ func checkChain(ctx context.Context, env *environment, flags *indexFlags, s *sto
 		return err
 	default:
 		if err := chain.Compare(archived, "the archive", upstream, upName); err != nil {
-			return fmt.Errorf("%w; index it into another database, or start this one over", err)
+			return fmt.Errorf("%w; %s", err, flags.db.startOver())
 		}
 	}
 	return s.RecordChainIdentity(ctx, upstream)

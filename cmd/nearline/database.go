@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/internal/pgcluster"
 	"github.com/nearline/nearline/store"
 )
@@ -24,6 +25,7 @@ const releaseTimeout = 2 * time.Minute
 // URL, or else the embedded PostgreSQL in a data directory.
 type databaseFlags struct {
 	url, dataDir, pgBin string
+	dir                 string // the embedded PostgreSQL's directory, once open
 }
 
 func registerDatabaseFlags(fs *flag.FlagSet) *databaseFlags {
@@ -73,6 +75,7 @@ func (f *databaseFlags) open(ctx context.Context, env *environment, create bool)
 			return "", nil, err
 		}
 	}
+	f.dir = dir
 	local, err := pgcluster.OpenLocal(ctx, pgcluster.LocalConfig{Dir: dir, Create: create, Database: embeddedDatabase, Bin: f.pgBin})
 	switch {
 	case errors.Is(err, pgcluster.ErrNoCluster):
@@ -97,6 +100,17 @@ func (f *databaseFlags) open(ctx context.Context, env *environment, create bool)
 		}
 	}
 	return url, release, nil
+}
+
+// startOver says where the open archive is, and how to index into another
+// or start it over: for a chain the archive is not of.
+func (f *databaseFlags) startOver() string {
+	if f.url != "" {
+		return fmt.Sprintf("the archive is the database %s: index into another with --database-url, "+
+			"or drop this one and create it again (dropdb, createdb) to start over", httpcall.RedactURL(f.url))
+	}
+	return fmt.Sprintf("the archive is the embedded PostgreSQL in %s: index into another with --data-dir, "+
+		"or stop the nearline processes using it and remove that directory (rm -r %s) to start over", f.dir, f.dir)
 }
 
 // defaultDataDir is the embedded PostgreSQL's directory without --data-dir:
