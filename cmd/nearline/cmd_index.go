@@ -38,7 +38,7 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 // openStore migrates and opens the archive for the indexer, with extra
 // connections for a server sharing the pool (run).
 func (f *indexFlags) openStore(ctx context.Context, extraConns int) (*store.Store, func(), error) {
-	return f.db.openStore(ctx, f.env, archiveUse{migrate: true, cfg: store.Config{
+	return f.db.openStore(ctx, f.env, archiveUse{migrate: true, noMigrate: f.noMigrate, cfg: store.Config{
 		MaxConns: int32(f.maxConns + extraConns), SkipEvents: !f.events, Cursor: f.cursor,
 	}})
 }

@@ -134,6 +134,8 @@ type archiveUse struct {
 	// migrate: the command may make the embedded PostgreSQL and migrates
 	// the database (run, index); otherwise the schema must be there.
 	migrate bool
+	// noMigrate: the command would migrate, but --no-migrate says not to.
+	noMigrate bool
 	// url, when set, rewrites the database URL (verify reads read-only).
 	url func(string) string
 	cfg store.Config
@@ -144,6 +146,7 @@ type archiveUse struct {
 // `nearline migrate`), and returns it with a close that releases the
 // embedded PostgreSQL too.
 func (f *databaseFlags) openStore(ctx context.Context, env *environment, use archiveUse) (*store.Store, func(), error) {
+	use.migrate = use.migrate && !use.noMigrate
 	databaseURL, release, err := f.open(ctx, env, use.migrate)
 	if err != nil {
 		return nil, nil, err
@@ -164,7 +167,7 @@ func (f *databaseFlags) openStore(ctx context.Context, env *environment, use arc
 	}
 	closeAll := func() { s.Close(); release() }
 	if !use.migrate {
-		if err := requireSchema(ctx, s); err != nil {
+		if err := requireSchema(ctx, s, use.noMigrate); err != nil {
 			closeAll()
 			return nil, nil, err
 		}
@@ -173,13 +176,15 @@ func (f *databaseFlags) openStore(ctx context.Context, env *environment, use arc
 }
 
 // requireSchema refuses a database that `nearline migrate` has not brought
-// up to this binary's schema, saying so.
-func requireSchema(ctx context.Context, s *store.Store) error {
-	if err := s.CheckSchema(ctx); err != nil {
-		if errors.Is(err, store.ErrNotMigrated) {
-			return fmt.Errorf("%w; run `nearline migrate` on it first (or `nearline run`, which migrates)", err)
-		}
-		return err
+// up to this binary's schema, saying so (and, for noMigrate, that the
+// command was told not to migrate it).
+func requireSchema(ctx context.Context, s *store.Store, noMigrate bool) error {
+	err := s.CheckSchema(ctx)
+	switch {
+	case errors.Is(err, store.ErrNotMigrated) && noMigrate:
+		return fmt.Errorf("--no-migrate: %w; run `nearline migrate` on it first (docs/database.md), or leave out --no-migrate", err)
+	case errors.Is(err, store.ErrNotMigrated):
+		return fmt.Errorf("%w; run `nearline migrate` on it first (or `nearline run`, which migrates)", err)
 	}
-	return nil
+	return err
 }

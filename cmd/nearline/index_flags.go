@@ -37,7 +37,7 @@ type indexFlags struct {
 	fromLatest                       bool
 	metricsListen, genesis, snapshot string
 	maxConns                         int
-	events                           bool
+	events, noMigrate                bool
 	cursor                           string
 	indexer                          indexer.Config   // but Upstream and Metrics
 	rpc                              rpcsource.Config // Concurrency (docsource's too) and MaxInFlight
@@ -95,6 +95,8 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		"whatever the blocks weigh; the Go runtime's memory limit is 2.5 times it unless GOMEMLIMIT is set")
 	fs.Var(number(&f.http.RequestRate, 0, 0), "upstream-rate", "with --source neardata or lake: requests a second "+
 		"to the document upstream at most, retries included (0: no bound; a free neardata endpoint allows 3: 180 a minute per IP)")
+	fs.Var(boolean(&f.noMigrate), "no-migrate", "do not apply the migrations at start: refuse to start on a database "+
+		"whose schema is behind this binary's (apply them with nearline migrate, after a backup; docs/database.md)")
 	return f
 }
 
