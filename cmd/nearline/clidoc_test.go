@@ -48,7 +48,7 @@ var (
 func helpOf(t *testing.T, name string) commandDoc {
 	t.Helper()
 	env, stdout, stderr := testEnv(nil)
-	require.Equal(t, 0, run(context.Background(), env, []string{name, "-h"}), "nearline %s -h", name)
+	require.Equal(t, 0, run(context.Background(), env, append(strings.Fields(name), "-h")), "nearline %s -h", name)
 	lines := strings.Split(stdout.String()+stderr.String(), "\n")
 	prefix := "Usage: nearline " + name + " "
 	require.True(t, strings.HasPrefix(lines[0], prefix), "first line of nearline %s -h: %q", name, lines[0])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -51,5 +52,44 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 	}
 	env.logger.Info("archive is distributed", "distributed", len(res.Distributed), "already", len(res.Already),
 		"not_in_schema", strings.Join(res.Missing, ","))
+	return nil
+}
+
+// runMigrateStatus prints every embedded migration, applied (and when)
+// or pending, and those that cannot be undone.
+func runMigrateStatus(ctx context.Context, env *environment, args []string) error {
+	db, err := parseDatabaseCommand(env, "migrate status", args)
+	if err != nil {
+		return err
+	}
+	databaseURL, release, err := db.open(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	list, err := store.Migrations(ctx, databaseURL)
+	if err != nil {
+		return err
+	}
+	var applied, pending int
+	for _, m := range list {
+		state := "pending             "
+		if m.Applied {
+			state = m.AppliedAt.UTC().Format(time.RFC3339)
+			applied++
+		} else {
+			pending++
+		}
+		line := fmt.Sprintf("%5d  %s  %s", m.Version, state, m.File)
+		if m.Irreversible != "" {
+			line += " (no down migration: " + m.Irreversible + ")"
+		}
+		fmt.Fprintln(env.stdout, line)
+	}
+	fmt.Fprintf(env.stdout, "%d applied, %d pending", applied, pending)
+	if pending > 0 {
+		fmt.Fprint(env.stdout, ": nearline migrate applies them")
+	}
+	fmt.Fprintln(env.stdout)
 	return nil
 }

@@ -162,7 +162,7 @@ func TestEveryCommandRefusesMalformedEnvironment(t *testing.T) {
 	var checked int // migrate and status have only string flags
 	for _, c := range commands() {
 		env, _, stderr := testEnv(nil)
-		require.Equal(t, 0, run(context.Background(), env, []string{c.name, "-h"}))
+		require.Equal(t, 0, run(context.Background(), env, append(strings.Fields(c.name), "-h")))
 		var kind string
 		for _, line := range strings.Split(stderr.String(), "\n") {
 			if m := flagLine.FindStringSubmatch(line); m != nil {
@@ -179,7 +179,7 @@ func TestEveryCommandRefusesMalformedEnvironment(t *testing.T) {
 				env, stdout, stderr := testEnv(map[string]string{m[1]: "abc"})
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
-				code := run(ctx, env, []string{c.name})
+				code := run(ctx, env, strings.Fields(c.name))
 				out := stdout.String() + stderr.String()
 				require.Equal(t, 2, code, "exit status; output:\n%s", out)
 				require.Contains(t, out, m[1]+`="abc": want `)

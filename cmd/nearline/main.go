@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -35,6 +37,7 @@ func commands() []command {
 		{"index", "follow finalized blocks of an upstream node into PostgreSQL", runIndex},
 		{"serve", "answer NEAR JSON-RPC read methods from PostgreSQL", runServe},
 		{"migrate", "apply the embedded database migrations", runMigrate},
+		{"migrate status", "list the migrations, applied or pending", runMigrateStatus},
 		{"sim", "serve a simulated NEAR node (deterministic chain) over JSON-RPC", runSim},
 		{"status", "print the archive's indexed range and cursor", runStatus},
 		{"verify", "compare the archive's answers with a node's", runVerify},
@@ -69,7 +72,7 @@ func main() {
 func run(ctx context.Context, env *environment, args []string) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
-			return run(ctx, env, []string{args[1], "-h"})
+			return run(ctx, env, append(slices.Clone(args[1:]), "-h"))
 		}
 		usage(env.stdout)
 		if len(args) == 0 {
@@ -77,35 +80,47 @@ func run(ctx context.Context, env *environment, args []string) int {
 		}
 		return 0
 	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
-		}
-		err := c.run(ctx, env, args[1:])
-		var status *exitStatusError
-		switch {
-		case errors.As(err, &status):
-			env.logger.Error("nearline "+c.name+" failed", "err", err)
-			return status.status
-		case err == nil:
-			return 0
-		case errors.Is(err, flag.ErrHelp):
-			return 0
-		case errors.Is(err, errUsage):
-			return 2
-		case ctx.Err() != nil && errors.Is(err, context.Canceled):
-			// SIGINT/SIGTERM arrived before the command could finish (a
-			// migration, say): its transaction was rolled back, and
-			// stopping on request is not a failure.
-			env.logger.Info("nearline "+c.name+" interrupted", "err", err)
-			return 0
-		}
-		env.logger.Error("nearline "+c.name+" failed", "err", err)
-		return 1
+	c, words, ok := lookup(args)
+	if !ok {
+		fmt.Fprintf(env.stderr, "nearline: unknown command %q\n\n", args[0])
+		usage(env.stderr)
+		return 2
 	}
-	fmt.Fprintf(env.stderr, "nearline: unknown command %q\n\n", args[0])
-	usage(env.stderr)
-	return 2
+	err := c.run(ctx, env, args[words:])
+	var status *exitStatusError
+	switch {
+	case errors.As(err, &status):
+		env.logger.Error("nearline "+c.name+" failed", "err", err)
+		return status.status
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// SIGINT/SIGTERM arrived before the command could finish (a
+		// migration, say): its transaction was rolled back, and
+		// stopping on request is not a failure.
+		env.logger.Info("nearline "+c.name+" interrupted", "err", err)
+		return 0
+	}
+	env.logger.Error("nearline "+c.name+" failed", "err", err)
+	return 1
+}
+
+// lookup finds the command args start with, the longest of those named
+// ("migrate status" before "migrate"), and how many words name it.
+func lookup(args []string) (command, int, bool) {
+	var found command
+	words := 0
+	for _, c := range commands() {
+		name := strings.Fields(c.name)
+		if len(name) > words && len(args) >= len(name) && slices.Equal(name, args[:len(name)]) {
+			found, words = c, len(name)
+		}
+	}
+	return found, words, words > 0
 }
 
 // errUsage marks a command line that could not be parsed; the FlagSet has
@@ -129,7 +144,7 @@ func unreachable(err error) error { return &exitStatusError{status: 2, err: err}
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: nearline <command> [flags]\n\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-15s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'nearline <command> -h' for a command's flags. Every flag also reads an environment variable, shown in its help.")
 }
