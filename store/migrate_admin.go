@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path"
 	"strings"
 	"time"
@@ -11,8 +13,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pressly/goose/v3"
 
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/migrations"
 )
+
+// ErrIrreversible is a migration whose down migration refuses to run: what
+// it changed cannot be rebuilt, and going back means restoring a backup or
+// indexing again.
+var ErrIrreversible = errors.New("cannot be migrated down")
 
 // Migration is one embedded migration and whether the database has it.
 type Migration struct {
@@ -82,4 +90,39 @@ func irreversible(file string) (string, error) {
 	}
 	msg, _, _ = strings.Cut(msg, "'")
 	return msg, nil
+}
+
+// MigrateDown undoes the database's applied migrations above version,
+// newest first, each in its own transaction, logging each to logger. It
+// is refused before any is undone when one of them is irreversible
+// (ErrIrreversible, naming it).
+func MigrateDown(ctx context.Context, url string, version int64, logger *slog.Logger) error {
+	logger = logs.OrDiscard(logger)
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer pool.Close()
+	list, err := listMigrations(ctx, pool)
+	if err != nil {
+		return err
+	}
+	for _, m := range list {
+		if m.Applied && m.Version > version && m.Irreversible != "" {
+			return fmt.Errorf("migration %s %w: %s", m.File, ErrIrreversible, m.Irreversible)
+		}
+	}
+	provider, closeDB, err := newProvider(pool)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	results, err := provider.DownTo(ctx, version)
+	for _, r := range results {
+		logger.Info("migration undone", "version", r.Source.Version, "path", r.Source.Path, "elapsed", r.Duration)
+	}
+	if err != nil {
+		return fmt.Errorf("undo migrations: %w", err)
+	}
+	return nil
 }

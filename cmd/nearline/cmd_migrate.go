@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -91,5 +92,35 @@ func runMigrateStatus(ctx context.Context, env *environment, args []string) erro
 		fmt.Fprint(env.stdout, ": nearline migrate applies them")
 	}
 	fmt.Fprintln(env.stdout)
+	return nil
+}
+
+// runMigrateDown undoes the migrations above --to, refused before any is
+// undone when one of them has no down migration.
+func runMigrateDown(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "migrate down", "[--database-url URL | --data-dir DIR] --to VERSION")
+	db := registerDatabaseFlags(fs)
+	var to *uint64
+	fs.Var(optional(&to, "version", "a migration version", nil), "to",
+		"the version to go back to: every applied migration above it is undone, newest first (required; "+
+			"nearline migrate status lists them)")
+	err := parseCommand(fs, env, args, func() error {
+		if to == nil {
+			return errors.New("--to (or NEARLINE_MIGRATE_DOWN_TO) is required: the version to go back to")
+		}
+		return db.check()
+	})
+	if err != nil {
+		return err
+	}
+	databaseURL, release, err := db.open(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := store.MigrateDown(ctx, databaseURL, int64(*to), env.logger); err != nil {
+		return err
+	}
+	env.logger.Info("database is migrated down", "version", *to)
 	return nil
 }

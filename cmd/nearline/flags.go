@@ -21,6 +21,7 @@ import (
 // envNames are the variables of the flags that do not read NEARLINE_ and
 // their name in capitals, by command and flag.
 var envNames = map[string]string{
+	"migrate down to":       "NEARLINE_MIGRATE_DOWN_TO",
 	"run sim":               "NEARLINE_RUN_SIM",
 	"serve request-timeout": "NEARLINE_RPC_REQUEST_TIMEOUT",
 	"sim listen":            "NEARLINE_SIM_LISTEN",

@@ -38,6 +38,7 @@ func commands() []command {
 		{"serve", "answer NEAR JSON-RPC read methods from PostgreSQL", runServe},
 		{"migrate", "apply the embedded database migrations", runMigrate},
 		{"migrate status", "list the migrations, applied or pending", runMigrateStatus},
+		{"migrate down", "undo the migrations above a version", runMigrateDown},
 		{"sim", "serve a simulated NEAR node (deterministic chain) over JSON-RPC", runSim},
 		{"status", "print the archive's indexed range and cursor", runStatus},
 		{"verify", "compare the archive's answers with a node's", runVerify},

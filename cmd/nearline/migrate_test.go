@@ -60,3 +60,26 @@ func TestMigrateStatus(t *testing.T) {
 	require.Contains(t, lines[10], "00011_layout3.sql (no down migration: layout 3 cannot be migrated down")
 	require.Equal(t, fmt.Sprintf("%d applied, 0 pending", m.latest), lines[m.latest])
 }
+
+// TestMigrateDown: migrate down --to undoes the newest migrations, which
+// status then lists as pending and migrate applies again; a --to below a
+// migration without a down migration is refused before anything is
+// undone, naming it; --to is required.
+func TestMigrateDown(t *testing.T) {
+	t.Parallel()
+	m := newMigrateCLI(t)
+	m.run(0, "migrate")
+	out := m.run(0, "migrate", "down", "--to", fmt.Sprint(m.latest-1))
+	require.Contains(t, out, fmt.Sprintf(`msg="migration undone" version=%d`, m.latest))
+	lines := m.status()
+	require.Contains(t, lines[m.latest-1], "pending")
+	require.Equal(t, fmt.Sprintf("%d applied, 1 pending: nearline migrate applies them", m.latest-1), lines[m.latest])
+
+	out = m.run(1, "migrate", "down", "--to", "10")
+	require.Contains(t, out, "migration 00011_layout3.sql cannot be migrated down: layout 3 cannot be migrated down")
+	require.Contains(t, m.status()[m.latest], fmt.Sprintf("%d applied", m.latest-1), "nothing undone")
+
+	require.Contains(t, m.run(2, "migrate", "down"), "--to (or NEARLINE_MIGRATE_DOWN_TO) is required")
+	m.run(0, "migrate")
+	require.Contains(t, m.status()[m.latest], fmt.Sprintf("%d applied, 0 pending", m.latest))
+}
