@@ -19,7 +19,12 @@ import (
 // the indexer reaches --to it stops and serving goes on; when either
 // fails, both stop.
 func runRun(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "run", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest] [--listen ADDR] [flags]")
+	fs := newFlagSet(env, "run", "(--sim | [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest]) "+
+		"[--database-url URL | --data-dir DIR] [--listen ADDR] [flags]",
+		example{"--sim", "the trial: a simulated chain, indexed into the embedded PostgreSQL and served on 127.0.0.1:3030"},
+		example{mainnetArgs, "mainnet from its final head on (no history before it), within neardata's free tier"},
+		example{"--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json",
+			"your own PostgreSQL, following a JSON-RPC node (here `nearline sim --listen 127.0.0.1:3031`) from its genesis"})
 	index := registerIndexFlags(fs, env)
 	serve := registerServeFlags(fs, env, true)
 	withSim := false

@@ -150,12 +150,24 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'nearline <command> -h' for a command's flags. Every flag also reads an environment variable, shown in its help.")
 }
 
-// newFlagSet returns a FlagSet that reports errors instead of exiting.
-func newFlagSet(env *environment, name, synopsis string) *flag.FlagSet {
+// example is a command line -h shows, and what it does.
+type example struct{ args, does string }
+
+// newFlagSet returns a FlagSet that reports errors instead of exiting. Its
+// -h prints the synopsis, the examples, then the flags.
+func newFlagSet(env *environment, name, synopsis string, examples ...example) *flag.FlagSet {
 	fs := flag.NewFlagSet("nearline "+name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: nearline %s %s\n\nFlags:\n", name, synopsis)
+		fmt.Fprintf(fs.Output(), "Usage: nearline %s %s\n\n", name, synopsis)
+		if len(examples) > 0 {
+			fmt.Fprintln(fs.Output(), "Examples:")
+			for _, e := range examples {
+				fmt.Fprintf(fs.Output(), "  nearline %s %s\n      %s\n", name, e.args, e.does)
+			}
+			fmt.Fprintln(fs.Output())
+		}
+		fmt.Fprintln(fs.Output(), "Flags:")
 		printFlags(fs)
 	}
 	return fs
