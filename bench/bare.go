@@ -39,10 +39,11 @@ const (
 	bareChunkSQL   = `SELECT c.doc FROM block_chunks bc JOIN chunks c ON c.chunk_hash = bc.chunk_hash WHERE bc.block_height = $1 AND bc.shard_id = $2`
 	bareAccountSQL = `SELECT json_build_object('amount', amount::text, 'locked', locked::text, 'code_hash', code_hash,
 		'storage_usage', storage_usage, 'storage_paid_at', storage_paid_at, 'block_height', $2::bigint)::text
-		FROM account_history WHERE account_id = $1 AND block_height <= $2 ORDER BY block_height DESC LIMIT 1`
+		FROM account_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2
+		ORDER BY block_height DESC LIMIT 1`
 	bareStateSQL = `SELECT json_build_object('values', coalesce(json_agg(json_build_object('key', encode(data_key, 'base64'),
 		'value', encode(value, 'base64'))), '[]'))::text FROM (SELECT DISTINCT ON (data_key) data_key, deleted, value
-		FROM contract_data_history WHERE account_id = $1 AND block_height <= $2 ORDER BY data_key, block_height DESC) s WHERE NOT deleted`
+		FROM contract_data_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2 ORDER BY data_key, block_height DESC) s WHERE NOT deleted`
 	// The positions of the matching changes and the block's document,
 	// unpacked in Go (SQL has no zstd).
 	bareChangesSQL = `SELECT (SELECT changes FROM block_changes WHERE block_height = $1),
@@ -51,8 +52,8 @@ const (
 		AND change_type IN ('account_update', 'account_deletion')`
 	// A view call reads the account's code hash first; the bare handler
 	// stops there (no contract runtime).
-	bareCallSQL = `SELECT json_build_object('code_hash', code_hash)::text FROM account_history
-		WHERE account_id = $1 AND block_height <= $2 ORDER BY block_height DESC LIMIT 1`
+	bareCallSQL = `SELECT json_build_object('code_hash', code_hash)::text FROM account_history_ids
+		WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2 ORDER BY block_height DESC LIMIT 1`
 )
 
 func (h bareHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

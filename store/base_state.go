@@ -30,12 +30,20 @@ func (s *Store) PutBaseState(ctx context.Context, height uint64, changes []bundl
 
 // copyBaseRows writes the state history and contract code rows of rows.
 func copyBaseRows(ctx context.Context, tx pgx.Tx, rows *rowSet) error {
+	var written []table
 	for _, t := range tables {
 		switch t.name {
-		case "account_history", "access_key_history", "contract_data_history", "contract_code_history", "contract_codes":
-			if _, err := copyRows(ctx, tx, t, t.rows(rows)); err != nil {
-				return err
-			}
+		case "account_history_ids", "access_key_history_ids", "contract_data_history_ids", "contract_code_history_ids", "contract_codes":
+			written = append(written, t)
+		}
+	}
+	ids, err := internTables(ctx, tx, written, rows)
+	if err != nil {
+		return err
+	}
+	for _, t := range written {
+		if _, err := copyRows(ctx, tx, t, ids.rows(t, t.rows(rows))); err != nil {
+			return err
 		}
 	}
 	return nil

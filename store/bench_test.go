@@ -41,11 +41,12 @@ func BenchmarkViewStateManyUpdates(b *testing.B) {
 	s := storetest.NewStore(b)
 	ctx := context.Background()
 	_, err := s.Pool().Exec(ctx, `
-INSERT INTO contract_data_history (account_id, data_key, block_height, deleted, value)
-SELECT 'busy.near', convert_to('key' || k, 'UTF8'), h * $1 + k, false, int8send(h)
+INSERT INTO accounts (name) VALUES ('busy.near');
+INSERT INTO contract_data_history_ids (account, data_key, block_height, deleted, value)
+SELECT (SELECT id FROM accounts WHERE name = 'busy.near'), convert_to('key' || k, 'UTF8'), h * $1 + k, false, int8send(h)
 FROM generate_series(1, $2::int) AS h, generate_series(0, $1 - 1) AS k`, keys, updates)
 	require.NoError(b, err)
-	_, err = s.Pool().Exec(ctx, `ANALYZE contract_data_history`)
+	_, err = s.Pool().Exec(ctx, `ANALYZE contract_data_history_ids`)
 	require.NoError(b, err)
 	for _, at := range []struct {
 		name   string

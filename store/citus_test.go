@@ -108,11 +108,13 @@ func TestRowsOfAHeightShareAWorker(t *testing.T) {
 		}
 	}
 	require.Len(t, nodes, 2, "40 heights spread over both workers")
-	for _, account := range []string{storetest.Alice, storetest.Bob, storetest.Contract} {
-		want := nodeOf("account_history", account)
+	for _, name := range []string{storetest.Alice, storetest.Bob, storetest.Contract} {
+		var account int32
+		require.NoError(t, s.Pool().QueryRow(ctx, `SELECT id FROM accounts WHERE name = $1`, name).Scan(&account))
+		want := nodeOf("account_history_ids", account)
 		for _, p := range store.DistributionPlan() {
-			if p.ColocateWith == "account_history" {
-				require.Equal(t, want, nodeOf(p.Table, account), "%s of %s", p.Table, account)
+			if p.ColocateWith == "account_history_ids" {
+				require.Equal(t, want, nodeOf(p.Table, account), "%s of %s", p.Table, name)
 			}
 		}
 	}

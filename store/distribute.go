@@ -39,16 +39,17 @@ type Placement struct {
 // Distribute applies it (each group's first table before the others).
 // Block-keyed tables are distributed by their height-range partition key
 // in one group, so a block's rows (and an outcome's or a token event's
-// with its transaction's) meet on one shard; the state history, account
-// bases and activity by account in another, so one account's state at any
-// height is on one shard; contract code by its hash; the small tables a
-// copy on every node.
+// with its transaction's) meet on one shard; the state history and
+// activity by account number in another, so one account's state at any
+// height is on one shard; account bases by name and contract code by its
+// hash, each a group of its own; accounts (number <-> name) and the small
+// tables a copy on every node.
 func DistributionPlan() []Placement {
 	block := func(table, column string) Placement {
 		return Placement{table, PlacementDistributed, column, "blocks"}
 	}
 	account := func(table string) Placement {
-		return Placement{table, PlacementDistributed, "account_id", "account_history"}
+		return Placement{table, PlacementDistributed, "account", "account_history_ids"}
 	}
 	ref := func(table string) Placement { return Placement{Table: table, Placement: PlacementReference} }
 	return []Placement{
@@ -62,16 +63,18 @@ func DistributionPlan() []Placement {
 		block("transaction_statuses", "block_height"),
 		block("block_changes", "block_height"),
 		block("block_tx_statuses", "block_height"),
-		block("ft_events", "tx_block_height"),
-		block("nft_events", "tx_block_height"),
-		block("mt_events", "tx_block_height"),
-		account("account_history"),
-		account("access_key_history"),
-		account("contract_data_history"),
-		account("contract_code_history"),
-		account("account_bases"),
-		account("account_activity"),
+		block("ft_events_ids", "tx_block_height"),
+		block("nft_events_ids", "tx_block_height"),
+		block("mt_events_ids", "tx_block_height"),
+		account("account_history_ids"),
+		account("access_key_history_ids"),
+		account("contract_data_history_ids"),
+		account("contract_code_history_ids"),
+		account("account_activity_ids"),
+		// By name, a group of its own: a row per account, read by name.
+		{"account_bases", PlacementDistributed, "account_id", "account_bases"},
 		{"contract_codes", PlacementDistributed, "code_hash", "contract_codes"},
+		ref("accounts"),
 		ref("global_contract_distributions"),
 		ref("chain_config"),
 		ref("protocol_configs"),

@@ -33,6 +33,11 @@
 //     account_activity is keyed by account (one range scan per page) and
 //     rewritten by source_height. UpdateTxStatus replaces a transaction's
 //     events and adds their activity.
+//   - The state history, activity and token event tables hold account ids
+//     as numbers (accounts.go, migration 00018): their rows are in
+//     <table>_ids, and views with the tables' names give the names back. A
+//     commit numbers the accounts it names in its own transaction; reads
+//     name an account by (SELECT id FROM accounts WHERE name = $1).
 //   - Every Commit notifies NotifyChannel inside its transaction: a
 //     notification means the blocks are committed.
 //   - Every "not there" answer satisfies errors.Is(err, ErrNotFound).

@@ -66,12 +66,14 @@ type malformedLog struct {
 const eventBlockTimeColumn = 5
 
 var (
+	// The token tables have no standard column (one per table: their
+	// views give it) and hold accounts by number (migration 00018).
 	eventKeyColumns = []string{"tx_block_height", "receipt_id", "log_index", "event_index", "block_height", "block_time",
-		"tx_hash", "contract_id", "standard", "version", "event", "item_index"}
-	ftEventColumns     = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "account_id", "other_account_id", "delta_amount", "memo")
-	tokenEventColumns  = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "token_index", "token_id", "account_id", "other_account_id", "delta_amount", "authorized_id", "memo")
-	activityColumns    = []string{"account_id", "block_height", "kind", "ref_id", "position", "source_height", "other_account_id", "contract_id", "amount"}
-	explorerTableNames = []string{"ft_events", "nft_events", "mt_events"}
+		"tx_hash", "contract", "version", "event", "item_index"}
+	ftEventColumns     = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "account", "other_account", "delta_amount", "memo")
+	tokenEventColumns  = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "token_index", "token_id", "account", "other_account", "delta_amount", "authorized_id", "memo")
+	activityColumns    = []string{"account", "block_height", "kind", "ref_id", "position", "source_height", "other_account", "contract", "amount"}
+	explorerTableNames = []string{"ft_events_ids", "nft_events_ids", "mt_events_ids"}
 )
 
 // explorerTables are the tables Commit writes when events are on, after
@@ -81,13 +83,13 @@ var explorerTables = []table{
 	// should an upstream list one under two statuses of different
 	// transactions anyway, the key keeps its rows once rather than stop
 	// the indexer.
-	{name: "ft_events", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
+	{name: "ft_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
 		rows: func(r *rowSet) [][]any { return r.ex.ftEvents }, columns: ftEventColumns},
-	{name: "nft_events", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
+	{name: "nft_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
 		rows: func(r *rowSet) [][]any { return r.ex.nftEvents }, columns: tokenEventColumns},
-	{name: "mt_events", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING",
+	{name: "mt_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
 		rows: func(r *rowSet) [][]any { return r.ex.mtEvents }, columns: tokenEventColumns},
-	{name: "account_activity", heightColumn: "source_height", conflict: "ON CONFLICT DO NOTHING",
+	{name: "account_activity_ids", heightColumn: "source_height", conflict: "ON CONFLICT DO NOTHING", named: true,
 		rows: func(r *rowSet) [][]any { return r.ex.activity }, columns: activityColumns},
 }
 
@@ -109,13 +111,13 @@ func (r *rowSet) addActivity(b *bundle.Bundle) {
 		for i, tx := range c.View.Transactions {
 			pos := activityPosition(shard, i)
 			r.ex.activity = append(r.ex.activity,
-				[]any{tx.SignerID, height, ActivityTxSigner, "", pos, height, tx.ReceiverID, nil, nil},
-				[]any{tx.ReceiverID, height, ActivityTxReceiver, "", pos, height, tx.SignerID, nil, nil})
+				[]any{accountName(tx.SignerID), height, ActivityTxSigner, "", pos, height, accountName(tx.ReceiverID), nil, nil},
+				[]any{accountName(tx.ReceiverID), height, ActivityTxReceiver, "", pos, height, accountName(tx.SignerID), nil, nil})
 		}
 		for i, rc := range c.View.Receipts {
 			if rc.Receipt.Action != nil {
-				r.ex.activity = append(r.ex.activity, []any{rc.ReceiverID, height, ActivityReceipt, "",
-					activityPosition(shard, i), height, rc.PredecessorID, nil, nil})
+				r.ex.activity = append(r.ex.activity, []any{accountName(rc.ReceiverID), height, ActivityReceipt, "",
+					activityPosition(shard, i), height, accountName(rc.PredecessorID), nil, nil})
 			}
 		}
 	}
@@ -165,35 +167,36 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txHash string, o *bund
 		r.ex.malformed = append(r.ex.malformed, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: -1, err: err})
 		return
 	}
-	contract := o.Outcome.ExecutorID
+	contract := accountName(o.Outcome.ExecutorID)
 	for li, log := range logs {
 		evs, err := events.Parse(log)
 		if err != nil {
-			r.ex.malformed = append(r.ex.malformed, malformedLog{receiptID: o.ID, contractID: contract, logIndex: li, err: err})
+			r.ex.malformed = append(r.ex.malformed, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: li, err: err})
 			continue
 		}
 		for _, e := range evs {
-			key := []any{txHeight, o.ID, int32(li), int32(e.Index), height, nil, txHash, contract, e.Standard, e.Version,
+			key := []any{txHeight, o.ID, int32(li), int32(e.Index), height, nil, txHash, contract, e.Version,
 				e.Event, int32(e.ItemIndex)}
-			var other *string
+			var other any
 			if e.OtherAccountID != "" {
-				other = &e.OtherAccountID
+				other = accountName(e.OtherAccountID)
 			}
+			account := accountName(e.AccountID)
 			kind := ActivityFT
 			var amount any = pgtype.Numeric{Int: e.Delta, Valid: true}
 			switch e.Standard {
 			case events.NEP141:
-				r.ex.ftEvents = append(r.ex.ftEvents, append(key, e.AccountID, other, amount, e.Memo))
+				r.ex.ftEvents = append(r.ex.ftEvents, append(key, account, other, amount, e.Memo))
 			case events.NEP171:
 				kind = ActivityNFT
-				r.ex.nftEvents = append(r.ex.nftEvents, append(key, int32(e.TokenIndex), e.TokenID, e.AccountID, other,
+				r.ex.nftEvents = append(r.ex.nftEvents, append(key, int32(e.TokenIndex), e.TokenID, account, other,
 					int16(e.Delta.Int64()), e.AuthorizedID, e.Memo))
 			case events.NEP245:
 				kind = ActivityMT
-				r.ex.mtEvents = append(r.ex.mtEvents, append(key, int32(e.TokenIndex), e.TokenID, e.AccountID, other,
+				r.ex.mtEvents = append(r.ex.mtEvents, append(key, int32(e.TokenIndex), e.TokenID, account, other,
 					amount, e.AuthorizedID, e.Memo))
 			}
-			r.ex.activity = append(r.ex.activity, []any{e.AccountID, height, kind, o.ID, int64(li)<<32 | int64(e.Index),
+			r.ex.activity = append(r.ex.activity, []any{account, height, kind, o.ID, int64(li)<<32 | int64(e.Index),
 				txHeight, other, contract, amount})
 		}
 	}
@@ -291,14 +294,18 @@ func fillEventTimes(ctx context.Context, tx pgx.Tx, highest int64) error {
 // untimedHeightsSQL lists the heights of the event rows of
 // explorerTableNames without a block time, at or below $1.
 const untimedHeightsSQL = `
-SELECT block_height FROM ft_events WHERE block_time IS NULL AND block_height <= $1
-UNION SELECT block_height FROM nft_events WHERE block_time IS NULL AND block_height <= $1
-UNION SELECT block_height FROM mt_events WHERE block_time IS NULL AND block_height <= $1`
+SELECT block_height FROM ft_events_ids WHERE block_time IS NULL AND block_height <= $1
+UNION SELECT block_height FROM nft_events_ids WHERE block_time IS NULL AND block_height <= $1
+UNION SELECT block_height FROM mt_events_ids WHERE block_time IS NULL AND block_height <= $1`
 
 // replaceTxEvents replaces the token events of a transaction's status (a
 // newer answer lists more outcomes) and adds their activity. The block
 // times come from the blocks committed so far.
 func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int64, rows *rowSet) error {
+	ids, err := internTables(ctx, tx, explorerTables, rows)
+	if err != nil {
+		return err
+	}
 	for _, t := range explorerTables {
 		if t.heightColumn == "tx_block_height" {
 			q := fmt.Sprintf("DELETE FROM %s WHERE tx_hash = $1 AND tx_block_height = $2", t.name)
@@ -306,7 +313,7 @@ func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int
 				return fmt.Errorf("clear %s of %s: %w", t.name, txHash, err)
 			}
 		}
-		if _, err := copyRows(ctx, tx, t, t.rows(rows)); err != nil {
+		if _, err := copyRows(ctx, tx, t, ids.rows(t, t.rows(rows))); err != nil {
 			return err
 		}
 	}

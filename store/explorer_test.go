@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -281,4 +282,55 @@ func TestEveryCommitNotifiesItsBlocks(t *testing.T) {
 	n, err := listener.WaitForNotification(short)
 	require.Error(t, err, "no notification of a commit that failed, got %+v", n)
 	require.ErrorIs(t, short.Err(), context.DeadlineExceeded)
+}
+
+// activityPageSQL is docs/database.md's page query (the joins naming its
+// rows' hashes left out) as a prepared statement: the account by name,
+// the cursor's key.
+const activityPageSQL = `PREPARE activity_page(text, bigint, activity_kind, text, bigint) AS
+SELECT a.block_height, a.kind, a.ref_id, a.position,
+       (SELECT name FROM accounts WHERE id = a.other_account) AS other_account_id,
+       (SELECT name FROM accounts WHERE id = a.contract) AS contract_id, a.amount
+FROM account_activity_ids a
+WHERE a.account = (SELECT id FROM accounts WHERE name = $1)
+  AND (a.block_height, a.kind, a.ref_id, a.position) < ($2, $3, $4, $5)
+ORDER BY a.block_height DESC, a.kind DESC, a.ref_id DESC, a.position DESC
+LIMIT 50`
+
+// TestActivityPageIsOneIndexScan: an account's activity page, in the
+// generic plan a prepared statement gets after five executions, reads the
+// primary key backwards from the cursor, in the page's order: no sort of
+// the account's rows (layout 3 measured a key of two columns making one,
+// docs/database-storage.md). Unknown accounts get no rows.
+func TestActivityPageIsOneIndexScan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := storetest.NewChainStore(t, storetest.ChainConfig{Start: 1, End: 150})
+	conn, err := s.Pool().Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(ctx, "ANALYZE account_activity_ids; ANALYZE accounts")
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan")
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, activityPageSQL)
+	require.NoError(t, err)
+	plan := strings.Join(rowList(t, conn, `EXPLAIN EXECUTE activity_page('bob.near', 120, 'tx_receiver', '', 0)`), "\n")
+	require.Contains(t, plan, "Index Scan Backward using account_activity_pkey", plan)
+	require.NotContains(t, plan, "Sort", plan)
+	require.Contains(t, plan, "Limit", plan)
+
+	pageRows := func(account string) int {
+		rows, err := conn.Query(ctx, fmt.Sprintf(`EXECUTE activity_page('%s', 120, 'tx_receiver', '', 0)`, account),
+			pgx.QueryExecModeSimpleProtocol)
+		require.NoError(t, err)
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		require.NoError(t, rows.Err())
+		return n
+	}
+	require.Equal(t, 50, pageRows(storetest.Bob))
+	require.Zero(t, pageRows("nobody.near"))
 }

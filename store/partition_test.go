@@ -145,10 +145,12 @@ func TestPartitionsDocDetachesEveryPartitionedTable(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, uses, "the catalog query found no view")
 	for _, use := range uses {
+		if !slices.Contains(partitioned, use[1]) {
+			continue // accounts, or the state history under its view
+		}
 		says := fmt.Sprintf("`%s` (a view of `%s`)", use[0], use[1])
 		require.True(t, strings.Contains(section, says), "%s, %s does not say %s", docsFile, partitionsSection, says)
-		require.Contains(t, partitioned, use[1], "view %s", use[0])
-		keys[use[0]] = "block_height"
+		keys[use[0]] = keys[use[1]]
 	}
 
 	before := rangeCounts(t, pool, keys, p, 2*p)

@@ -39,7 +39,7 @@ func uint64Of(n pgtype.Numeric) (uint64, error) {
 
 const accountAtSQL = `
 SELECT deleted, amount, locked, code_hash, storage_usage, storage_paid_at, extra::text
-FROM account_history WHERE account_id = $1 AND block_height <= $2
+FROM account_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2
 ORDER BY block_height DESC LIMIT 1`
 
 // AccountAt returns the account after the block at height; ErrNotFound when
@@ -102,7 +102,7 @@ func decodeAccessKey(nonce pgtype.Numeric, permission string, extra *string) (ne
 
 const accessKeyAtSQL = `
 SELECT deleted, nonce, permission::text, extra::text
-FROM access_key_history WHERE account_id = $1 AND public_key = $2 AND block_height <= $3
+FROM access_key_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND public_key = $2 AND block_height <= $3
 ORDER BY block_height DESC LIMIT 1`
 
 // AccessKeyAt returns an access key after the block at height.
@@ -130,7 +130,7 @@ func (s *Store) AccessKeyAt(ctx context.Context, accountID, publicKey string, he
 // accessKeysAtSQL scans the account's keys once, newest row per key first.
 const accessKeysAtSQL = `
 SELECT DISTINCT ON (public_key) public_key, deleted, nonce, permission::text, extra::text
-FROM access_key_history WHERE account_id = $1 AND block_height <= $2
+FROM access_key_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2
 ORDER BY public_key, block_height DESC`
 
 // AccessKeysAt returns the account's access keys after the block at height,
@@ -166,8 +166,8 @@ func (s *Store) AccessKeysAt(ctx context.Context, accountID string, height uint6
 
 const codeAtSQL = `
 SELECT h.deleted, h.code_hash, c.code
-FROM (SELECT deleted, code_hash FROM contract_code_history
-      WHERE account_id = $1 AND block_height <= $2 ORDER BY block_height DESC LIMIT 1) h
+FROM (SELECT deleted, code_hash FROM contract_code_history_ids
+      WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2 ORDER BY block_height DESC LIMIT 1) h
 LEFT JOIN contract_codes c ON c.code_hash = h.code_hash`
 
 // ContractCodeAt returns the account's contract code and its hash after the
@@ -192,8 +192,8 @@ func (s *Store) ContractCodeAt(ctx context.Context, accountID string, height uin
 }
 
 const dataAtSQL = `
-SELECT deleted, value FROM contract_data_history
-WHERE account_id = $1 AND data_key = $2 AND block_height <= $3
+SELECT deleted, value FROM contract_data_history_ids
+WHERE account = (SELECT id FROM accounts WHERE name = $1) AND data_key = $2 AND block_height <= $3
 ORDER BY block_height DESC LIMIT 1`
 
 // ContractDataAt returns one contract state value after the block at height.
@@ -219,7 +219,7 @@ func (s *Store) ContractDataAt(ctx context.Context, accountID string, key []byte
 }
 
 // stateAtSQL walks the keys under the prefix by a skip scan of the
-// primary key (account_id, data_key, block_height): each step of the
+// primary key (account, data_key, block_height): each step of the
 // recursive part is one index descent to the next smaller key, and each
 // key's newest row at or below the height one more, so the time grows with
 // the keys under the prefix, not with their updates (a DISTINCT ON over
@@ -229,19 +229,19 @@ func (s *Store) ContractDataAt(ctx context.Context, accountID string, key []byte
 // height is passed over.
 const stateAtSQL = `
 WITH RECURSIVE walk(data_key) AS (
-    (SELECT data_key FROM contract_data_history
-     WHERE account_id = $1 AND data_key >= $2 AND ($3::bytea IS NULL OR data_key < $3)
+    (SELECT data_key FROM contract_data_history_ids
+     WHERE account = (SELECT id FROM accounts WHERE name = $1) AND data_key >= $2 AND ($3::bytea IS NULL OR data_key < $3)
      ORDER BY data_key DESC LIMIT 1)
     UNION ALL
-    SELECT (SELECT h.data_key FROM contract_data_history h
-            WHERE h.account_id = $1 AND h.data_key >= $2 AND h.data_key < walk.data_key
+    SELECT (SELECT h.data_key FROM contract_data_history_ids h
+            WHERE h.account = (SELECT id FROM accounts WHERE name = $1) AND h.data_key >= $2 AND h.data_key < walk.data_key
             ORDER BY h.data_key DESC LIMIT 1)
     FROM walk WHERE walk.data_key IS NOT NULL
 )
 SELECT walk.data_key, latest.deleted, latest.value FROM walk
 CROSS JOIN LATERAL (
-    SELECT deleted, value FROM contract_data_history
-    WHERE account_id = $1 AND data_key = walk.data_key AND block_height <= $4
+    SELECT deleted, value FROM contract_data_history_ids
+    WHERE account = (SELECT id FROM accounts WHERE name = $1) AND data_key = walk.data_key AND block_height <= $4
     ORDER BY block_height DESC LIMIT 1) AS latest
 WHERE walk.data_key IS NOT NULL`
 

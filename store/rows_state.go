@@ -19,25 +19,25 @@ var stateTables = []table{
 	{name: "block_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.changeDocs },
 		columns: []string{"block_height", "changes", "effects", "account_ids", "change_types", "cause_types",
 			"cause_receipt_hashes"}},
-	{name: "account_history", rows: func(r *rowSet) [][]any { return r.accounts },
-		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+	{name: "account_history_ids", named: true, rows: func(r *rowSet) [][]any { return r.accounts },
+		conflict: `ON CONFLICT (account, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
 			amount = EXCLUDED.amount, locked = EXCLUDED.locked, code_hash = EXCLUDED.code_hash,
 			storage_usage = EXCLUDED.storage_usage, storage_paid_at = EXCLUDED.storage_paid_at, extra = EXCLUDED.extra,
 			global_contract_hash = EXCLUDED.global_contract_hash, global_contract_account_id = EXCLUDED.global_contract_account_id`,
-		columns: []string{"account_id", "block_height", "deleted", "amount", "locked", "code_hash", "storage_usage", "storage_paid_at", "extra",
+		columns: []string{"account", "block_height", "deleted", "amount", "locked", "code_hash", "storage_usage", "storage_paid_at", "extra",
 			"global_contract_hash", "global_contract_account_id"}},
-	{name: "access_key_history", rows: func(r *rowSet) [][]any { return r.accessKeys },
-		conflict: `ON CONFLICT (account_id, public_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+	{name: "access_key_history_ids", named: true, rows: func(r *rowSet) [][]any { return r.accessKeys },
+		conflict: `ON CONFLICT (account, public_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
 			nonce = EXCLUDED.nonce, permission = EXCLUDED.permission, extra = EXCLUDED.extra`,
-		columns: []string{"account_id", "public_key", "block_height", "deleted", "nonce", "permission", "extra"}},
-	{name: "contract_data_history", rows: func(r *rowSet) [][]any { return r.data },
-		conflict: `ON CONFLICT (account_id, data_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+		columns: []string{"account", "public_key", "block_height", "deleted", "nonce", "permission", "extra"}},
+	{name: "contract_data_history_ids", named: true, rows: func(r *rowSet) [][]any { return r.data },
+		conflict: `ON CONFLICT (account, data_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
 			value = EXCLUDED.value`,
-		columns: []string{"account_id", "data_key", "block_height", "deleted", "value"}},
-	{name: "contract_code_history", rows: func(r *rowSet) [][]any { return r.codeHistory },
-		conflict: `ON CONFLICT (account_id, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
+		columns: []string{"account", "data_key", "block_height", "deleted", "value"}},
+	{name: "contract_code_history_ids", named: true, rows: func(r *rowSet) [][]any { return r.codeHistory },
+		conflict: `ON CONFLICT (account, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
 			code_hash = EXCLUDED.code_hash`,
-		columns: []string{"account_id", "block_height", "deleted", "code_hash"}},
+		columns: []string{"account", "block_height", "deleted", "code_hash"}},
 	{name: "contract_codes", rows: func(r *rowSet) [][]any { return r.codes },
 		conflict: "ON CONFLICT (code_hash) DO NOTHING", columns: []string{"code_hash", "code"}},
 }
@@ -175,7 +175,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 	ch := v.Change
 	switch key.kind {
 	case "account":
-		row := []any{key.accountID, height, deleted, nil, nil, nil, nil, nil, nil, nil, nil}
+		row := []any{accountName(key.accountID), height, deleted, nil, nil, nil, nil, nil, nil, nil, nil}
 		if !deleted {
 			if ch.Account == nil {
 				return fmt.Errorf("account_update of %s at %d without account", key.accountID, height)
@@ -196,12 +196,12 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 					globalHash = &id.CodeHash
 				}
 			}
-			row = []any{key.accountID, height, false, numeric(a.Amount), numeric(a.Locked), a.CodeHash,
+			row = []any{accountName(key.accountID), height, false, numeric(a.Amount), numeric(a.Locked), a.CodeHash,
 				int64(a.StorageUsage), int64(a.StoragePaidAt), extra, globalHash, globalAccount}
 		}
 		r.accounts = append(r.accounts, row)
 	case "access_key":
-		row := []any{key.accountID, key.sub, height, deleted, nil, nil, nil}
+		row := []any{accountName(key.accountID), key.sub, height, deleted, nil, nil, nil}
 		if !deleted {
 			if ch.AccessKey == nil {
 				return fmt.Errorf("access_key_update of %s at %d without access_key", key.accountID, height)
@@ -227,7 +227,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 				value = []byte{}
 			}
 		}
-		r.data = append(r.data, []any{key.accountID, []byte(key.sub), height, deleted, value})
+		r.data = append(r.data, []any{accountName(key.accountID), []byte(key.sub), height, deleted, value})
 	case "code":
 		var codeHash *string
 		if !deleted {
@@ -238,7 +238,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 			codeHash = &hash
 			r.addCode(hash, *ch.CodeBase64)
 		}
-		r.codeHistory = append(r.codeHistory, []any{key.accountID, height, deleted, codeHash})
+		r.codeHistory = append(r.codeHistory, []any{accountName(key.accountID), height, deleted, codeHash})
 	}
 	return nil
 }

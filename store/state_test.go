@@ -186,8 +186,8 @@ func TestStateQueriesUseIndexScans(t *testing.T) {
 		return strings.Join(rowList(t, tx, "EXPLAIN "+q, args...), "\n")
 	}
 	for name, p := range map[string]string{
-		"account at":   plan(`SELECT * FROM account_history WHERE account_id = $1 AND block_height <= $2 ORDER BY block_height DESC LIMIT 1`, storetest.Alice, int64(10)),
-		"data at":      plan(`SELECT * FROM contract_data_history WHERE account_id = $1 AND data_key = $2 AND block_height <= $3 ORDER BY block_height DESC LIMIT 1`, storetest.Contract, []byte("k1"), int64(10)),
+		"account at":   plan(`SELECT * FROM account_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2 ORDER BY block_height DESC LIMIT 1`, storetest.Alice, int64(10)),
+		"data at":      plan(`SELECT * FROM contract_data_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND data_key = $2 AND block_height <= $3 ORDER BY block_height DESC LIMIT 1`, storetest.Contract, []byte("k1"), int64(10)),
 		"state prefix": plan(store.StateAtSQL, storetest.Contract, []byte("k"), []byte("l"), int64(10)),
 	} {
 		require.Contains(t, p, "Index", "%s plan:\n%s", name, p)
@@ -334,11 +334,12 @@ func TestViewStateReadsKeysNotUpdates(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.NewStore(t)
 	_, err := s.Pool().Exec(ctx, `
-INSERT INTO contract_data_history (account_id, data_key, block_height, deleted, value)
-SELECT 'busy.near', convert_to('key' || k, 'UTF8'), h * 2 + k, false, int8send(h)
+INSERT INTO accounts (name) VALUES ('busy.near');
+INSERT INTO contract_data_history_ids (account, data_key, block_height, deleted, value)
+SELECT (SELECT id FROM accounts WHERE name = 'busy.near'), convert_to('key' || k, 'UTF8'), h * 2 + k, false, int8send(h)
 FROM generate_series(1, 5000) AS h, generate_series(0, 1) AS k`)
 	require.NoError(t, err)
-	_, err = s.Pool().Exec(ctx, `ANALYZE contract_data_history`)
+	_, err = s.Pool().Exec(ctx, `ANALYZE contract_data_history_ids`)
 	require.NoError(t, err)
 	var plan json.RawMessage
 	require.NoError(t, s.Pool().QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+store.StateAtSQL,

@@ -22,6 +22,9 @@ type table struct {
 	// conflict, when set, loads through a temporary table and this
 	// ON CONFLICT clause instead of a plain COPY.
 	conflict string
+	// named: the rows name accounts (accountName), which the write
+	// replaces by their numbers (accounts.go).
+	named bool
 }
 
 // tables are the tables Commit writes, family by family (each family's
@@ -104,6 +107,10 @@ func (s *Store) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats,
 		if err != nil {
 			return err
 		}
+		ids, err := internTables(ctx, tx, written, rows)
+		if err != nil {
+			return err
+		}
 		rewrite := false
 		if found && lo <= highest {
 			if rewrite, err = storedIn(ctx, tx, lo, hi); err != nil {
@@ -117,7 +124,7 @@ func (s *Store) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats,
 					return fmt.Errorf("clear %s %d-%d: %w", t.name, lo, hi, err)
 				}
 			}
-			n, err := copyRows(ctx, tx, t, t.rows(rows))
+			n, err := copyRows(ctx, tx, t, ids.rows(t, t.rows(rows)))
 			if err != nil {
 				return err
 			}

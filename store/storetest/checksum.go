@@ -41,6 +41,15 @@ var bookkeeping = []string{"goose_db_version", "indexer_cursor.updated_at"}
 const archiveRelations = `c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v') AND NOT c.relispartition
 	AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')`
 
+// interned reports whether table holds accounts by number (accounts, and
+// the <table>_ids tables of migration 00018): the numbers follow the order
+// the accounts were first written in, which two archives of the same rows
+// need not share; the views with the tables' old names give the same rows
+// with names, and are summed instead.
+func interned(table string) bool {
+	return table == "accounts" || strings.HasSuffix(table, "_ids")
+}
+
 // TableSums checksums every table of the archive db reads: the tables of
 // the public schema listed from pg_catalog, so a table a new migration
 // adds is covered with no change here; a partitioned table as a whole, and
@@ -60,7 +69,7 @@ func TableSums(t testing.TB, db Querier, skip ...string) map[string]Sum {
 	if err != nil {
 		t.Fatalf("storetest: list tables: %v", err)
 	}
-	tables = slices.DeleteFunc(tables, func(table string) bool { return slices.Contains(skip, table) })
+	tables = slices.DeleteFunc(tables, func(table string) bool { return slices.Contains(skip, table) || interned(table) })
 	if len(tables) == 0 {
 		t.Fatal("storetest: no table to checksum: is the database migrated?")
 	}
