@@ -13,6 +13,8 @@ import (
 	"github.com/nearline/nearline/docsource/neardatatest"
 	"github.com/nearline/nearline/internal/fixture"
 	"github.com/nearline/nearline/internal/jsonobject"
+	"github.com/nearline/nearline/internal/packed"
+	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -72,4 +74,65 @@ func TestMainnetStatusesAreServedByteForByteFromTheirParts(t *testing.T) {
 	_, err = one.Commit(ctx, bundles)
 	require.NoError(t, err)
 	storetest.RequireSameSums(t, storetest.TableSums(t, one.Pool(), "indexer_cursor"), storetest.TableSums(t, st.Pool(), "indexer_cursor"))
+}
+
+// BenchmarkTxStatusOfTheRealChain reads EXPERIMENTAL_tx_status and tx of
+// the mainnet copies' transactions, stored compact (the transaction in its
+// chunk) and, in the same run, as served (as layout 3 stored them).
+func BenchmarkTxStatusOfTheRealChain(b *testing.B) {
+	ctx := context.Background()
+	tpl, err := realchain.New(fixture.Read(b, "real/neardata/mainnet-151768255.json"))
+	require.NoError(b, err)
+	docs, err := tpl.Copies(9)
+	require.NoError(b, err)
+	first := tpl.Height()
+	srv := neardatatest.New(first, docs)
+	b.Cleanup(srv.Close)
+	fetcher, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL()), nil)
+	require.NoError(b, err)
+	src, err := docsource.New(fetcher, nil, docsource.Config{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}, nil)
+	require.NoError(b, err)
+	src.Prepare(first)
+	var bundles []bundle.Bundle
+	for h := first; h < first+4; h++ {
+		bd, err := src.Bundle(ctx, h)
+		require.NoError(b, err)
+		bundles = append(bundles, *bd)
+	}
+	compact := storetest.NewStore(b)
+	_, err = compact.Commit(ctx, bundles)
+	require.NoError(b, err)
+	asServed := storetest.NewStore(b)
+	_, err = asServed.Commit(ctx, bundles)
+	require.NoError(b, err)
+	codec, err := packed.NewCodec()
+	require.NoError(b, err)
+	for _, bd := range bundles {
+		statuses := make([]json.RawMessage, len(bd.TxStatuses))
+		for i, s := range bd.TxStatuses {
+			statuses[i] = s.JSON
+		}
+		_, err := asServed.Pool().Exec(ctx, `UPDATE block_tx_statuses SET statuses = $2 WHERE block_height = $1`,
+			int64(bd.Height()), codec.Pack(statuses))
+		require.NoError(b, err)
+	}
+	txs := bundles[1].TxStatuses
+	for _, form := range []struct {
+		name  string
+		store *store.Store
+	}{{"compact", compact}, {"as-served", asServed}} {
+		for _, withReceipts := range []bool{true, false} {
+			method := map[bool]string{true: "EXPERIMENTAL_tx_status", false: "tx"}[withReceipts]
+			b.Run(form.name+"/"+method, func(b *testing.B) {
+				k := 0
+				for b.Loop() {
+					s := txs[k%len(txs)]
+					k++
+					if _, err := form.store.TxStatus(ctx, s.TxHash, s.SignerID, withReceipts); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

@@ -44,6 +44,6 @@ CREATE INDEX transaction_statuses_tx_hash_idx ON transaction_statuses USING hash
 -- The statuses of succeeded outcomes are only in the packed documents,
 -- which SQL cannot read: going back means restoring a backup.
 DO $$ BEGIN
-    RAISE EXCEPTION 'migration 00017 has no down migration: execution_outcomes.status is kept only in the statuses'' packed documents; restore a backup taken before upgrading, or re-index';
+    RAISE EXCEPTION 'layout 4 cannot be migrated down: the statuses of succeeded outcomes are kept only in the packed status documents; restore a backup taken before upgrading, or re-index into a database migrated to version 16';
 END $$;
 -- +goose StatementEnd

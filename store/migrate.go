@@ -43,21 +43,11 @@ func MigratePool(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) e
 // migrateTo applies the embedded migrations up to version.
 func migrateTo(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, version int64) error {
 	logger = logs.OrDiscard(logger)
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	// Poll the lock every second for up to 10 minutes: a second migrator
-	// waits for the first and then finds nothing to do.
-	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID), lock.WithLockTimeout(1, 600))
+	provider, closeDB, err := newProvider(pool)
 	if err != nil {
-		return fmt.Errorf("create migration locker: %w", err)
+		return err
 	}
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
-		goose.WithSessionLocker(locker),
-		goose.WithDisableGlobalRegistry(true),
-	)
-	if err != nil {
-		return fmt.Errorf("create migration provider: %w", err)
-	}
+	defer closeDB()
 	results, err := provider.UpTo(ctx, version)
 	if err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
@@ -66,4 +56,26 @@ func migrateTo(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, ver
 		logger.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path, "elapsed", r.Duration)
 	}
 	return nil
+}
+
+// newProvider is goose's provider of the embedded migrations over pool,
+// and what closes it. While it runs a migration it holds the migration
+// lock, polled every second for up to 10 minutes: a second migrator waits
+// for the first and then finds nothing to do.
+func newProvider(pool *pgxpool.Pool) (*goose.Provider, func(), error) {
+	db := stdlib.OpenDBFromPool(pool)
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID), lock.WithLockTimeout(1, 600))
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("create migration locker: %w", err)
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
+		goose.WithSessionLocker(locker),
+		goose.WithDisableGlobalRegistry(true),
+	)
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("create migration provider: %w", err)
+	}
+	return provider, func() { db.Close() }, nil
 }

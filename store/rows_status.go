@@ -36,12 +36,9 @@ func (r *rowSet) packStatuses() {
 // addTxStatus writes the transaction_statuses row of the status at index
 // of its block's document and the typed rows of its outcomes.
 func (r *rowSet) addTxStatus(height int64, index int, st *bundle.TxStatus) error {
-	body := st.Body
-	if body == nil {
-		body = new(bundle.TxStatusBody)
-		if err := json.Unmarshal(st.JSON, body); err != nil {
-			return fmt.Errorf("decode tx status %s: %w", st.TxHash, err)
-		}
+	body, err := statusBody(st)
+	if err != nil {
+		return err
 	}
 	r.txStatuses = append(r.txStatuses, []any{st.TxHash, st.SignerID, height, body.FinalExecutionStatus, int32(index)})
 	seen := make(map[string]bool, 1+len(body.ReceiptsOutcome))
@@ -65,6 +62,19 @@ func (r *rowSet) addTxStatus(height int64, index int, st *bundle.TxStatus) error
 		}
 	}
 	return nil
+}
+
+// statusBody returns the typed part of a status: as the source decoded
+// it, else decoded from its JSON.
+func statusBody(st *bundle.TxStatus) (*bundle.TxStatusBody, error) {
+	if st.Body != nil {
+		return st.Body, nil
+	}
+	body := new(bundle.TxStatusBody)
+	if err := json.Unmarshal(st.JSON, body); err != nil {
+		return nil, fmt.Errorf("decode tx status %s: %w", st.TxHash, err)
+	}
+	return body, nil
 }
 
 // outcomeFailure returns the Failure member of an outcome's status, nil

@@ -69,9 +69,12 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 			height, index); err != nil {
 			return fmt.Errorf("clear outcomes of %s: %w", ref.TxHash, err)
 		}
+		body, err := statusBody(&st)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `UPDATE transaction_statuses SET final_execution_status = $3
-			WHERE tx_hash = $1 AND signer_id = $2 AND block_height = $4`, ref.TxHash, ref.SignerID, rows.txStatuses[0][3],
-			height); err != nil {
+			WHERE block_height = $1 AND index_in_block = $2`, height, index, body.FinalExecutionStatus); err != nil {
 			return fmt.Errorf("update status row of %s: %w", ref.TxHash, err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE block_tx_statuses SET statuses = $2 WHERE block_height = $1`,

@@ -47,19 +47,19 @@ func checkChain(ctx context.Context, env *environment, flags *indexFlags, s *sto
 	var upName string
 	switch {
 	case client == nil:
-		upName = fmt.Sprintf("--genesis %s (no --rpc-upstream)", *flags.genesis)
-	case *flags.source == sourceRPC:
-		upName = upstreamName(*flags.upstream)
+		upName = fmt.Sprintf("--genesis %s (no --rpc-upstream)", flags.genesis)
+	case flags.source == sourceRPC:
+		upName = upstreamName(flags.upstream)
 	default:
-		upName = upstreamName(*flags.rpcUpstream)
+		upName = upstreamName(flags.rpcUpstream)
 	}
 	if client != nil {
 		if upstream.GenesisHash, err = genesisHash(ctx, env, client, upstream.GenesisHeight, up); err != nil {
 			return err
 		}
 	}
-	if *flags.genesis != "" && client != nil {
-		if err := checkGenesisFile(ctx, *flags.genesis, s, upstream, upName); err != nil {
+	if flags.genesis != "" && client != nil {
+		if err := checkGenesisFile(ctx, flags.genesis, s, upstream, upName); err != nil {
 			return err
 		}
 	}
@@ -72,7 +72,7 @@ func checkChain(ctx context.Context, env *environment, flags *indexFlags, s *sto
 		return err
 	default:
 		if err := chain.Compare(archived, "the archive", upstream, upName); err != nil {
-			return fmt.Errorf("%w; index it into another database, or start this one over", err)
+			return fmt.Errorf("%w; %s", err, flags.db.startOver())
 		}
 	}
 	return s.RecordChainIdentity(ctx, upstream)

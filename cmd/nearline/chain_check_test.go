@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/sim"
 	"github.com/nearline/nearline/sim/simtest"
 	"github.com/nearline/nearline/store/storetest"
@@ -66,6 +67,15 @@ func indexOnce(t *testing.T, args ...string) (int, string) {
 	env, stdout, stderr := loggedEnv(nil)
 	code := run(ctx, env, append([]string{"index", "--progress-interval", "1h"}, args...))
 	return code, strings.ReplaceAll(stdout.String()+stderr.String(), `\"`, `"`) // as the log line quotes the error
+}
+
+// TestChainMismatchSaysHowToStartOver: the refusal names the embedded
+// PostgreSQL's directory, and the command that starts it over.
+func TestChainMismatchSaysHowToStartOver(t *testing.T) {
+	t.Parallel()
+	db := &databaseFlags{dir: "/var/lib/nearline"}
+	require.Equal(t, "the archive is the embedded PostgreSQL in /var/lib/nearline: index into another with --data-dir, "+
+		"or stop the nearline processes using it and remove that directory (rm -r /var/lib/nearline) to start over", db.startOver())
 }
 
 // TestGenesisOfAnotherChainIsRefused: a genesis file of another chain than
@@ -126,7 +136,8 @@ func TestArchiveRemembersItsChain(t *testing.T) {
 	code, out = indexOnce(t, "--database-url", db, "--upstream", chain5, "--to", "20")
 	require.Equal(t, 1, code, out)
 	require.Contains(t, out, "the upstream "+chain5+" is of another chain than the archive (genesis block hash: the archive says")
-	require.Contains(t, out, "index it into another database, or start this one over")
+	require.Contains(t, out, "the archive is the database "+httpcall.RedactURL(db)+
+		": index into another with --database-url, or drop this one and create it again (dropdb, createdb) to start over")
 	_, _, cursor := archiveRows(t, db)
 	require.Equal(t, int64(10), cursor, "nothing written")
 

@@ -48,7 +48,7 @@ var (
 func helpOf(t *testing.T, name string) commandDoc {
 	t.Helper()
 	env, stdout, stderr := testEnv(nil)
-	require.Equal(t, 0, run(context.Background(), env, []string{name, "-h"}), "nearline %s -h", name)
+	require.Equal(t, 0, run(context.Background(), env, append(strings.Fields(name), "-h")), "nearline %s -h", name)
 	lines := strings.Split(stdout.String()+stderr.String(), "\n")
 	prefix := "Usage: nearline " + name + " "
 	require.True(t, strings.HasPrefix(lines[0], prefix), "first line of nearline %s -h: %q", name, lines[0])
@@ -221,4 +221,33 @@ func TestHelpParsing(t *testing.T) {
 	require.Equal(t, "false", byName["nearcore-next"].def)
 	require.Equal(t, "`--archival=false` without `--gc-window` keeps 5 epochs", meaning("--archival=false without --gc-window keeps 5 epochs"))
 	require.Equal(t, "requests must use /&lt;api-key&gt;/... (\\* for any)", meaning("requests must use /<api-key>/... (* for any)"))
+}
+
+// TestRunAndIndexHelpOpenWithExamples: run -h and index -h open with their
+// usage line (run's names --sim) and two or three examples, each of which
+// parses: its flags are the command's and their values valid, so that the
+// example with -h after it prints the help.
+func TestRunAndIndexHelpOpenWithExamples(t *testing.T) {
+	t.Parallel()
+	require.Contains(t, helpOf(t, "run").synopsis, "--sim")
+	for _, cmd := range []string{"run", "index"} {
+		env, _, stderr := testEnv(nil)
+		require.Equal(t, 0, run(context.Background(), env, []string{cmd, "-h"}))
+		lines := strings.Split(stderr.String(), "\n")
+		require.Equal(t, "Examples:", lines[2], "nearline %s -h", cmd)
+		var examples []string
+		for _, line := range lines[3:] {
+			if e, ok := strings.CutPrefix(line, "  nearline "); ok {
+				examples = append(examples, e)
+			} else if !strings.HasPrefix(line, "      ") {
+				break
+			}
+		}
+		require.True(t, len(examples) >= 2 && len(examples) <= 3, "examples of nearline %s: %q", cmd, examples)
+		for _, e := range examples {
+			require.True(t, strings.HasPrefix(e, cmd+" "), e)
+			env, _, stderr := testEnv(nil)
+			require.Equal(t, 0, run(context.Background(), env, append(strings.Fields(e), "-h")), "nearline %s: %s", e, stderr)
+		}
+	}
 }

@@ -19,11 +19,13 @@ const healthTimeout = 5 * time.Second
 // that inside the server's container it needs no flags.
 func runHealth(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "health", "[--listen ADDR] [--api-keys KEYS]")
-	listen := stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address the server answers JSON-RPC on (an unspecified host, such as 0.0.0.0, is asked on loopback)")
-	apiKeys := secretFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "the server's API keys: the first is used; never shown")
+	listen, apiKeys := rpcserve.DefaultListen, ""
+	fs.StringVar(&listen, "listen", listen,
+		"address the server answers JSON-RPC on (an unspecified host, such as 0.0.0.0, is asked on loopback)")
+	fs.Var(secret(&apiKeys), "api-keys", "the server's API keys: the first is used; never shown")
 	var url string
-	err := parseCommand(fs, args, func() (err error) {
-		url, err = healthURL(*listen, splitList(*apiKeys))
+	err := parseCommand(fs, env, args, func() (err error) {
+		url, err = healthURL(listen, splitList(apiKeys))
 		return err
 	})
 	if err != nil {

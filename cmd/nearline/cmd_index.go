@@ -20,11 +20,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// mainnetArgs follow mainnet as the README does.
+const mainnetArgs = "--source neardata --upstream https://mainnet.neardata.xyz --rpc-upstream https://free.rpc.fastnear.com " +
+	"--from latest --upstream-rate 3"
+
 // runIndex follows finalized blocks of the upstream into PostgreSQL.
 func runIndex(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "index", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest] [--to H] [flags]")
+	fs := newFlagSet(env, "index", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest] [--to H] [flags]",
+		example{mainnetArgs, "mainnet from its final head on (no history before it), within neardata's free tier"},
+		example{"--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json --to 2000",
+			"a JSON-RPC node's first 2000 heights with the state its genesis.json holds, then exit"},
+		example{"--upstream http://127.0.0.1:3031 --cursor low --from 0 --to 99999",
+			"one range of a split backfill: several indexers, each with its own --cursor (docs/scaling.md)"})
 	flags := registerIndexFlags(fs, env)
-	if err := parseCommand(fs, args, flags.check); err != nil {
+	if err := parseCommand(fs, env, args, flags.check); err != nil {
 		return err
 	}
 	s, closeStore, err := flags.openStore(ctx, 0)
@@ -38,15 +47,15 @@ func runIndex(ctx context.Context, env *environment, args []string) error {
 // openStore migrates and opens the archive for the indexer, with extra
 // connections for a server sharing the pool (run).
 func (f *indexFlags) openStore(ctx context.Context, extraConns int) (*store.Store, func(), error) {
-	return f.db.openStore(ctx, f.env, archiveUse{migrate: true, cfg: store.Config{
-		MaxConns: int32(*f.maxConns + extraConns), SkipEvents: !*f.events, Cursor: *f.cursor,
+	return f.db.openStore(ctx, f.env, archiveUse{migrate: true, noMigrate: f.noMigrate, cfg: store.Config{
+		MaxConns: int32(f.maxConns + extraConns), SkipEvents: !f.events, Cursor: f.cursor,
 	}})
 }
 
 // tracker is the outage.Tracker of the upstream's calls, logging to the
 // command's logger.
 func (f *indexFlags) tracker() *outage.Tracker {
-	return outage.New(outage.Config{Name: shownURLs(*f.upstream)}, f.env.logger)
+	return outage.New(outage.Config{Name: shownURLs(f.upstream)}, f.env.logger)
 }
 
 // indexWith runs the indexer on an open, migrated store, its metrics
@@ -70,22 +79,22 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	if err != nil {
 		return err
 	}
-	patience := *flags.upstreamPatience
-	if *flags.to == nil {
+	patience := flags.indexer.UpstreamPatience
+	if flags.indexer.To == nil {
 		patience = 0 // following: wait for the upstream as long as it takes
 	}
 	up := upstreamCalls{tracker: tracker, patience: patience}
 	if err := checkChain(ctx, env, flags, s, src, client, up); err != nil {
 		return err
 	}
-	from := *flags.from
+	from := flags.indexer.From
 	if flags.fromLatest {
 		if from, err = latestFrom(ctx, env, s, src, up); err != nil {
 			return err
 		}
 	}
-	if *flags.genesis != "" {
-		if err := loadGenesis(ctx, env, *flags.genesis, s); err != nil {
+	if flags.genesis != "" {
+		if err := loadGenesis(ctx, env, flags.genesis, s); err != nil {
 			return err
 		}
 		start, err := s.HistoryStart(ctx)
@@ -96,11 +105,11 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		// state is answered once the ranges below it are in.
 		if ranges, err := s.Ranges(ctx); err != nil {
 			return err
-		} else if len(ranges) == 0 && from != nil && *from > start && *flags.cursor == store.DefaultCursor {
+		} else if len(ranges) == 0 && from != nil && *from > start && flags.cursor == store.DefaultCursor {
 			return fmt.Errorf("--genesis holds the state at height %d; indexing from --from %d would leave blocks %d-%d out of the state history (for one range of a split backfill, give it a --cursor)", start, *from, start, *from-1)
 		}
 	}
-	if accounts := splitList(*flags.snapshotAccounts); len(accounts) > 0 && from != nil {
+	if accounts := splitList(flags.snapshot); len(accounts) > 0 && from != nil {
 		if err := basestate.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
 			return err
 		}
@@ -108,23 +117,18 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 	if env.getenv("GOMEMLIMIT") == "" {
 		// The heap's garbage is collected before the process outgrows what
 		// the budget allows it, rather than at twice the live heap.
-		debug.SetMemoryLimit(*flags.memoryBudget * memoryLimitPerBudget / 2)
+		debug.SetMemoryLimit(flags.indexer.MemoryBudget * memoryLimitPerBudget / 2)
 	}
-	ix, err := indexer.New(indexer.Config{
-		From: from, To: *flags.to,
-		Workers: *flags.workers, BatchSize: *flags.batchSize,
-		PollInterval: *flags.pollInterval, ProgressInterval: *flags.progressInterval,
-		UpstreamPatience: *flags.upstreamPatience, Upstream: tracker,
-		MemoryBudget: *flags.memoryBudget,
-		Metrics:      m,
-	}, src, s, env.logger)
+	cfg := flags.indexer
+	cfg.From, cfg.Upstream, cfg.Metrics = from, tracker, m
+	ix, err := indexer.New(cfg, src, s, env.logger)
 	if err != nil {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	runCtx, stopMetrics := context.WithCancel(gctx)
-	if *flags.metricsListen != "" {
-		g.Go(func() error { return metrics.Serve(runCtx, *flags.metricsListen, reg, env.logger) })
+	if flags.metricsListen != "" {
+		g.Go(func() error { return metrics.Serve(runCtx, flags.metricsListen, reg, env.logger) })
 	}
 	g.Go(func() error {
 		defer stopMetrics()
@@ -162,7 +166,7 @@ func newClient(env *environment, flags *indexFlags, endpoints []string, apiKey s
 	return upstream.NewClient(upstream.Config{
 		Endpoints:   endpoints,
 		BearerToken: apiKey,
-		Timeout:     *flags.upstreamTimeout,
+		Timeout:     flags.http.Timeout,
 		OnError:     metrics.UpstreamError,
 	}, debugLogger(env.logger))
 }
@@ -170,30 +174,22 @@ func newClient(env *environment, flags *indexFlags, endpoints []string, apiKey s
 // newSource builds the --source: rpcsource.Source over client, or a docsource.Source
 // over neardata or lake with client (possibly nil) for configs.
 func newSource(env *environment, flags *indexFlags, client *upstream.Client, metrics *indexer.Metrics) (indexer.Source, error) {
-	if *flags.source == sourceRPC {
-		src, err := rpcsource.New(client, rpcsource.Config{
-			Concurrency: *flags.blockConcurrency,
-			MaxInFlight: *flags.upstreamInFlight,
-		}, env.logger)
+	if flags.source == sourceRPC {
+		src, err := rpcsource.New(client, flags.rpc, env.logger)
 		if err != nil {
-			return nil, fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: %w", *flags.blockConcurrency, *flags.upstreamInFlight, err)
+			return nil, fmt.Errorf("--block-concurrency %d, --upstream-concurrency %d: %w", flags.rpc.Concurrency, flags.rpc.MaxInFlight, err)
 		}
 		return src, nil
 	}
-	httpCfg := upstream.Config{
-		Endpoints:   splitList(*flags.upstream),
-		BearerToken: *flags.upstreamAPIKey,
-		Timeout:     *flags.upstreamTimeout,
-		RequestRate: *flags.upstreamRate,
-		OnError:     metrics.UpstreamError,
-	}
+	httpCfg := flags.http
+	httpCfg.Endpoints, httpCfg.BearerToken, httpCfg.OnError = splitList(flags.upstream), flags.upstreamAPIKey, metrics.UpstreamError
 	var rpc upstream.RPC // a nil *upstream.Client must stay a nil interface
 	if client != nil {
 		rpc = client
 	}
 	var docs docsource.Fetcher
 	var err error
-	if *flags.source == sourceNeardata {
+	if flags.source == sourceNeardata {
 		docs, err = docsource.NewNeardataFetcher(httpCfg, debugLogger(env.logger))
 	} else {
 		docs, err = docsource.NewLakeFetcher(httpCfg, rpc, debugLogger(env.logger))
@@ -201,12 +197,12 @@ func newSource(env *environment, flags *indexFlags, client *upstream.Client, met
 	if err != nil {
 		return nil, err
 	}
-	cfg := docsource.Config{Concurrency: *flags.blockConcurrency}
+	cfg := docsource.Config{Concurrency: flags.rpc.Concurrency}
 	if rpc == nil {
-		if cfg.Genesis, err = genesisConfigOf(*flags.genesis); err != nil {
+		if cfg.Genesis, err = genesisConfigOf(flags.genesis); err != nil {
 			return nil, err
 		}
-		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", *flags.source)
+		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", flags.source)
 	}
 	return docsource.New(docs, rpc, cfg, env.logger)
 }

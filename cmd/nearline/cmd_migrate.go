@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -15,10 +17,10 @@ import (
 // the Citus cluster whose coordinator the URL names (store.Distribute).
 func runMigrate(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "migrate", "[--database-url URL | --data-dir DIR] [--citus]")
-	db := registerDatabaseFlags(fs, env)
-	citus := boolFlag(fs, env, "citus", "NEARLINE_CITUS", false,
-		"then distribute the archive's tables on the Citus cluster whose coordinator --database-url names (docs/scaling.md); idempotent, refused on a database without Citus")
-	if err := parseCommand(fs, args, db.check); err != nil {
+	db, citus := registerDatabaseFlags(fs), false
+	fs.Var(boolean(&citus), "citus", "then distribute the archive's tables on the Citus cluster whose coordinator "+
+		"--database-url names (docs/scaling.md); idempotent, refused on a database without Citus")
+	if err := parseCommand(fs, env, args, db.check); err != nil {
 		return err
 	}
 	databaseURL, release, err := db.open(ctx, env, true)
@@ -27,7 +29,7 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 	}
 	defer release()
 	var pool *pgxpool.Pool
-	if *citus {
+	if citus {
 		// Refused before any migration on a database that is not a
 		// coordinator.
 		if pool, err = pgxpool.New(ctx, databaseURL); err != nil {
@@ -51,5 +53,74 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 	}
 	env.logger.Info("archive is distributed", "distributed", len(res.Distributed), "already", len(res.Already),
 		"not_in_schema", strings.Join(res.Missing, ","))
+	return nil
+}
+
+// runMigrateStatus prints every embedded migration, applied (and when)
+// or pending, and those that cannot be undone.
+func runMigrateStatus(ctx context.Context, env *environment, args []string) error {
+	db, err := parseDatabaseCommand(env, "migrate status", args)
+	if err != nil {
+		return err
+	}
+	databaseURL, release, err := db.open(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	list, err := store.Migrations(ctx, databaseURL)
+	if err != nil {
+		return err
+	}
+	var applied, pending int
+	for _, m := range list {
+		state := "pending             "
+		if m.Applied {
+			state = m.AppliedAt.UTC().Format(time.RFC3339)
+			applied++
+		} else {
+			pending++
+		}
+		line := fmt.Sprintf("%5d  %s  %s", m.Version, state, m.File)
+		if m.Irreversible != "" {
+			line += " (no down migration: " + m.Irreversible + ")"
+		}
+		fmt.Fprintln(env.stdout, line)
+	}
+	fmt.Fprintf(env.stdout, "%d applied, %d pending", applied, pending)
+	if pending > 0 {
+		fmt.Fprint(env.stdout, ": nearline migrate applies them")
+	}
+	fmt.Fprintln(env.stdout)
+	return nil
+}
+
+// runMigrateDown undoes the migrations above --to, refused before any is
+// undone when one of them has no down migration.
+func runMigrateDown(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "migrate down", "[--database-url URL | --data-dir DIR] --to VERSION")
+	db := registerDatabaseFlags(fs)
+	var to *uint64
+	fs.Var(optional(&to, "version", "a migration version", nil), "to",
+		"the version to go back to: every applied migration above it is undone, newest first (required; "+
+			"nearline migrate status lists them)")
+	err := parseCommand(fs, env, args, func() error {
+		if to == nil {
+			return errors.New("--to (or NEARLINE_MIGRATE_DOWN_TO) is required: the version to go back to")
+		}
+		return db.check()
+	})
+	if err != nil {
+		return err
+	}
+	databaseURL, release, err := db.open(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := store.MigrateDown(ctx, databaseURL, int64(*to), env.logger); err != nil {
+		return err
+	}
+	env.logger.Info("database is migrated down", "version", *to)
 	return nil
 }

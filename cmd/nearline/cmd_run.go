@@ -19,10 +19,17 @@ import (
 // the indexer reaches --to it stops and serving goes on; when either
 // fails, both stop.
 func runRun(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "run", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest] [--listen ADDR] [flags]")
+	fs := newFlagSet(env, "run", "(--sim | [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest]) "+
+		"[--database-url URL | --data-dir DIR] [--listen ADDR] [flags]",
+		example{"--sim", "the trial: a simulated chain, indexed into the embedded PostgreSQL and served on 127.0.0.1:3030"},
+		example{mainnetArgs, "mainnet from its final head on (no history before it), within neardata's free tier"},
+		example{"--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json",
+			"your own PostgreSQL, following a JSON-RPC node (here `nearline sim --listen 127.0.0.1:3031`) from its genesis"})
 	index := registerIndexFlags(fs, env)
 	serve := registerServeFlags(fs, env, true)
-	withSim := boolFlag(fs, env, "sim", "NEARLINE_RUN_SIM", false, "index and serve a simulated chain made in this process (sim's defaults, a block a second) instead of an --upstream: the one-command trial")
+	withSim := false
+	fs.Var(boolean(&withSim), "sim", "index and serve a simulated chain made in this process "+
+		"(sim's defaults, a block a second) instead of an --upstream: the one-command trial")
 	var settings serveSettings
 	var simUp *simUpstream
 	defer func() {
@@ -31,19 +38,19 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		}
 	}()
 	startSim := func() (err error) {
-		if !*withSim {
+		if !withSim {
 			return nil
 		}
-		if *index.upstream != "" || *index.genesis != "" || *index.source != sourceRPC {
+		if index.upstream != "" || index.genesis != "" || index.source != sourceRPC {
 			return errors.New("--sim makes its own upstream and genesis: leave out --upstream, --genesis and --source")
 		}
 		if simUp, err = startSimUpstream(ctx, env); err != nil {
 			return err
 		}
-		*index.upstream, *index.genesis = simUp.url(), simUp.genesisPath()
+		index.upstream, index.genesis = simUp.url(), simUp.genesisPath()
 		return nil
 	}
-	err := parseCommand(fs, args, startSim, index.check, serve.check, func() (err error) {
+	err := parseCommand(fs, env, args, startSim, index.check, serve.check, func() (err error) {
 		// The server forwards what the archive cannot answer to the first
 		// RPC upstream, with its API key.
 		settings, err = serve.settings(index.forwardTo())
@@ -52,7 +59,7 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, closeStore, err := index.openStore(ctx, *serve.maxConns)
+	s, closeStore, err := index.openStore(ctx, serve.maxConns)
 	if err != nil {
 		return err
 	}
@@ -70,8 +77,8 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		}
 		switch {
 		case gctx.Err() != nil: // stopped by a signal, or by the server failing
-		case *index.to != nil:
-			env.logger.Info("indexer reached --to; still serving until interrupted", "to", **index.to)
+		case index.indexer.To != nil:
+			env.logger.Info("indexer reached --to; still serving until interrupted", "to", *index.indexer.To)
 		default:
 			env.logger.Info("indexer's range met the range of another cursor; still serving until interrupted")
 		}

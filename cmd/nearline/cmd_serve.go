@@ -29,26 +29,10 @@ type serveFlags struct {
 	fs  *flag.FlagSet
 	env *environment
 
-	db              *databaseFlags // nil for run
-	forward         *string        // nil for run
-	listen          *string
-	apiKeys         *string
-	corsOrigins     *string
-	viewStateLimit  *int
-	maxBody         *int
-	maxBodyMemory   *int
-	maxBatch        *int
-	maxResponse     *int
-	requestTimeout  *time.Duration
-	maxConcurrent   *int
-	maxConnections  *int
-	maxPerClient    *int
-	maxListItems    *int
-	maxForwards     *int
-	shutdownTimeout *time.Duration
-	drainTime       *time.Duration
-	maxConns        *int
-	healthMaxLag    *time.Duration
+	db                            *databaseFlags // nil for run
+	forward, apiKeys, corsOrigins string
+	maxConns                      int
+	serveSettings
 }
 
 // viewStateLimitHelp is --view-state-limit's help in every command that
@@ -56,38 +40,54 @@ type serveFlags struct {
 const viewStateLimitHelp = "view_state limit in bytes of contract state, as a regular node's (-1 = no limit)"
 
 func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveFlags {
-	f := &serveFlags{fs: fs, env: env}
-	timeoutName := "request-timeout"
-	connsName, connsEnv, connsUsage := "db-max-conns", "NEARLINE_DB_MAX_CONNS", dbMaxConnsHelp
+	f := &serveFlags{fs: fs, env: env, corsOrigins: "*", maxConns: servePoolSize, serveSettings: serveSettings{
+		listen: rpcserve.DefaultListen,
+		handler: rpcserve.Config{MaxBodyBytes: rpcserve.DefaultMaxBodyBytes, MaxBodyMemory: rpcserve.DefaultMaxBodyMemory,
+			MaxBatch: rpcserve.DefaultMaxBatch, MaxListItems: rpcserve.DefaultMaxListItems, MaxForwards: rpcserve.DefaultMaxForwards,
+			MaxResponseBytes: rpcserve.DefaultMaxResponseBytes, RequestTimeout: rpcserve.DefaultRequestTimeout,
+			MaxConcurrent: rpcserve.DefaultMaxConcurrent},
+		archive: archive.Config{ViewStateLimit: archive.DefaultViewStateLimit},
+		server: rpcserve.ServeConfig{ShutdownTimeout: rpcserve.DefaultShutdownTimeout, DrainTime: rpcserve.DefaultDrainTime,
+			MaxConnections: rpcserve.DefaultMaxConnections, MaxConnectionsPerClient: rpcserve.DefaultMaxConnectionsPerClient},
+	}}
+	// The index flags own --request-timeout and --db-max-conns in run.
+	timeoutName, connsName, connsUsage := "request-timeout", "db-max-conns", dbMaxConnsHelp
 	if forRun {
-		// The index flags own these names in `nearline run`.
-		timeoutName = "rpc-request-timeout"
-		connsName, connsEnv = "rpc-db-max-conns", "NEARLINE_RPC_DB_MAX_CONNS"
+		timeoutName, connsName = "rpc-request-timeout", "rpc-db-max-conns"
 		connsUsage = "PostgreSQL connections the server adds to the pool it shares with the indexer"
 	} else {
-		f.db = registerDatabaseFlags(fs, env)
-		f.forward = stringFlag(fs, env, "forward-url", "NEARLINE_FORWARD_URL", "", "NEAR JSON-RPC URL to forward what the archive cannot answer to (send_tx, blocks before the archive, validators, ...)")
-		alias(fs, "upstream", "forward-url")
+		f.db = registerDatabaseFlags(fs)
+		fs.StringVar(&f.forward, "forward-url", "", "NEAR JSON-RPC URL to forward what the archive cannot answer to "+
+			"(send_tx, blocks before the archive, validators, ...)")
 	}
-	f.listen = stringFlag(fs, env, "listen", "NEARLINE_LISTEN", rpcserve.DefaultListen, "address to answer JSON-RPC on")
-	f.apiKeys = secretFlag(fs, env, "api-keys", "NEARLINE_API_KEYS", "comma-separated API keys; when set, requests must use /<api-key>/...; never shown")
-	f.corsOrigins = stringFlag(fs, env, "cors-origins", "NEARLINE_CORS_ORIGINS", "*", "comma-separated origins browsers may call from (* for any)")
-	f.viewStateLimit = intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, positive.orMinusOne("no limit"), viewStateLimitHelp)
-	f.maxBody = intFlag(fs, env, "max-body-bytes", "NEARLINE_MAX_BODY_BYTES", rpcserve.DefaultMaxBodyBytes, positive, "largest request body accepted")
-	f.maxBodyMemory = intFlag(fs, env, "max-body-memory", "NEARLINE_MAX_BODY_MEMORY", rpcserve.DefaultMaxBodyMemory, positive, "most bytes of request bodies and answers above 64 KiB held at once, reserved as a body's bytes arrive; with no room, HTTP 503 after the queue wait (at least --max-body-bytes)")
-	f.maxBatch = intFlag(fs, env, "max-batch", "NEARLINE_MAX_BATCH", rpcserve.DefaultMaxBatch, positive, "most requests in one batch")
-	f.maxListItems = intFlag(fs, env, "max-list-items", "NEARLINE_MAX_LIST_ITEMS", rpcserve.DefaultMaxListItems, positive, "most items of any list in a request's params (account_ids and keys of the changes methods); a longer one is a PARSE_ERROR")
-	f.maxResponse = intFlag(fs, env, "max-response-bytes", "NEARLINE_MAX_RESPONSE_BYTES", rpcserve.DefaultMaxResponseBytes, positive, "most bytes of answers one batch gets; once its answers exceed it, the rest of the batch is refused with an error (a single request is not capped)")
-	f.requestTimeout = durationFlag(fs, env, timeoutName, "NEARLINE_RPC_REQUEST_TIMEOUT", rpcserve.DefaultRequestTimeout, positiveDuration, "time limit of one HTTP request to the server")
-	retiredEnv(fs, env, timeoutName, retiredRequestTimeout)
-	f.maxConcurrent = intFlag(fs, env, "max-concurrent", "NEARLINE_MAX_CONCURRENT", rpcserve.DefaultMaxConcurrent, positive, "most HTTP requests handled at once")
-	f.maxConnections = intFlag(fs, env, "max-connections", "NEARLINE_MAX_CONNECTIONS", rpcserve.DefaultMaxConnections, positive, "most client connections open at once; at the cap the connection idle longest is closed, and when none is idle new ones wait in the listen queue")
-	f.maxPerClient = intFlag(fs, env, "max-connections-per-client", "NEARLINE_MAX_CONNECTIONS_PER_CLIENT", rpcserve.DefaultMaxConnectionsPerClient, positive, "most connections open at once from one IP address; beyond it that client's idlest connection is closed, or the new one when none is idle (behind a proxy, raise it to --max-connections)")
-	f.maxForwards = intFlag(fs, env, "max-forwards", "NEARLINE_MAX_FORWARDS", rpcserve.DefaultMaxForwards, positive, "most calls forwarded upstream at once, and most calls one request (a batch) forwards")
-	f.shutdownTimeout = durationFlag(fs, env, "shutdown-timeout", "NEARLINE_SHUTDOWN_TIMEOUT", rpcserve.DefaultShutdownTimeout, positiveDuration, "time in-flight requests get to finish on shutdown")
-	f.drainTime = durationFlag(fs, env, "drain-time", "NEARLINE_DRAIN_TIME", rpcserve.DefaultDrainTime, nonZero, "on shutdown, how long new requests get a 503 with an error envelope before the port closes, so that queued connections get an answer rather than a reset (negative: close at once)")
-	f.maxConns = intFlag(fs, env, connsName, connsEnv, servePoolSize, positive, connsUsage)
-	f.healthMaxLag = durationFlag(fs, env, "health-max-lag", "NEARLINE_HEALTH_MAX_LAG", 0, zeroOrMore, "health fails (NO_NEW_BLOCKS) when the latest indexed block is older than this, or when the database is a replica whose replay trails its primary by more than this (0 = off)")
+	h, srv := &f.handler, &f.server
+	fs.StringVar(&f.listen, "listen", f.listen, "address to answer JSON-RPC on")
+	fs.Var(secret(&f.apiKeys), "api-keys", "comma-separated API keys; when set, requests must use /<api-key>/...; never shown")
+	fs.StringVar(&f.corsOrigins, "cors-origins", f.corsOrigins, "comma-separated origins browsers may call from (* for any)")
+	fs.Var(orMinusOne(number(&f.archive.ViewStateLimit, 1, 0), "no limit"), "view-state-limit", viewStateLimitHelp)
+	fs.Var(number(&h.MaxBodyBytes, 1, 0), "max-body-bytes", "largest request body accepted")
+	fs.Var(number(&h.MaxBodyMemory, 1, 0), "max-body-memory", "most bytes of request bodies and answers above 64 KiB "+
+		"held at once, reserved as a body's bytes arrive; with no room, HTTP 503 after the queue wait (at least --max-body-bytes)")
+	fs.Var(number(&h.MaxBatch, 1, 0), "max-batch", "most requests in one batch")
+	fs.Var(number(&h.MaxListItems, 1, 0), "max-list-items", "most items of any list in a request's params "+
+		"(account_ids and keys of the changes methods); a longer one is a PARSE_ERROR")
+	fs.Var(number(&h.MaxResponseBytes, 1, 0), "max-response-bytes", "most bytes of answers one batch gets; once its answers "+
+		"exceed it, the rest of the batch is refused with an error (a single request is not capped)")
+	fs.Var(duration(&h.RequestTimeout, above0), timeoutName, "time limit of one HTTP request to the server")
+	fs.Var(number(&h.MaxConcurrent, 1, 0), "max-concurrent", "most HTTP requests handled at once")
+	fs.Var(number(&srv.MaxConnections, 1, 0), "max-connections", "most client connections open at once; at the cap "+
+		"the connection idle longest is closed, and when none is idle new ones wait in the listen queue")
+	fs.Var(number(&srv.MaxConnectionsPerClient, 1, 0), "max-connections-per-client", "most connections open at once "+
+		"from one IP address; beyond it that client's idlest connection is closed, or the new one when none is idle "+
+		"(behind a proxy, raise it to --max-connections)")
+	fs.Var(number(&h.MaxForwards, 1, 0), "max-forwards",
+		"most calls forwarded upstream at once, and most calls one request (a batch) forwards")
+	fs.Var(duration(&srv.ShutdownTimeout, above0), "shutdown-timeout", "time in-flight requests get to finish on shutdown")
+	fs.Var(duration(&srv.DrainTime, orNegative), "drain-time", "on shutdown, how long new requests get a 503 with an "+
+		"error envelope before the port closes, so that queued connections get an answer rather than a reset (negative: close at once)")
+	fs.Var(number(&f.maxConns, 1, 0), connsName, connsUsage)
+	fs.Var(duration(&f.archive.HealthMaxLag, orZero), "health-max-lag", "health fails (NO_NEW_BLOCKS) when the latest "+
+		"indexed block is older than this, or when the database is a replica whose replay trails its primary by more than this (0 = off)")
 	return f
 }
 
@@ -117,42 +117,21 @@ type serveSettings struct {
 	upstream *outage.Tracker
 }
 
-// settings builds the server's configs (refusing what their Validate
-// refuses); forward comes from the flags themselves for `serve`, from the
+// settings completes and checks (by their Validate) the server's configs:
+// it forwards to forward, from the flags themselves for `serve`, from the
 // index flags for `run`, with its API key (none: "") sent as a bearer
 // token.
 func (f *serveFlags) settings(forward, forwardKey string) (serveSettings, error) {
-	apiKeys := splitList(*f.apiKeys)
-	if strings.TrimSpace(*f.apiKeys) != "" && len(apiKeys) == 0 {
+	apiKeys := splitList(f.apiKeys)
+	if strings.TrimSpace(f.apiKeys) != "" && len(apiKeys) == 0 {
 		// Blank entries are dropped; a list of nothing but blanks would
 		// start the server open, which is not what setting it asked for.
 		return serveSettings{}, fmt.Errorf("%s holds no key: give at least one non-blank key, or leave it unset for an open server", secretOrigin(f.fs, f.env, "api-keys"))
 	}
-	s := serveSettings{
-		listen: *f.listen,
-		handler: rpcserve.Config{
-			MaxBodyBytes:       int64(*f.maxBody),
-			MaxBodyMemory:      int64(*f.maxBodyMemory),
-			MaxBatch:           *f.maxBatch,
-			MaxListItems:       *f.maxListItems,
-			MaxForwards:        *f.maxForwards,
-			MaxResponseBytes:   int64(*f.maxResponse),
-			RequestTimeout:     *f.requestTimeout,
-			MaxConcurrent:      *f.maxConcurrent,
-			APIKeys:            apiKeys,
-			Forward:            forward,
-			ForwardBearerToken: forwardKey,
-			CORSOrigins:        splitList(*f.corsOrigins),
-		},
-		archive: archive.Config{ViewStateLimit: *f.viewStateLimit, HealthMaxLag: *f.healthMaxLag, Commit: readBuildInfo().commit},
-		server: rpcserve.ServeConfig{
-			RequestTimeout:          *f.requestTimeout,
-			ShutdownTimeout:         *f.shutdownTimeout,
-			DrainTime:               *f.drainTime,
-			MaxConnections:          *f.maxConnections,
-			MaxConnectionsPerClient: *f.maxPerClient,
-		},
-	}
+	s := f.serveSettings
+	s.handler.APIKeys, s.handler.CORSOrigins = apiKeys, splitList(f.corsOrigins)
+	s.handler.Forward, s.handler.ForwardBearerToken = forward, forwardKey
+	s.server.RequestTimeout, s.archive.Commit = s.handler.RequestTimeout, readBuildInfo().commit
 	if err := s.handler.Validate(); err != nil {
 		return serveSettings{}, err
 	}
@@ -184,17 +163,17 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "serve", "[--database-url URL | --data-dir DIR] [--listen ADDR] [--forward-url URL] [flags]")
 	flags := registerServeFlags(fs, env, false)
 	var settings serveSettings
-	err := parseCommand(fs, args, flags.check, func() (err error) {
-		settings, err = flags.settings(*flags.forward, "")
+	err := parseCommand(fs, env, args, flags.check, func() (err error) {
+		settings, err = flags.settings(flags.forward, "")
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if *flags.forward == "" && env.getenv("NEARLINE_UPSTREAM") != "" {
+	if flags.forward == "" && env.getenv("NEARLINE_UPSTREAM") != "" {
 		env.logger.Warn("NEARLINE_UPSTREAM is the block source of index and run; serve forwards to --forward-url (NEARLINE_FORWARD_URL), which is not set")
 	}
-	st, closeStore, err := flags.db.openStore(ctx, env, archiveUse{cfg: serveStoreConfig(*flags.maxConns)})
+	st, closeStore, err := flags.db.openStore(ctx, env, archiveUse{cfg: serveStoreConfig(flags.maxConns)})
 	if err != nil {
 		return err
 	}

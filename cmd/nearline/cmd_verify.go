@@ -32,49 +32,54 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 		}
 	}()
 	fs := newFlagSet(env, "verify", "[--database-url URL | --data-dir DIR] --against URL [--from H] [--to H] [--sample N] [flags]")
-	db := registerDatabaseFlags(fs, env)
-	against := stringFlag(fs, env, "against", "NEARLINE_AGAINST", "", "NEAR JSON-RPC URL of the node to compare the archive with (required)")
-	fromFlag := heightFlag(fs, env, "from", "NEARLINE_VERIFY_FROM", nil, "lowest height to sample (default: the archive's first block)")
-	toFlag := heightFlag(fs, env, "to", "NEARLINE_VERIFY_TO", nil, "highest height to sample (default: the archive's latest block)")
-	sample := intFlag(fs, env, "sample", "NEARLINE_VERIFY_SAMPLE", verify.DefaultSample, positive, "heights sampled in [from, to] (every height when the range is smaller)")
-	seedFlag := optUintFlag(fs, env, "seed", "NEARLINE_VERIFY_SEED", "seed of the sample; the same seed over the same archive asks the same requests (default: from the clock, printed)")
-	accounts := intFlag(fs, env, "accounts", "NEARLINE_VERIFY_ACCOUNTS", verify.DefaultAccountsPerHeight, positive, "accounts queried per height among those it touched (half as many more from the other sampled heights)")
-	concurrency := intFlag(fs, env, "concurrency", "NEARLINE_VERIFY_CONCURRENCY", verify.DefaultConcurrency, positive, "requests in flight at once")
-	timeout := durationFlag(fs, env, "timeout", "NEARLINE_VERIFY_TIMEOUT", verify.DefaultTimeout, positiveDuration, "time limit of one request (to the archive, and each attempt to the node)")
-	show := intFlag(fs, env, "show", "NEARLINE_VERIFY_SHOW", verify.DefaultMaxShown, positive, "differences printed (the first in request order)")
-	progress := durationFlag(fs, env, "progress-interval", "NEARLINE_PROGRESS_INTERVAL", verify.DefaultProgressInterval, positiveDuration, "how often progress is logged")
-	viewStateLimit := intFlag(fs, env, "view-state-limit", "NEARLINE_VIEW_STATE_LIMIT", archive.DefaultViewStateLimit, positive.orMinusOne("no limit"), viewStateLimitHelp)
-	maxConns := intFlag(fs, env, "db-max-conns", "NEARLINE_DB_MAX_CONNS", verify.DefaultConcurrency+4, positive, dbMaxConnsHelp)
-	archiveCfg := archive.Config{ViewStateLimit: *viewStateLimit}
+	db, against, timeout, maxConns := registerDatabaseFlags(fs), "", verify.DefaultTimeout, verify.DefaultConcurrency+4
+	planCfg := verify.PlanConfig{Sample: verify.DefaultSample, AccountsPerHeight: verify.DefaultAccountsPerHeight}
+	runCfg := verify.RunConfig{Concurrency: verify.DefaultConcurrency, MaxShown: verify.DefaultMaxShown,
+		ProgressInterval: verify.DefaultProgressInterval}
+	archiveCfg := archive.Config{ViewStateLimit: archive.DefaultViewStateLimit}
+	fs.StringVar(&against, "against", "", "NEAR JSON-RPC URL of the node to compare the archive with (required)")
+	fs.Var(height(&planCfg.From, nil), "from", "lowest height to sample (default: the archive's first block)")
+	fs.Var(height(&planCfg.To, nil), "to", "highest height to sample (default: the archive's latest block)")
+	fs.Var(number(&planCfg.Sample, 1, 0), "sample", "heights sampled in [from, to] (every height when the range is smaller)")
+	var seed *uint64
+	fs.Var(optional(&seed, "number", "a non-negative integer", nil), "seed", "seed of the sample; the same seed over the same archive asks "+
+		"the same requests (default: from the clock, printed)")
+	fs.Var(number(&planCfg.AccountsPerHeight, 1, 0), "accounts", "accounts queried per height among those it touched "+
+		"(half as many more from the other sampled heights)")
+	fs.Var(number(&runCfg.Concurrency, 1, 0), "concurrency", "requests in flight at once")
+	fs.Var(duration(&timeout, above0), "timeout", "time limit of one request (to the archive, and each attempt to the node)")
+	fs.Var(number(&runCfg.MaxShown, 1, 0), "show", "differences printed (the first in request order)")
+	fs.Var(duration(&runCfg.ProgressInterval, above0), "progress-interval", "how often progress is logged")
+	fs.Var(orMinusOne(number(&archiveCfg.ViewStateLimit, 1, 0), "no limit"), "view-state-limit", viewStateLimitHelp)
+	fs.Var(number(&maxConns, 1, 0), "db-max-conns", dbMaxConnsHelp)
 	var node *verify.Node
-	err = parseCommand(fs, args, func() error {
-		if *against == "" {
+	err = parseCommand(fs, env, args, func() error {
+		if against == "" {
 			return errors.New("--against (or NEARLINE_AGAINST) is required")
 		}
 		return db.check()
 	}, func() error {
-		if from, to := *fromFlag, *toFlag; from != nil && to != nil && *from > *to {
+		if from, to := planCfg.From, planCfg.To; from != nil && to != nil && *from > *to {
 			return fmt.Errorf("--from %d is above --to %d", *from, *to)
 		}
-		archiveCfg.ViewStateLimit = *viewStateLimit
 		return archiveCfg.Validate()
 	}, func() (err error) {
-		node, err = verify.NewNode(upstream.Config{Endpoints: []string{*against}, Timeout: *timeout})
+		node, err = verify.NewNode(upstream.Config{Endpoints: []string{against}, Timeout: timeout})
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	from, to := *fromFlag, *toFlag
-	seed := uint64(time.Now().UnixNano())
-	if *seedFlag != nil {
-		seed = **seedFlag
+	planCfg.Seed = uint64(time.Now().UnixNano())
+	if seed != nil {
+		planCfg.Seed = *seed
 	}
+	planCfg.Concurrency = runCfg.Concurrency
 	// The archive is opened read-only.
 	st, closeStore, err := db.openStore(ctx, env, archiveUse{url: verify.ReadOnlyURL, cfg: store.Config{
-		MaxConns:         int32(*maxConns),
+		MaxConns:         int32(maxConns),
 		ApplicationName:  "nearline-verify",
-		StatementTimeout: *timeout,
+		StatementTimeout: timeout,
 	}})
 	if err != nil {
 		return unreachable(err)
@@ -92,16 +97,13 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 	if err != nil {
 		return err
 	}
-	local, err := verify.NewArchive(backend, rpcserve.Config{RequestTimeout: *timeout}, env.logger)
+	local, err := verify.NewArchive(backend, rpcserve.Config{RequestTimeout: timeout}, env.logger)
 	if err != nil {
 		return err
 	}
 	defer local.Close(context.WithoutCancel(ctx))
 
-	plan, err := verify.NewPlan(ctx, local, verify.PlanConfig{
-		From: from, To: to, Sample: *sample, Seed: seed, AccountsPerHeight: *accounts,
-		Concurrency: *concurrency,
-	}, env.logger)
+	plan, err := verify.NewPlan(ctx, local, planCfg, env.logger)
 	if errors.Is(err, verify.ErrRange) {
 		fmt.Fprintln(fs.Output(), "nearline verify:", err)
 		return errUsage
@@ -110,10 +112,8 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 		return fmt.Errorf("plan requests: %w", err)
 	}
 	fmt.Fprintf(env.stdout, "nearline verify: %d heights sampled in %d-%d (seed %d), %d requests, against %s\n\n",
-		len(plan.Heights), plan.From, plan.To, seed, len(plan.Requests), httpcall.RedactURL(*against))
-	report, err := verify.Run(ctx, local, node, plan.Requests, verify.RunConfig{
-		Concurrency: *concurrency, MaxShown: *show, ProgressInterval: *progress,
-	}, env.logger)
+		len(plan.Heights), plan.From, plan.To, planCfg.Seed, len(plan.Requests), httpcall.RedactURL(against))
+	report, err := verify.Run(ctx, local, node, plan.Requests, runCfg, env.logger)
 	switch {
 	case errors.Is(err, verify.ErrUnreachable):
 		return unreachable(err)

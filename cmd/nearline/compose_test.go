@@ -33,7 +33,7 @@ type composeFile struct {
 func commandEnvVars(t *testing.T, name string) map[string]bool {
 	t.Helper()
 	env, _, stderr := testEnv(nil)
-	require.Equal(t, 0, run(context.Background(), env, []string{name, "-h"}))
+	require.Equal(t, 0, run(context.Background(), env, append(strings.Fields(name), "-h")))
 	vars := map[string]bool{}
 	for _, m := range regexp.MustCompile(`\(env (NEARLINE_\w+)\)`).FindAllStringSubmatch(stderr.String(), -1) {
 		vars[m[1]] = true

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -65,8 +66,8 @@ func TestEmbeddedDatabase(t *testing.T) {
 
 	env, _, _ = loggedEnv(map[string]string{"NEARLINE_DATA_DIR": dir})
 	fs := newFlagSet(env, "test", "")
-	db := registerDatabaseFlags(fs, env)
-	require.NoError(t, parseFlags(fs, nil))
+	db := registerDatabaseFlags(fs)
+	require.NoError(t, parse(fs, env, nil))
 	url, release, err := db.open(ctx, env, false)
 	require.NoError(t, err)
 	released := false
@@ -120,6 +121,49 @@ func TestCommandsRefuseAnUnmigratedDatabase(t *testing.T) {
 			require.NotContains(t, stderr.String(), "serving JSON-RPC")
 		})
 	}
+}
+
+// TestNoMigrateRefusesASchemaBehind: index and run with --no-migrate
+// (or NEARLINE_NO_MIGRATE) migrate nothing: a database without the
+// schema, or one migration behind, is refused naming --no-migrate and
+// `nearline migrate`, and stays as it was.
+func TestNoMigrateRefusesASchemaBehind(t *testing.T) {
+	t.Parallel()
+	empty := storetest.NewEmptyDatabaseURL(t)
+	behind := storetest.NewEmptyDatabaseURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, store.Migrate(ctx, behind))
+	latest, err := store.LatestMigration()
+	require.NoError(t, err)
+	conn, err := pgx.Connect(ctx, behind)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, `DELETE FROM goose_db_version WHERE version_id = $1`, latest)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		cmd, url string
+		vars     map[string]string
+		args     []string
+		want     string
+	}{
+		{"index", empty, nil, []string{"--no-migrate"}, "it holds no Nearline schema"},
+		{"run", empty, map[string]string{"NEARLINE_NO_MIGRATE": "true"}, nil, "it holds no Nearline schema"},
+		{"index", behind, nil, []string{"--no-migrate"}, fmt.Sprintf("its schema is at version %d, this binary's at %d", latest-1, latest)},
+	} {
+		env, _, stderr := loggedEnv(c.vars)
+		args := append([]string{c.cmd, "--database-url", c.url, "--upstream", "http://127.0.0.1:1"}, c.args...)
+		if c.cmd == "run" {
+			args = append(args, "--listen", "127.0.0.1:0")
+		}
+		require.Equal(t, 1, run(ctx, env, args), stderr.String())
+		require.Contains(t, stderr.String(), "--no-migrate: the database is not migrated: "+c.want)
+		require.Contains(t, stderr.String(), "run `nearline migrate` on it first (docs/database.md), or leave out --no-migrate")
+	}
+	require.Zero(t, tableCount(t, empty), "nothing migrated")
+	var applied int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT max(version_id) FROM goose_db_version`).Scan(&applied))
+	require.Equal(t, latest-1, applied, "nothing migrated")
 }
 
 // TestEmbeddedDatabaseNotMigrated: an embedded PostgreSQL that holds no

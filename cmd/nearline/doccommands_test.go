@@ -37,6 +37,9 @@ func TestDocCommandsUseRealFlags(t *testing.T) {
 		for _, block := range shellBlocks(docs.Read(t, file)) {
 			for _, m := range docCommand.FindAllStringSubmatch(block, -1) {
 				cmd, args := m[1], m[2]
+				if sub := strings.Fields(args); len(sub) > 0 && flagsOf[cmd+" "+sub[0]] != nil {
+					cmd = cmd + " " + sub[0] // migrate status, migrate down
+				}
 				flags, ok := flagsOf[cmd]
 				if !ok {
 					continue // prose such as "nearline help"

@@ -61,8 +61,6 @@ func TestRefusedBeforeDatabaseWork(t *testing.T) {
 			[]string{`--genesis "/nonexistent/genesis.json": no such file or directory`}},
 		{"metrics address", nil, []string{"--metrics-listen", "9100"}, []string{`--metrics-listen "9100": want host:port`}},
 		{"cursor name", map[string]string{"NEARLINE_CURSOR": "no spaces"}, nil, []string{`NEARLINE_CURSOR="no spaces"`}},
-		{"retired variable", map[string]string{"NEARLINE_REQUEST_TIMEOUT": "20s"}, nil,
-			[]string{`NEARLINE_REQUEST_TIMEOUT="20s": no longer read`, "--upstream-timeout reads NEARLINE_UPSTREAM_TIMEOUT"}},
 		{"snapshot without from", nil, []string{"--snapshot-accounts", "a.near"}, []string{"--snapshot-accounts needs --from"}},
 	} {
 		for _, cmd := range []string{"index", "run"} {
@@ -103,7 +101,6 @@ func TestServeRefusesBeforeDatabaseWork(t *testing.T) {
 		{nil, []string{"--listen", "3030"}, `--listen "3030": want host:port`},
 		{map[string]string{"NEARLINE_FORWARD_URL": "node:3030"}, nil, `NEARLINE_FORWARD_URL="node:3030": "node:3030" is not an http:// or https:// URL`},
 		{nil, []string{"--drain-time", "0s"}, "want a duration above 0, or a negative one"},
-		{map[string]string{"NEARLINE_REQUEST_TIMEOUT": "20s"}, nil, "--request-timeout reads NEARLINE_RPC_REQUEST_TIMEOUT"},
 	} {
 		env, stdout, stderr := loggedEnv(c.vars)
 		code := run(context.Background(), env, append([]string{"serve", "--database-url", url}, c.args...))
@@ -114,41 +111,18 @@ func TestServeRefusesBeforeDatabaseWork(t *testing.T) {
 	require.Zero(t, tableCount(t, url))
 }
 
-// TestFormerFlagNames: serve's --upstream and index's --request-timeout
-// still work, hidden from -h, and say their new names.
-func TestFormerFlagNames(t *testing.T) {
-	t.Parallel()
-	env, _, stderr := testEnv(nil)
-	fs := newFlagSet(env, "index", "")
-	flags := registerIndexFlags(fs, env)
-	require.NoError(t, parseFlags(fs, []string{"--request-timeout", "3s"}))
-	require.Equal(t, 3*time.Second, *flags.upstreamTimeout)
-	require.Contains(t, stderr.String(), "--request-timeout is now --upstream-timeout")
-
-	env, _, stderr = testEnv(nil)
-	fs = newFlagSet(env, "serve", "")
-	serve := registerServeFlags(fs, env, false)
-	require.NoError(t, parseFlags(fs, []string{"--upstream", "http://node:3030"}))
-	require.Equal(t, "http://node:3030", *serve.forward)
-	require.Contains(t, stderr.String(), "--upstream is now --forward-url")
-
-	for cmd, hidden := range map[string]string{"index": "request-timeout", "run": "request-timeout", "serve": "upstream"} {
-		for _, f := range helpOf(t, cmd).flags {
-			require.NotEqual(t, hidden, f.name, "-h of %s shows the former name", cmd)
-		}
-	}
-}
-
 // TestFromLatestParses: --from takes "latest" (index and run only).
 func TestFromLatestParses(t *testing.T) {
 	t.Parallel()
 	env, _, _ := testEnv(map[string]string{"NEARLINE_FROM": "latest"})
 	fs := newFlagSet(env, "index", "")
 	flags := registerIndexFlags(fs, env)
-	require.NoError(t, parseFlags(fs, nil))
+	require.NoError(t, parse(fs, env, nil))
 	require.True(t, flags.fromLatest)
-	require.Nil(t, *flags.from)
-	require.NoError(t, parseFlags(fs, []string{"--from", "12"}))
+	require.Nil(t, flags.indexer.From)
+	fs = newFlagSet(env, "index", "")
+	flags = registerIndexFlags(fs, env)
+	require.NoError(t, parse(fs, env, []string{"--from", "12"}))
 	require.False(t, flags.fromLatest, "the command line overrides the environment")
-	require.Equal(t, uint64(12), **flags.from)
+	require.Equal(t, uint64(12), *flags.indexer.From)
 }

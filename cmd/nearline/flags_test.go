@@ -115,27 +115,25 @@ func TestFlagDefaultsFromEnvironment(t *testing.T) {
 	fs := newFlagSet(env, "test", "")
 	var help bytes.Buffer
 	fs.SetOutput(&help)
-	workers := intFlag(fs, env, "workers", "NEARLINE_WORKERS", 32, positive, "blocks fetched at once")
-	poll := durationFlag(fs, env, "poll-interval", "NEARLINE_POLL_INTERVAL", time.Second, positiveDuration, "poll")
-	batch := intFlag(fs, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, positive, "batch")
-	require.NoError(t, parseFlags(fs, []string{"--poll-interval", "3s", "--batch-size", "9"}))
-	require.Equal(t, 7, *workers, "the environment sets the default")
-	require.Equal(t, 3*time.Second, *poll, "the command line overrides the environment")
-	require.Equal(t, 9, *batch, "the command line overrides a malformed environment value")
+	workers, poll, batch := 32, time.Second, 50
+	fs.Var(number(&workers, 1, 0), "workers", "blocks fetched at once")
+	fs.Var(duration(&poll, above0), "poll-interval", "poll")
+	fs.Var(number(&batch, 1, 0), "batch-size", "batch")
+	require.NoError(t, parse(fs, env, []string{"--poll-interval", "3s", "--batch-size", "9"}))
+	require.Equal(t, 7, workers, "the environment sets the default")
+	require.Equal(t, 3*time.Second, poll, "the command line overrides the environment")
+	require.Equal(t, 9, batch, "the command line overrides a malformed environment value")
 	printFlags(fs)
 	require.Contains(t, help.String(), "(default 7)")
 	require.Contains(t, help.String(), "env NEARLINE_WORKERS")
 
+	var out bytes.Buffer
 	fs2 := newFlagSet(env, "test", "")
-	fs2.SetOutput(io.Discard)
-	intFlag(fs2, env, "batch-size", "NEARLINE_BATCH_SIZE", 50, positive, "batch")
-	err := parseFlags(fs2, nil)
+	fs2.SetOutput(&out)
+	fs2.Var(number(&batch, 1, 0), "batch-size", "batch")
+	err := parse(fs2, env, nil)
 	require.ErrorIs(t, err, errUsage, "a malformed environment value the command line leaves alone is a usage error")
-	var errs []string
-	for _, e := range envErrors(fs2) {
-		errs = append(errs, e.Error())
-	}
-	require.Equal(t, []string{`NEARLINE_BATCH_SIZE="x": want an integer of 1 or more`}, errs)
+	require.Equal(t, "nearline test: invalid environment value NEARLINE_BATCH_SIZE=\"x\": want an integer of 1 or more\n", out.String())
 }
 
 // TestBoolFlagFromMalformedEnvironmentStillTakesNoValue keeps `-flag` (no
@@ -145,16 +143,17 @@ func TestBoolFlagFromMalformedEnvironmentStillTakesNoValue(t *testing.T) {
 	env, _, _ := testEnv(map[string]string{"NEARLINE_ARCHIVAL": "maybe"})
 	fs := newFlagSet(env, "test", "")
 	fs.SetOutput(io.Discard)
-	archival := boolFlag(fs, env, "archival", "NEARLINE_ARCHIVAL", false, "archival")
-	require.NoError(t, parseFlags(fs, []string{"-archival"}))
-	require.True(t, *archival)
+	archival := false
+	fs.Var(boolean(&archival), "archival", "archival")
+	require.NoError(t, parse(fs, env, []string{"-archival"}))
+	require.True(t, archival)
 }
 
 // TestEveryCommandRefusesMalformedEnvironment reads each command's help
 // and sets, one at a time, the environment variable of each flag that is
 // not a string to a value no number, duration or bool parses from: the
 // command must refuse it (exit 2, naming variable and value) before it does
-// anything. It fails if a command parses its flags without parseFlags, or a
+// anything. It fails if a command parses its flags without parse, or a
 // flag reads its variable without the helpers.
 func TestEveryCommandRefusesMalformedEnvironment(t *testing.T) {
 	t.Parallel()
@@ -163,7 +162,7 @@ func TestEveryCommandRefusesMalformedEnvironment(t *testing.T) {
 	var checked int // migrate and status have only string flags
 	for _, c := range commands() {
 		env, _, stderr := testEnv(nil)
-		require.Equal(t, 0, run(context.Background(), env, []string{c.name, "-h"}))
+		require.Equal(t, 0, run(context.Background(), env, append(strings.Fields(c.name), "-h")))
 		var kind string
 		for _, line := range strings.Split(stderr.String(), "\n") {
 			if m := flagLine.FindStringSubmatch(line); m != nil {
@@ -180,7 +179,7 @@ func TestEveryCommandRefusesMalformedEnvironment(t *testing.T) {
 				env, stdout, stderr := testEnv(map[string]string{m[1]: "abc"})
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
-				code := run(ctx, env, []string{c.name})
+				code := run(ctx, env, strings.Fields(c.name))
 				out := stdout.String() + stderr.String()
 				require.Equal(t, 2, code, "exit status; output:\n%s", out)
 				require.Contains(t, out, m[1]+`="abc": want `)
@@ -208,7 +207,7 @@ func TestEventsFlagTurnsTheExplorerTablesOff(t *testing.T) {
 		fs := newFlagSet(env, "index", "")
 		fs.SetOutput(io.Discard)
 		flags := registerIndexFlags(fs, env)
-		require.NoError(t, parseFlags(fs, c.args))
-		require.Equal(t, c.want, *flags.events, "env %v, args %v", c.env, c.args)
+		require.NoError(t, parse(fs, env, c.args))
+		require.Equal(t, c.want, flags.events, "env %v, args %v", c.env, c.args)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -35,6 +37,8 @@ func commands() []command {
 		{"index", "follow finalized blocks of an upstream node into PostgreSQL", runIndex},
 		{"serve", "answer NEAR JSON-RPC read methods from PostgreSQL", runServe},
 		{"migrate", "apply the embedded database migrations", runMigrate},
+		{"migrate status", "list the migrations, applied or pending", runMigrateStatus},
+		{"migrate down", "undo the migrations above a version", runMigrateDown},
 		{"sim", "serve a simulated NEAR node (deterministic chain) over JSON-RPC", runSim},
 		{"status", "print the archive's indexed range and cursor", runStatus},
 		{"verify", "compare the archive's answers with a node's", runVerify},
@@ -69,7 +73,7 @@ func main() {
 func run(ctx context.Context, env *environment, args []string) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
-			return run(ctx, env, []string{args[1], "-h"})
+			return run(ctx, env, append(slices.Clone(args[1:]), "-h"))
 		}
 		usage(env.stdout)
 		if len(args) == 0 {
@@ -77,35 +81,47 @@ func run(ctx context.Context, env *environment, args []string) int {
 		}
 		return 0
 	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
-		}
-		err := c.run(ctx, env, args[1:])
-		var status *exitStatusError
-		switch {
-		case errors.As(err, &status):
-			env.logger.Error("nearline "+c.name+" failed", "err", err)
-			return status.status
-		case err == nil:
-			return 0
-		case errors.Is(err, flag.ErrHelp):
-			return 0
-		case errors.Is(err, errUsage):
-			return 2
-		case ctx.Err() != nil && errors.Is(err, context.Canceled):
-			// SIGINT/SIGTERM arrived before the command could finish (a
-			// migration, say): its transaction was rolled back, and
-			// stopping on request is not a failure.
-			env.logger.Info("nearline "+c.name+" interrupted", "err", err)
-			return 0
-		}
-		env.logger.Error("nearline "+c.name+" failed", "err", err)
-		return 1
+	c, words, ok := lookup(args)
+	if !ok {
+		fmt.Fprintf(env.stderr, "nearline: unknown command %q\n\n", args[0])
+		usage(env.stderr)
+		return 2
 	}
-	fmt.Fprintf(env.stderr, "nearline: unknown command %q\n\n", args[0])
-	usage(env.stderr)
-	return 2
+	err := c.run(ctx, env, args[words:])
+	var status *exitStatusError
+	switch {
+	case errors.As(err, &status):
+		env.logger.Error("nearline "+c.name+" failed", "err", err)
+		return status.status
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// SIGINT/SIGTERM arrived before the command could finish (a
+		// migration, say): its transaction was rolled back, and
+		// stopping on request is not a failure.
+		env.logger.Info("nearline "+c.name+" interrupted", "err", err)
+		return 0
+	}
+	env.logger.Error("nearline "+c.name+" failed", "err", err)
+	return 1
+}
+
+// lookup finds the command args start with, the longest of those named
+// ("migrate status" before "migrate"), and how many words name it.
+func lookup(args []string) (command, int, bool) {
+	var found command
+	words := 0
+	for _, c := range commands() {
+		name := strings.Fields(c.name)
+		if len(name) > words && len(args) >= len(name) && slices.Equal(name, args[:len(name)]) {
+			found, words = c, len(name)
+		}
+	}
+	return found, words, words > 0
 }
 
 // errUsage marks a command line that could not be parsed; the FlagSet has
@@ -129,17 +145,29 @@ func unreachable(err error) error { return &exitStatusError{status: 2, err: err}
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: nearline <command> [flags]\n\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-15s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'nearline <command> -h' for a command's flags. Every flag also reads an environment variable, shown in its help.")
 }
 
-// newFlagSet returns a FlagSet that reports errors instead of exiting.
-func newFlagSet(env *environment, name, synopsis string) *flag.FlagSet {
+// example is a command line -h shows, and what it does.
+type example struct{ args, does string }
+
+// newFlagSet returns a FlagSet that reports errors instead of exiting. Its
+// -h prints the synopsis, the examples, then the flags.
+func newFlagSet(env *environment, name, synopsis string, examples ...example) *flag.FlagSet {
 	fs := flag.NewFlagSet("nearline "+name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: nearline %s %s\n\nFlags:\n", name, synopsis)
+		fmt.Fprintf(fs.Output(), "Usage: nearline %s %s\n\n", name, synopsis)
+		if len(examples) > 0 {
+			fmt.Fprintln(fs.Output(), "Examples:")
+			for _, e := range examples {
+				fmt.Fprintf(fs.Output(), "  nearline %s %s\n      %s\n", name, e.args, e.does)
+			}
+			fmt.Fprintln(fs.Output())
+		}
+		fmt.Fprintln(fs.Output(), "Flags:")
 		printFlags(fs)
 	}
 	return fs
@@ -149,8 +177,8 @@ func newFlagSet(env *environment, name, synopsis string) *flag.FlagSet {
 // the first that fails is said in one line ("nearline CMD: ...") and is a
 // usage error (exit status 2). The checks run before anything connects
 // anywhere.
-func parseCommand(fs *flag.FlagSet, args []string, checks ...func() error) error {
-	if err := parseFlags(fs, args); err != nil {
+func parseCommand(fs *flag.FlagSet, env *environment, args []string, checks ...func() error) error {
+	if err := parse(fs, env, args); err != nil {
 		return err
 	}
 	for _, check := range checks {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/nearline/nearline/sim"
 )
 
@@ -51,23 +53,33 @@ func (s *simUpstream) url() string         { return "http://" + s.ln.Addr().Stri
 func (s *simUpstream) genesisPath() string { return filepath.Join(s.dir, "genesis.json") }
 
 // serve answers JSON-RPC and produces blocks until ctx ends.
-func (s *simUpstream) serve(ctx context.Context) error {
-	srv := &http.Server{Handler: s.node.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+func (s *simUpstream) serve(ctx context.Context) error { return serveNode(ctx, s.node, s.ln) }
+
+// serveNode answers JSON-RPC from node on ln and produces its blocks
+// until ctx ends (once its chain is produced, it goes on answering).
+func serveNode(ctx context.Context, node *sim.Node, ln net.Listener) error {
+	srv := &http.Server{Handler: node.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("simulator: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		runErr := node.Run(gctx)
+		if runErr == nil {
+			<-gctx.Done()
+		}
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdownCtx)
-	}()
-	produced := make(chan error, 1)
-	go func() { produced <- s.node.Run(ctx) }()
-	if err := srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("simulator: %w", err)
-	}
-	if err := <-produced; err != nil && ctx.Err() == nil {
-		return fmt.Errorf("simulator: produce blocks: %w", err)
-	}
-	return nil
+		if runErr != nil {
+			return fmt.Errorf("simulator: produce blocks: %w", runErr)
+		}
+		return nil
+	})
+	return g.Wait()
 }
 
 // Close stops listening and removes the genesis file.
