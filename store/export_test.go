@@ -72,3 +72,8 @@ func (s *Store) GlobalContractCodeAt(ctx context.Context, id near.GlobalContract
 
 // StateAtSQL is view_state's query, for its plan.
 const StateAtSQL = stateAtSQL
+
+// InternAccounts numbers names (distinct, sorted) in tx, as a write does.
+func InternAccounts(ctx context.Context, tx pgx.Tx, names []string) (map[string]int32, error) {
+	return internAccounts(ctx, tx, names)
+}
