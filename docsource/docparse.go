@@ -320,19 +320,29 @@ var changesOrder = []byte{0, 2, 9, 1}
 // order the effects name them). Each key's changes keep the document's
 // order, which is the order they happened.
 func orderChanges(changes []docChange) ([]near.StateChangeKindView, []bundle.StateChange) {
-	slices.SortStableFunc(changes, func(a, b docChange) int { return strings.Compare(a.key, b.key) })
+	// Sort positions, not the changes: a docChange holds a whole decoded
+	// view, and a stable sort moves each many times.
+	order := make([]int32, len(changes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(changes[a].key, changes[b].key) })
 	effects := []near.StateChangeKindView{}
-	for i, ch := range changes {
-		if i > 0 && changes[i-1].key == ch.key {
+	for i, at := range order {
+		ch := &changes[at]
+		if i > 0 && changes[order[i-1]].key == ch.key {
 			continue
 		}
 		effects = append(effects, near.StateChangeKindView{Type: columnEffects[ch.col], AccountID: ch.sc.View.Change.AccountID})
 	}
 	var out []bundle.StateChange
+	if len(changes) > 0 {
+		out = make([]bundle.StateChange, 0, len(changes))
+	}
 	for _, col := range changesOrder {
-		for _, ch := range changes {
-			if ch.col == col {
-				out = append(out, ch.sc)
+		for _, at := range order {
+			if changes[at].col == col {
+				out = append(out, changes[at].sc)
 			}
 		}
 	}
