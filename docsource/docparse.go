@@ -195,7 +195,7 @@ func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
 	}
 	chunkViewOrder(out)
 	c := bundle.Chunk{JSON: jsonobject.Object(out)}
-	if err := fastjson.Unmarshal(c.JSON, &c.View); err != nil {
+	if err := near.DecodeChunkView(c.JSON, &c.View); err != nil {
 		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
 	if len(c.View.Transactions) != len(txs) {
