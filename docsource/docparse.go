@@ -60,7 +60,7 @@ type docOutcome struct {
 
 func parseOutcome(raw json.RawMessage) (docOutcome, error) {
 	f := new(bundle.OutcomeFields)
-	if err := fastjson.Unmarshal(raw, f); err != nil {
+	if err := decodeOutcomeFields(raw, f); err != nil {
 		return docOutcome{}, fmt.Errorf("decode execution outcome: %w", err)
 	}
 	d := docOutcome{raw: raw, id: f.ID, blockHash: f.BlockHash, receiptIDs: f.Outcome.ReceiptIDs, status: f.Outcome.Status}
@@ -282,7 +282,7 @@ var columnEffects = map[byte]string{
 // does not list.
 func parseChange(raw json.RawMessage) (docChange, bool, error) {
 	sc := bundle.StateChange{JSON: raw}
-	if err := fastjson.Unmarshal(raw, &sc.View); err != nil {
+	if err := near.DecodeStateChange(raw, &sc.View); err != nil {
 		return docChange{}, false, fmt.Errorf("decode state change: %w", err)
 	}
 	col, ok := changeColumns[sc.View.Type]

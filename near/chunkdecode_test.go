@@ -208,3 +208,82 @@ func BenchmarkDecodeChunkView(b *testing.B) {
 		})
 	}
 }
+
+// documentChanges returns the state changes of the recorded documents.
+func documentChanges(tb testing.TB) [][]byte {
+	var out [][]byte
+	for _, path := range fixture.Glob(tb, "real/neardata/*.json") {
+		body, err := os.ReadFile(path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var doc struct {
+			Shards []struct {
+				StateChanges []json.RawMessage `json:"state_changes"`
+			} `json:"shards"`
+		}
+		if err := json.Unmarshal(body, &doc); err != nil {
+			tb.Fatal(path, err)
+		}
+		for _, sh := range doc.Shards {
+			for _, raw := range sh.StateChanges {
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, raw); err != nil {
+					tb.Fatal(err)
+				}
+				out = append(out, buf.Bytes())
+			}
+		}
+	}
+	return out
+}
+
+func sameChangeAsGeneral(t *testing.T, raw []byte) {
+	t.Helper()
+	var want, got near.StateChangeWithCauseView
+	wantErr := fastjson.Unmarshal(raw, &want)
+	gotErr := near.DecodeStateChange(raw, &got)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("error %v, the general decoder's %v, for %s", gotErr, wantErr, raw)
+	}
+	if wantErr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded differently from the general decoder:\n got %+v\nwant %+v\nfor %s", got, want, raw)
+	}
+}
+
+// TestDecodeStateChangeAgrees: the recorded state changes, and shapes the
+// fast pass passes on, decode as the general decoder decodes them.
+func TestDecodeStateChangeAgrees(t *testing.T) {
+	t.Parallel()
+	for _, raw := range documentChanges(t) {
+		sameChangeAsGeneral(t, raw)
+	}
+	for _, raw := range []string{
+		`{"cause":{"type":"receipt_processing","receipt_hash":"h"},"type":"data_update","change":{"account_id":"a","key_base64":"AA==","value_base64":""}}`,
+		`{"cause":{"type":"receipt_processing","receipt_hash":"h"},"type":"data_deletion","change":{"account_id":"a","key_base64":"AA=="}}`,
+		`{"cause":{"type":"x","Receipt_Hash":"h"},"type":"data_update","change":{"account_id":"a","key_base64":"AA=="}}`,
+		`{"cause":{"type":"x"},"type":"data_update","change":{"account_id":"a","key_base64":"AA=","value_base64":null}}`,
+		`{"cause":{"type":"x"},"type":"account_update","change":{"account_id":"a","amount":"1","locked":"0","code_hash":"c","storage_usage":1,"storage_paid_at":0}}`,
+		`{"cause":{"type":"x"},"type":"data_update","change":{"account_id":"a","amount":"1"}}`,
+		`{"cause":{"type":"x"},"type":"data_update","change":{"account_id":"a","key_base64":"AA==","key_base64":"AQ=="}}`,
+		`{"cause":null,"type":"data_update","change":{}}`, `{}`, `null`, `{"type":1}`,
+	} {
+		sameChangeAsGeneral(t, []byte(raw))
+	}
+}
+
+// FuzzDecodeStateChange: any input decodes as the general decoder decodes it.
+func FuzzDecodeStateChange(f *testing.F) {
+	for i, raw := range documentChanges(f) {
+		if i%50 == 0 {
+			f.Add(raw)
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) != nil {
+			return
+		}
+		sameChangeAsGeneral(t, buf.Bytes())
+	})
+}
