@@ -295,9 +295,9 @@ func (d *chunkDecoder) signedDelegate(s *SignedDelegateAction) bool {
 
 // DecodeStateChange decodes a state change (StateChangeWithCauseView) as
 // fastjson.Unmarshal does; raw must be compact. The fast pass takes the
-// data changes most blocks are made of (a cause of a type and a hash; an
-// account id, key and value); any other kind or shape goes to the
-// general decoder, as in DecodeChunkView.
+// changes most blocks are made of (a cause of a type and a hash; an
+// account's data, its account or its access keys); any other shape goes
+// to the general decoder, as in DecodeChunkView.
 func DecodeStateChange(raw []byte, v *StateChangeWithCauseView) error {
 	d := chunkDecoder{Reader: jsonread.Reader{B: raw}}
 	if d.stateChange(v) && d.I == len(d.B) {
@@ -310,7 +310,8 @@ func DecodeStateChange(raw []byte, v *StateChangeWithCauseView) error {
 var (
 	stateChangeNames = []string{"cause", "type", "change"}
 	causeNames       = []string{"type", "tx_hash", "receipt_hash"}
-	dataChangeNames  = []string{"account_id", "key_base64", "value_base64"}
+	changeNames      = []string{"account_id", "key_base64", "value_base64", "public_key", "access_key",
+		"amount", "locked", "code_hash", "storage_usage", "storage_paid_at"}
 )
 
 func (d *chunkDecoder) stateChange(v *StateChangeWithCauseView) bool {
@@ -332,16 +333,35 @@ func (d *chunkDecoder) stateChange(v *StateChangeWithCauseView) bool {
 			return d.Str(&v.Type)
 		default:
 			c := &v.Change
-			return d.Object(dataChangeNames, func(i int) bool {
+			return d.Object(changeNames, func(i int) bool {
+				if i >= 5 && c.Account == nil {
+					c.Account = new(Account)
+				}
 				switch i {
 				case 0:
 					return d.Str(&c.AccountID)
 				case 1:
 					c.KeyBase64 = new([]byte)
 					return d.Base64(c.KeyBase64)
-				default:
+				case 2:
 					c.ValueBase64 = new([]byte)
 					return d.Base64(c.ValueBase64)
+				case 3:
+					c.PublicKey = new(string)
+					return d.Str(c.PublicKey)
+				case 4:
+					c.AccessKey = new(AccessKeyView)
+					return d.General(d.I, c.AccessKey)
+				case 5:
+					return u128(&d.Reader, &c.Account.Amount)
+				case 6:
+					return u128(&d.Reader, &c.Account.Locked)
+				case 7:
+					return d.Str(&c.Account.CodeHash)
+				case 8:
+					return d.U64(&c.Account.StorageUsage)
+				default:
+					return d.U64(&c.Account.StoragePaidAt)
 				}
 			})
 		}

@@ -267,6 +267,13 @@ func TestDecodeStateChangeAgrees(t *testing.T) {
 		`{"cause":{"type":"x"},"type":"data_update","change":{"account_id":"a","amount":"1"}}`,
 		`{"cause":{"type":"x"},"type":"data_update","change":{"account_id":"a","key_base64":"AA==","key_base64":"AQ=="}}`,
 		`{"cause":null,"type":"data_update","change":{}}`, `{}`, `null`, `{"type":1}`,
+		`{"cause":{"type":"x"},"type":"account_update","change":{"account_id":"a","amount":"1","locked":"0","code_hash":"c","storage_usage":1,"storage_paid_at":0,"global_contract_hash":"g"}}`,
+		`{"cause":{"type":"x"},"type":"account_update","change":{"account_id":"a","Amount":"1"}}`,
+		`{"cause":{"type":"x"},"type":"account_update","change":{"storage_usage":1,"account_id":"a"}}`,
+		`{"cause":{"type":"x"},"type":"access_key_update","change":{"account_id":"a","public_key":"ed25519:k","access_key":{"nonce":1,"permission":"FullAccess"}}}`,
+		`{"cause":{"type":"x"},"type":"access_key_update","change":{"account_id":"a","public_key":"ed25519:k","access_key":{"nonce":1,"permission":{"FunctionCall":{"allowance":null,"receiver_id":"r","method_names":[]}},"new":2}}}`,
+		`{"cause":{"type":"x"},"type":"access_key_update","change":{"account_id":"a","public_key":null,"access_key":null}}`,
+		`{"cause":{"type":"x"},"type":"access_key_deletion","change":{"account_id":"a","public_key":"ed25519:k"}}`,
 	} {
 		sameChangeAsGeneral(t, []byte(raw))
 	}
