@@ -351,7 +351,7 @@ func (d *chunkDecoder) stateChange(v *StateChangeWithCauseView) bool {
 					return d.Str(c.PublicKey)
 				case 4:
 					c.AccessKey = new(AccessKeyView)
-					return d.General(d.I, c.AccessKey)
+					return d.accessKey(c.AccessKey)
 				case 5:
 					return u128(&d.Reader, &c.Account.Amount)
 				case 6:
@@ -365,5 +365,23 @@ func (d *chunkDecoder) stateChange(v *StateChangeWithCauseView) bool {
 				}
 			})
 		}
+	})
+}
+
+var accessKeyNames = []string{"nonce", "permission"}
+
+// accessKey reads an access key of the members AccessKeyView models (no
+// Extra), its permission FullAccess or decoded by AccessKeyPermission's
+// own method.
+func (d *chunkDecoder) accessKey(k *AccessKeyView) bool {
+	return d.Object(accessKeyNames, func(i int) bool {
+		if i == 0 {
+			return d.U64(&k.Nonce)
+		}
+		if d.At('"') {
+			name, ok := d.Plain()
+			return ok && string(name) == "FullAccess"
+		}
+		return d.General(d.I, &k.Permission)
 	})
 }
