@@ -352,9 +352,10 @@ func stageLine(logPath string) string {
 	if err != nil {
 		return ""
 	}
+	const marker = "stage wall time per block"
 	for _, line := range strings.Split(string(b), "\n") {
-		if i := strings.Index(line, "stage wall time per block"); i >= 0 {
-			return line[i:]
+		if i := strings.Index(line, marker); i >= 0 {
+			return marker + ":" + strings.TrimPrefix(line[i+len(marker):], `"`)
 		}
 	}
 	return ""
