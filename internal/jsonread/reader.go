@@ -238,13 +238,80 @@ func special8(x uint64) bool {
 	return (x|control|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs != 0
 }
 
-// Raw passes the value at B[I], validated, and keeps it in *v as it came
-// (a slice of B).
+// Raw passes the value at B[I] and keeps it in *v as it came (a slice of
+// B). It does not validate the value: B must be valid JSON (a part of a
+// document its scan validated), which it only frames.
 func (d *Reader) Raw(v *json.RawMessage) bool {
-	end, err := jsonobject.SkipValue(d.B, d.I)
-	if err != nil {
+	end := skipValid(d.B, d.I)
+	if end < 0 {
 		return false
 	}
 	*v, d.I = d.B[d.I:end:end], end
 	return true
+}
+
+// skipValid returns the offset past the valid compact value at b[i], -1
+// when b ends first.
+func skipValid(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipValidString(b, i)
+	case '{', '[':
+	default:
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+			i++
+		}
+		return i
+	}
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			i = skipValidString(b, i)
+			if i < 0 {
+				return -1
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+		i++
+	}
+	return -1
+}
+
+// skipValidString returns the offset past the valid string at b[i], -1
+// when b ends first.
+func skipValidString(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i++
+	for {
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			quote, backslash := x^(ones*'"'), x^(ones*'\\')
+			if ((quote-ones)&^quote|(backslash-ones)&^backslash)&highs != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			i += 2
+		default:
+			i++
+		}
+	}
 }
