@@ -166,6 +166,9 @@ func (e *benchEnv) real(ctx context.Context) error {
 	r.requests, r.heads = up.Documents.Load(), up.Heads.Load()
 	fmt.Fprintf(os.Stderr, "real: indexed %d blocks in %.1fs (%.1f blocks/s): indexer %.1f ms/block (user %.1fs, sys %.1fs), max RSS %s; PostgreSQL backends %.1f ms/block (server background %.1fs)\n",
 		n, r.seconds, float64(n)/r.seconds, 1000*(r.user+r.sys)/float64(n), r.user, r.sys, mib(float64(r.maxRSS)), 1000*r.pg/float64(n), r.pgShared)
+	if line := stageLine(filepath.Join(dir, "index.log")); line != "" {
+		fmt.Fprintf(os.Stderr, "real: %s\n", line)
+	}
 
 	if db, err = pgx.Connect(ctx, dbURL); err != nil {
 		return fmt.Errorf("connect: %w", err)
@@ -340,4 +343,20 @@ func (e *benchEnv) runNearline(ctx context.Context, bin, logPath string, args ..
 		return err
 	}
 	return p.wait()
+}
+
+// stageLine returns the indexer's per-stage wall time from its log ("" when
+// it logged none).
+func stageLine(logPath string) string {
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		return ""
+	}
+	const marker = "stage wall time per block"
+	for _, line := range strings.Split(string(b), "\n") {
+		if i := strings.Index(line, marker); i >= 0 {
+			return marker + ":" + strings.TrimPrefix(line[i+len(marker):], `"`)
+		}
+	}
+	return ""
 }

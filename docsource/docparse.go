@@ -60,7 +60,7 @@ type docOutcome struct {
 
 func parseOutcome(raw json.RawMessage) (docOutcome, error) {
 	f := new(bundle.OutcomeFields)
-	if err := fastjson.Unmarshal(raw, f); err != nil {
+	if err := decodeOutcomeFields(raw, f); err != nil {
 		return docOutcome{}, fmt.Errorf("decode execution outcome: %w", err)
 	}
 	d := docOutcome{raw: raw, id: f.ID, blockHash: f.BlockHash, receiptIDs: f.Outcome.ReceiptIDs, status: f.Outcome.Status}
@@ -195,7 +195,7 @@ func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
 	}
 	chunkViewOrder(out)
 	c := bundle.Chunk{JSON: jsonobject.Object(out)}
-	if err := fastjson.Unmarshal(c.JSON, &c.View); err != nil {
+	if err := near.DecodeChunkView(c.JSON, &c.View); err != nil {
 		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
 	}
 	if len(c.View.Transactions) != len(txs) {
@@ -282,7 +282,7 @@ var columnEffects = map[byte]string{
 // does not list.
 func parseChange(raw json.RawMessage) (docChange, bool, error) {
 	sc := bundle.StateChange{JSON: raw}
-	if err := fastjson.Unmarshal(raw, &sc.View); err != nil {
+	if err := near.DecodeStateChange(raw, &sc.View); err != nil {
 		return docChange{}, false, fmt.Errorf("decode state change: %w", err)
 	}
 	col, ok := changeColumns[sc.View.Type]
@@ -320,19 +320,29 @@ var changesOrder = []byte{0, 2, 9, 1}
 // order the effects name them). Each key's changes keep the document's
 // order, which is the order they happened.
 func orderChanges(changes []docChange) ([]near.StateChangeKindView, []bundle.StateChange) {
-	slices.SortStableFunc(changes, func(a, b docChange) int { return strings.Compare(a.key, b.key) })
+	// Sort positions, not the changes: a docChange holds a whole decoded
+	// view, and a stable sort moves each many times.
+	order := make([]int32, len(changes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(changes[a].key, changes[b].key) })
 	effects := []near.StateChangeKindView{}
-	for i, ch := range changes {
-		if i > 0 && changes[i-1].key == ch.key {
+	for i, at := range order {
+		ch := &changes[at]
+		if i > 0 && changes[order[i-1]].key == ch.key {
 			continue
 		}
 		effects = append(effects, near.StateChangeKindView{Type: columnEffects[ch.col], AccountID: ch.sc.View.Change.AccountID})
 	}
 	var out []bundle.StateChange
+	if len(changes) > 0 {
+		out = make([]bundle.StateChange, 0, len(changes))
+	}
 	for _, col := range changesOrder {
-		for _, ch := range changes {
-			if ch.col == col {
-				out = append(out, ch.sc)
+		for _, at := range order {
+			if changes[at].col == col {
+				out = append(out, changes[at].sc)
 			}
 		}
 	}

@@ -191,6 +191,8 @@ type Indexer struct {
 	// unknownSeen holds the kinds of unmodelled variants already logged.
 	unknownSeen map[string]bool
 	budget      *budget
+	// stages is the pipeline's wall time by stage, logged at the end.
+	stages stages
 }
 
 // New returns an indexer reading src and writing sink.

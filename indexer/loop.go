@@ -95,6 +95,7 @@ func (ix *Indexer) run(ctx context.Context) error {
 	stopReport()
 	<-reported
 	ix.logProgress(prog)
+	ix.logger.Info("stage wall time per block", ix.stages.attrs()...)
 	return err
 }
 
@@ -242,20 +243,24 @@ func (ix *Indexer) produce(ctx context.Context, start uint64, linked bool, out c
 				hi = next
 			}
 		}
+		began := time.Now()
 		b, err := ix.fetchRange(ctx, next, hi)
 		if err != nil {
 			return err
 		}
+		ix.stages.add(&ix.stages.fetch, began)
 		for _, r := range b.results {
 			if r.bundle != nil {
 				lastBlock, seenBlock = r.height, true
 			}
 		}
+		began = time.Now()
 		select {
 		case out <- b:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		ix.stages.add(&ix.stages.fetchBlocked, began)
 		next = b.results[len(b.results)-1].height + 1
 	}
 }
@@ -418,6 +423,7 @@ type linkedBatch struct {
 // after the batch that broke continuity.
 func (ix *Indexer) link(ctx context.Context, start uint64, prev *bundle.Cursor, in <-chan batch, out chan<- linkedBatch) error {
 	for b := range in {
+		began := time.Now()
 		var bundles []bundle.Bundle
 		var linkErr error
 		for _, r := range b.results {
@@ -442,11 +448,14 @@ func (ix *Indexer) link(ctx context.Context, start uint64, prev *bundle.Cursor, 
 			}
 			l.batch = prepared
 		}
+		ix.stages.add(&ix.stages.prepare, began)
+		began = time.Now()
 		select {
 		case out <- l:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		ix.stages.add(&ix.stages.prepBlocked, began)
 		if linkErr != nil {
 			return nil // consume returns it once the blocks before it are written
 		}
@@ -457,7 +466,9 @@ func (ix *Indexer) link(ctx context.Context, start uint64, prev *bundle.Cursor, 
 // consume writes each prepared batch in one transaction, in order.
 func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *progress) error {
 	lastRevisit := time.Now()
+	idle := time.Now()
 	for l := range in {
+		ix.stages.add(&ix.stages.writeIdle, idle)
 		if l.batch != nil {
 			last := l.batch.Bundles[len(l.batch.Bundles)-1].Height()
 			began := time.Now()
@@ -472,6 +483,8 @@ func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *pro
 			ix.budget.release(l.weight)
 			l.weight = 0
 			ix.cfg.Metrics.committed(stats, last, time.Since(began))
+			ix.stages.add(&ix.stages.write, began)
+			ix.stages.blocks.Add(int64(stats.Blocks))
 			ix.noteUnknown(stats.Unknown, last)
 			prog.committed(last, stats.Blocks, stats.Rows)
 			if time.Since(lastRevisit) >= ix.cfg.RevisitInterval {
@@ -485,6 +498,7 @@ func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *pro
 		if l.linkErr != nil {
 			return l.linkErr
 		}
+		idle = time.Now()
 	}
 	return ctx.Err()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/bits"
+	"strconv"
 )
 
 // U128 is an unsigned 128-bit integer, as NEAR uses for balances and supplies.
@@ -81,7 +82,7 @@ func (a U128) Big() *big.Int {
 // String returns the decimal digits of a.
 func (a U128) String() string {
 	if a.Hi == 0 {
-		return fmt.Sprint(a.Lo)
+		return strconv.FormatUint(a.Lo, 10)
 	}
 	return a.Big().String()
 }
@@ -105,12 +106,36 @@ func ParseU128(s string) (U128, error) {
 			return U128{}, fmt.Errorf("parse u128 %q: not a decimal number", s)
 		}
 	}
-	b, _ := new(big.Int).SetString(s, 10)
-	if b.BitLen() > 128 {
+	v, ok := digitsU128(s)
+	if !ok {
 		return U128{}, fmt.Errorf("parse u128 %q: %w", s, errU128Overflow)
 	}
-	lo := new(big.Int).And(b, new(big.Int).SetUint64(^uint64(0)))
-	return U128{Hi: new(big.Int).Rsh(b, 64).Uint64(), Lo: lo.Uint64()}, nil
+	return v, nil
+}
+
+// digitsU128 returns the value of s, 1 to 39 decimal digits; ok is false
+// when it does not fit in 128 bits.
+func digitsU128[S string | []byte](s S) (v U128, ok bool) {
+	for i := 0; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if v.Hi == 0 && v.Lo < (1<<64-1)/10-9 {
+			v.Lo = v.Lo*10 + d
+			continue
+		}
+		hiLo, lo := bits.Mul64(v.Lo, 10)
+		hiHi, hi := bits.Mul64(v.Hi, 10)
+		hi, carry := bits.Add64(hi, hiLo, 0)
+		if hiHi != 0 || carry != 0 {
+			return U128{}, false
+		}
+		lo, carry = bits.Add64(lo, d, 0)
+		hi, carry = bits.Add64(hi, 0, carry)
+		if carry != 0 {
+			return U128{}, false
+		}
+		v = U128{Hi: hi, Lo: lo}
+	}
+	return v, true
 }
 
 // MarshalJSON encodes a as a JSON string of decimal digits.
@@ -120,6 +145,13 @@ func (a U128) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes a JSON string of decimal digits.
 func (a *U128) UnmarshalJSON(data []byte) error {
+	// The common form, 1 to 39 digits in quotes, without a string.
+	if n := len(data); n >= 3 && n <= 41 && data[0] == '"' && data[n-1] == '"' && allDigits(data[1:n-1]) {
+		if v, ok := digitsU128(data[1 : n-1]); ok {
+			*a = v
+			return nil
+		}
+	}
 	s, ok := plainString(data)
 	if !ok {
 		if err := json.Unmarshal(data, &s); err != nil {
@@ -132,4 +164,14 @@ func (a *U128) UnmarshalJSON(data []byte) error {
 	}
 	*a = v
 	return nil
+}
+
+// allDigits reports whether b is only decimal digits.
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 func values(n int) []json.RawMessage {
@@ -96,4 +98,35 @@ func FuzzUnpack(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		_, _ = c.Unpack(doc) // never panics
 	})
+}
+
+// TestUnpackReadsDocumentsWithAChecksum: documents packed before Pack left
+// out zstd's checksum (frames with one) still read.
+func TestUnpackReadsDocumentsWithAChecksum(t *testing.T) {
+	c, err := NewCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithZeroFrames(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := values(20)
+	doc := c.Pack(in)
+	body, err := c.dec.DecodeAll(doc[1:], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := enc.EncodeAll(body, []byte{FormatZstd})
+	if len(old) != len(doc)+4 {
+		t.Fatalf("with a checksum %d bytes, without %d: want 4 more", len(old), len(doc))
+	}
+	got, err := c.Unpack(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got, in, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+		t.Fatal("values differ")
+	}
 }
