@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nearline/nearline/rpcserve"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // healthTimeout bounds `nearline health`'s request.
@@ -22,10 +24,10 @@ func runHealth(ctx context.Context, env *environment, args []string) error {
 	listen, apiKeys := rpcserve.DefaultListen, ""
 	fs.StringVar(&listen, "listen", listen,
 		"address the server answers JSON-RPC on (an unspecified host, such as 0.0.0.0, is asked on loopback)")
-	fs.Var(secret(&apiKeys), "api-keys", "the server's API keys: the first is used; never shown")
+	fs.Var(envflag.Secret(&apiKeys), "api-keys", "the server's API keys: the first is used; never shown")
 	var url string
 	err := parseCommand(fs, env, args, func() (err error) {
-		url, err = healthURL(listen, splitList(apiKeys))
+		url, err = healthURL(listen, envflag.Split(apiKeys))
 		return err
 	})
 	if err != nil {

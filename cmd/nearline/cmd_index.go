@@ -18,6 +18,8 @@ import (
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/upstream"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // mainnetArgs follow mainnet as the README does.
@@ -55,7 +57,7 @@ func (f *indexFlags) openStore(ctx context.Context, extraConns int) (*store.Stor
 // tracker is the outage.Tracker of the upstream's calls, logging to the
 // command's logger.
 func (f *indexFlags) tracker() *outage.Tracker {
-	return outage.New(outage.Config{Name: shownURLs(f.upstream)}, f.env.logger)
+	return outage.New(outage.Config{Name: envflag.ShownURLs(f.upstream)}, f.env.logger)
 }
 
 // indexWith runs the indexer on an open, migrated store, its metrics
@@ -109,7 +111,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 			return fmt.Errorf("--genesis holds the state at height %d; indexing from --from %d would leave blocks %d-%d out of the state history (for one range of a split backfill, give it a --cursor)", start, *from, start, *from-1)
 		}
 	}
-	if accounts := splitList(flags.snapshot); len(accounts) > 0 && from != nil {
+	if accounts := envflag.Split(flags.snapshot); len(accounts) > 0 && from != nil {
 		if err := basestate.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
 			return err
 		}
@@ -182,7 +184,7 @@ func newSource(env *environment, flags *indexFlags, client *upstream.Client, met
 		return src, nil
 	}
 	httpCfg := flags.http
-	httpCfg.Endpoints, httpCfg.BearerToken, httpCfg.OnError = splitList(flags.upstream), flags.upstreamAPIKey, metrics.UpstreamError
+	httpCfg.Endpoints, httpCfg.BearerToken, httpCfg.OnError = envflag.Split(flags.upstream), flags.upstreamAPIKey, metrics.UpstreamError
 	var rpc upstream.RPC // a nil *upstream.Client must stay a nil interface
 	if client != nil {
 		rpc = client
@@ -236,5 +238,5 @@ func loadGenesis(ctx context.Context, env *environment, path string, s *store.St
 
 // upstreamName is the upstream as messages name it (redacted).
 func upstreamName(urls string) string {
-	return "the upstream " + shownURLs(urls)
+	return "the upstream " + envflag.ShownURLs(urls)
 }

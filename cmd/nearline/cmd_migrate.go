@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/nearline/nearline/store"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // runMigrate applies the embedded migrations; safe to run twice or from
@@ -18,7 +20,7 @@ import (
 func runMigrate(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "migrate", "[--database-url URL | --data-dir DIR] [--citus]")
 	db, citus := registerDatabaseFlags(fs), false
-	fs.Var(boolean(&citus), "citus", "then distribute the archive's tables on the Citus cluster whose coordinator "+
+	fs.Var(envflag.Bool(&citus), "citus", "then distribute the archive's tables on the Citus cluster whose coordinator "+
 		"--database-url names (docs/scaling.md); idempotent, refused on a database without Citus")
 	if err := parseCommand(fs, env, args, db.check); err != nil {
 		return err
@@ -101,7 +103,7 @@ func runMigrateDown(ctx context.Context, env *environment, args []string) error 
 	fs := newFlagSet(env, "migrate down", "[--database-url URL | --data-dir DIR] --to VERSION")
 	db := registerDatabaseFlags(fs)
 	var to *uint64
-	fs.Var(optional(&to, "version", "a migration version", nil), "to",
+	fs.Var(envflag.Optional(&to, "version", "a migration version", nil), "to",
 		"the version to go back to: every applied migration above it is undone, newest first (required; "+
 			"nearline migrate status lists them)")
 	err := parseCommand(fs, env, args, func() error {

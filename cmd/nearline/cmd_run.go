@@ -8,6 +8,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/internal/metrics"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // runRun migrates the archive, then indexes and serves in one process until
@@ -28,7 +30,7 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 	index := registerIndexFlags(fs, env)
 	serve := registerServeFlags(fs, env, true)
 	withSim := false
-	fs.Var(boolean(&withSim), "sim", "index and serve a simulated chain made in this process "+
+	fs.Var(envflag.Bool(&withSim), "sim", "index and serve a simulated chain made in this process "+
 		"(sim's defaults, a block a second) instead of an --upstream: the one-command trial")
 	var settings serveSettings
 	var simUp *simUpstream

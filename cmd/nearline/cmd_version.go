@@ -51,7 +51,7 @@ func readBuildInfo() buildInfo {
 // runVersion prints the binary's version, commit and Go version.
 func runVersion(_ context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "version", "")
-	if err := parse(fs, env, args); err != nil {
+	if err := env.flags().Parse(fs, args); err != nil {
 		return err
 	}
 	b := readBuildInfo()

@@ -67,7 +67,7 @@ func TestEmbeddedDatabase(t *testing.T) {
 	env, _, _ = loggedEnv(map[string]string{"NEARLINE_DATA_DIR": dir})
 	fs := newFlagSet(env, "test", "")
 	db := registerDatabaseFlags(fs)
-	require.NoError(t, parse(fs, env, nil))
+	require.NoError(t, env.flags().Parse(fs, nil))
 	url, release, err := db.open(ctx, env, false)
 	require.NoError(t, err)
 	released := false

@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // environment is what a subcommand gets from the process.
@@ -97,7 +99,7 @@ func run(ctx context.Context, env *environment, args []string) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, errUsage):
+	case errors.Is(err, envflag.ErrUsage):
 		return 2
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		// SIGINT/SIGTERM arrived before the command could finish (a
@@ -123,10 +125,6 @@ func lookup(args []string) (command, int, bool) {
 	}
 	return found, words, words > 0
 }
-
-// errUsage marks a command line that could not be parsed; the FlagSet has
-// already said why.
-var errUsage = errors.New("usage error")
 
 // exitStatusError gives a command's failure an exit status other than 1
 // (an interrupted command whose error carries one exits with it too).
@@ -168,7 +166,7 @@ func newFlagSet(env *environment, name, synopsis string, examples ...example) *f
 			fmt.Fprintln(fs.Output())
 		}
 		fmt.Fprintln(fs.Output(), "Flags:")
-		printFlags(fs)
+		envflag.PrintDefaults(fs)
 	}
 	return fs
 }
@@ -178,13 +176,13 @@ func newFlagSet(env *environment, name, synopsis string, examples ...example) *f
 // usage error (exit status 2). The checks run before anything connects
 // anywhere.
 func parseCommand(fs *flag.FlagSet, env *environment, args []string, checks ...func() error) error {
-	if err := parse(fs, env, args); err != nil {
+	if err := env.flags().Parse(fs, args); err != nil {
 		return err
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
-			return errUsage
+			return envflag.ErrUsage
 		}
 	}
 	return nil
