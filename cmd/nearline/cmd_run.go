@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/internal/metrics"
+	"github.com/nearline/nearline/sim"
 
 	"github.com/nearline/nearline/internal/envflag"
 )
@@ -33,7 +34,7 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 	fs.Var(envflag.Bool(&withSim), "sim", "index and serve a simulated chain made in this process "+
 		"(sim's defaults, a block a second) instead of an --upstream: the one-command trial")
 	var settings serveSettings
-	var simUp *simUpstream
+	var simUp *sim.Local
 	defer func() {
 		if simUp != nil {
 			simUp.Close()
@@ -46,10 +47,10 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		if index.upstream != "" || index.genesis != "" || index.source != sourceRPC {
 			return errors.New("--sim makes its own upstream and genesis: leave out --upstream, --genesis and --source")
 		}
-		if simUp, err = startSimUpstream(ctx, env); err != nil {
+		if simUp, err = sim.StartLocal(ctx, env.logger); err != nil {
 			return err
 		}
-		index.upstream, index.genesis = simUp.url(), simUp.genesisPath()
+		index.upstream, index.genesis = simUp.URL(), simUp.GenesisPath()
 		return nil
 	}
 	err := parseCommand(fs, env, args, startSim, index.check, serve.check, func() (err error) {
@@ -71,7 +72,7 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	if simUp != nil {
-		g.Go(func() error { return simUp.serve(gctx) })
+		g.Go(func() error { return simUp.Serve(gctx) })
 	}
 	g.Go(func() error {
 		if err := indexWith(gctx, env, index, s, reg, settings.upstream); err != nil {

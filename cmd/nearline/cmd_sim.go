@@ -93,5 +93,5 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("listen on %s: %w", cfg.RPCAddr, err)
 	}
 	env.logger.Info("simulator listening", "addr", ln.Addr().String(), "seed", cfg.Seed, "shards", cfg.Shards)
-	return serveNode(ctx, node, ln)
+	return node.Serve(ctx, ln)
 }
