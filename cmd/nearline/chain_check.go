@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/chain"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/outage"
@@ -59,7 +60,7 @@ func checkChain(ctx context.Context, env *environment, flags *indexFlags, s *sto
 		}
 	}
 	if flags.genesis != "" && client != nil {
-		if err := checkGenesisFile(ctx, flags.genesis, s, upstream, upName); err != nil {
+		if err := basestate.CheckGenesisFile(ctx, flags.genesis, s, upstream, upName); err != nil {
 			return err
 		}
 	}
@@ -76,25 +77,6 @@ func checkChain(ctx context.Context, env *environment, flags *indexFlags, s *sto
 		}
 	}
 	return s.RecordChainIdentity(ctx, upstream)
-}
-
-// checkGenesisFile compares a --genesis file that is still to be loaded
-// (no history start recorded) with the upstream.
-func checkGenesisFile(ctx context.Context, path string, s *store.Store, upstream chain.Identity, upName string) error {
-	if _, err := s.HistoryStart(ctx); err == nil {
-		return nil // loaded already, and checked then; the archive's chain stands for it
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	cfg, err := genesisConfigOf(path)
-	if err != nil {
-		return err
-	}
-	file, err := chain.FromConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("--genesis %s: %w", path, err)
-	}
-	return chain.Compare(file, "--genesis "+path, upstream, upName)
 }
 
 // genesisHash is the hash of the upstream's block at the genesis height,

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"runtime/debug"
 
 	"golang.org/x/sync/errgroup"
@@ -96,7 +94,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		}
 	}
 	if flags.genesis != "" {
-		if err := loadGenesis(ctx, env, flags.genesis, s); err != nil {
+		if err := basestate.LoadGenesisFile(ctx, flags.genesis, s, env.logger); err != nil {
 			return err
 		}
 		start, err := s.HistoryStart(ctx)
@@ -201,39 +199,12 @@ func newSource(env *environment, flags *indexFlags, client *upstream.Client, met
 	}
 	cfg := docsource.Config{Concurrency: flags.rpc.Concurrency}
 	if rpc == nil {
-		if cfg.Genesis, err = genesisConfigOf(flags.genesis); err != nil {
+		if cfg.Genesis, err = basestate.GenesisConfigOf(flags.genesis); err != nil {
 			return nil, err
 		}
 		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", flags.source)
 	}
 	return docsource.New(docs, rpc, cfg, env.logger)
-}
-
-// genesisConfigOf reads the config of a genesis file (its records
-// skipped).
-func genesisConfigOf(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open genesis: %w", err)
-	}
-	defer f.Close()
-	return docsource.GenesisConfigFromFile(f)
-}
-
-func loadGenesis(ctx context.Context, env *environment, path string, s *store.Store) error {
-	if _, err := s.HistoryStart(ctx); err == nil {
-		env.logger.Info("history start already recorded; not loading genesis records again", "genesis", path)
-		return nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("open genesis: %w", err)
-	}
-	defer f.Close()
-	_, err = basestate.LoadGenesis(ctx, f, s, env.logger)
-	return err
 }
 
 // upstreamName is the upstream as messages name it (redacted).
