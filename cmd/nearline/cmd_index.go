@@ -10,6 +10,7 @@ import (
 	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/rpcsource"
@@ -168,7 +169,7 @@ func newClient(env *environment, flags *indexFlags, endpoints []string, apiKey s
 		BearerToken: apiKey,
 		Timeout:     flags.http.Timeout,
 		OnError:     metrics.UpstreamError,
-	}, debugLogger(env.logger))
+	}, logs.AtDebug(env.logger))
 }
 
 // newSource builds the --source: rpcsource.Source over client, or a docsource.Source
@@ -190,9 +191,9 @@ func newSource(env *environment, flags *indexFlags, client *upstream.Client, met
 	var docs docsource.Fetcher
 	var err error
 	if flags.source == sourceNeardata {
-		docs, err = docsource.NewNeardataFetcher(httpCfg, debugLogger(env.logger))
+		docs, err = docsource.NewNeardataFetcher(httpCfg, logs.AtDebug(env.logger))
 	} else {
-		docs, err = docsource.NewLakeFetcher(httpCfg, rpc, debugLogger(env.logger))
+		docs, err = docsource.NewLakeFetcher(httpCfg, rpc, logs.AtDebug(env.logger))
 	}
 	if err != nil {
 		return nil, err
