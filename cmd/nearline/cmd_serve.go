@@ -214,7 +214,7 @@ func serveArchive(ctx context.Context, env *environment, st archive.Store, s ser
 	}
 	var backend rpcserve.Backend = archived
 	if s.upstream != nil {
-		backend = upstreamHealth{Backend: backend, upstream: s.upstream}
+		backend = archive.WithUpstream(backend, s.upstream)
 	}
 	handler, err := rpcserve.NewHandler(backend, s.handler, env.logger)
 	if err != nil {
