@@ -100,12 +100,12 @@ func (f *serveFlags) check() error {
 		if err := f.db.check(); err != nil {
 			return err
 		}
-		if err := checkURLs(f.fs, f.env, "forward-url"); err != nil {
+		if err := f.env.flags().CheckURLs(f.fs, "forward-url"); err != nil {
 			return err
 		}
-		warnInClear(f.fs, f.env, "forward-url", false)
+		envflag.WarnInClear(f.fs, "forward-url", false, f.env.logger)
 	}
-	return checkAddress(f.fs, f.env, "listen")
+	return f.env.flags().CheckAddress(f.fs, "listen")
 }
 
 // serveSettings are the server's parts as the flags configure them.

@@ -69,7 +69,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 		if cfg.BlockTime == 0 && cfg.MaxHeight == 0 {
 			return errors.New("--block-time 0 needs --max-height")
 		}
-		return checkAddress(fs, env, "listen")
+		return env.flags().CheckAddress(fs, "listen")
 	})
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 
 	"github.com/nearline/nearline/indexer"
@@ -142,22 +141,22 @@ func (f *indexFlags) check() error {
 		return fmt.Errorf("%s: want rpc, neardata or lake", f.env.flags().Origin(f.fs, "source"))
 	}
 	if f.source != sourceLake || httpcall.IsHTTP(f.upstream) {
-		if err := checkURLs(f.fs, f.env, "upstream"); err != nil {
+		if err := f.env.flags().CheckURLs(f.fs, "upstream"); err != nil {
 			return err
 		}
 	}
-	if err := checkURLs(f.fs, f.env, "rpc-upstream"); err != nil {
+	if err := f.env.flags().CheckURLs(f.fs, "rpc-upstream"); err != nil {
 		return err
 	}
 	if err := f.checkKeys(); err != nil {
 		return err
 	}
-	warnInClear(f.fs, f.env, "upstream", f.upstreamAPIKey != "")
-	warnInClear(f.fs, f.env, "rpc-upstream", f.rpcUpstreamKey != "")
+	envflag.WarnInClear(f.fs, "upstream", f.upstreamAPIKey != "", f.env.logger)
+	envflag.WarnInClear(f.fs, "rpc-upstream", f.rpcUpstreamKey != "", f.env.logger)
 	if from, to := f.indexer.From, f.indexer.To; from != nil && to != nil && *from > *to {
 		return fmt.Errorf("--from %d is above --to %d", *from, *to)
 	}
-	if err := checkAddress(f.fs, f.env, "metrics-listen"); err != nil {
+	if err := f.env.flags().CheckAddress(f.fs, "metrics-listen"); err != nil {
 		return err
 	}
 	if f.genesis != "" {
@@ -192,43 +191,6 @@ func (f *indexFlags) checkKeys() error {
 	}
 	if f.rpcUpstreamKey != "" && f.rpcUpstream == "" {
 		return fmt.Errorf("%s is for --rpc-upstream, which is not set (with --source rpc, the node's key is --upstream-api-key)", f.env.flags().SecretOrigin(f.fs, "rpc-upstream-api-key"))
-	}
-	return nil
-}
-
-// checkURLs refuses a comma-separated list of the flag name that holds
-// something other than absolute http(s) URLs (which may have a query: an
-// API key), naming them redacted.
-func checkURLs(fs *flag.FlagSet, env *environment, name string) error {
-	for _, s := range envflag.Split(fs.Lookup(name).Value.String()) {
-		if _, ok := httpcall.ParseHTTP(s); !ok {
-			return fmt.Errorf("%s: %q is not an http:// or https:// URL", env.flags().OriginShown(fs, name, envflag.ShownURLs), httpcall.RedactURL(s))
-		}
-	}
-	return nil
-}
-
-// warnInClear logs a warning for each URL of the flag name that would
-// carry a secret unencrypted (httpcall.InClear): its own query or
-// password, or, when bearer is set, the flag's API key. The URL is shown
-// redacted.
-func warnInClear(fs *flag.FlagSet, env *environment, name string, bearer bool) {
-	for _, u := range envflag.Split(fs.Lookup(name).Value.String()) {
-		if httpcall.InClear(u, bearer) {
-			env.logger.Warn("an API key or password goes unencrypted over http://; use https://", "flag", "--"+name, "url", httpcall.RedactURL(u))
-		}
-	}
-}
-
-// checkAddress refuses a listen address of the flag name that is not
-// host:port (empty passes: off).
-func checkAddress(fs *flag.FlagSet, env *environment, name string) error {
-	addr := fs.Lookup(name).Value.String()
-	if addr == "" {
-		return nil
-	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return fmt.Errorf("%s: want host:port, such as 127.0.0.1:3030 or :3030", env.flags().Origin(fs, name))
 	}
 	return nil
 }
