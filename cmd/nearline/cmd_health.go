@@ -23,7 +23,7 @@ func runHealth(ctx context.Context, env *environment, args []string) error {
 		"address the server answers JSON-RPC on (an unspecified host, such as 0.0.0.0, is asked on loopback)")
 	fs.Var(envflag.Secret(&apiKeys), "api-keys", "the server's API keys: the first is used; never shown")
 	var url string
-	err := parseCommand(fs, env, args, func() (err error) {
+	err := env.flags().Parse(fs, args, func() (err error) {
 		key := "" // the first of the server's keys
 		if keys := envflag.Split(apiKeys); len(keys) > 0 {
 			key = keys[0]

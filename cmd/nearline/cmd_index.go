@@ -28,13 +28,13 @@ const mainnetArgs = "--source neardata --upstream https://mainnet.neardata.xyz -
 // runIndex follows finalized blocks of the upstream into PostgreSQL.
 func runIndex(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "index", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest] [--to H] [flags]",
-		example{mainnetArgs, "mainnet from its final head on (no history before it), within neardata's free tier"},
-		example{"--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json --to 2000",
-			"a JSON-RPC node's first 2000 heights with the state its genesis.json holds, then exit"},
-		example{"--upstream http://127.0.0.1:3031 --cursor low --from 0 --to 99999",
-			"one range of a split backfill: several indexers, each with its own --cursor (docs/scaling.md)"})
+		envflag.Example{Args: mainnetArgs, Does: "mainnet from its final head on (no history before it), within neardata's free tier"},
+		envflag.Example{Args: "--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json --to 2000",
+			Does: "a JSON-RPC node's first 2000 heights with the state its genesis.json holds, then exit"},
+		envflag.Example{Args: "--upstream http://127.0.0.1:3031 --cursor low --from 0 --to 99999",
+			Does: "one range of a split backfill: several indexers, each with its own --cursor (docs/scaling.md)"})
 	flags := registerIndexFlags(fs, env)
-	if err := parseCommand(fs, env, args, flags.check); err != nil {
+	if err := env.flags().Parse(fs, args, flags.check); err != nil {
 		return err
 	}
 	s, closeStore, err := flags.openStore(ctx, 0)

@@ -22,7 +22,7 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 	db, citus := registerDatabaseFlags(fs), false
 	fs.Var(envflag.Bool(&citus), "citus", "then distribute the archive's tables on the Citus cluster whose coordinator "+
 		"--database-url names (docs/scaling.md); idempotent, refused on a database without Citus")
-	if err := parseCommand(fs, env, args, db.check); err != nil {
+	if err := env.flags().Parse(fs, args, db.check); err != nil {
 		return err
 	}
 	databaseURL, release, err := db.open(ctx, env, true)
@@ -106,7 +106,7 @@ func runMigrateDown(ctx context.Context, env *environment, args []string) error 
 	fs.Var(envflag.Optional(&to, "version", "a migration version", nil), "to",
 		"the version to go back to: every applied migration above it is undone, newest first (required; "+
 			"nearline migrate status lists them)")
-	err := parseCommand(fs, env, args, func() error {
+	err := env.flags().Parse(fs, args, func() error {
 		if to == nil {
 			return errors.New("--to (or NEARLINE_MIGRATE_DOWN_TO) is required: the version to go back to")
 		}

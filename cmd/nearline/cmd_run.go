@@ -24,10 +24,10 @@ import (
 func runRun(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "run", "(--sim | [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest]) "+
 		"[--database-url URL | --data-dir DIR] [--listen ADDR] [flags]",
-		example{"--sim", "the trial: a simulated chain, indexed into the embedded PostgreSQL and served on 127.0.0.1:3030"},
-		example{mainnetArgs, "mainnet from its final head on (no history before it), within neardata's free tier"},
-		example{"--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json",
-			"your own PostgreSQL, following a JSON-RPC node (here `nearline sim --listen 127.0.0.1:3031`) from its genesis"})
+		envflag.Example{Args: "--sim", Does: "the trial: a simulated chain, indexed into the embedded PostgreSQL and served on 127.0.0.1:3030"},
+		envflag.Example{Args: mainnetArgs, Does: "mainnet from its final head on (no history before it), within neardata's free tier"},
+		envflag.Example{Args: "--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json",
+			Does: "your own PostgreSQL, following a JSON-RPC node (here `nearline sim --listen 127.0.0.1:3031`) from its genesis"})
 	index := registerIndexFlags(fs, env)
 	serve := registerServeFlags(fs, env, true)
 	withSim := false
@@ -53,7 +53,7 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		index.upstream, index.genesis = simUp.URL(), simUp.GenesisPath()
 		return nil
 	}
-	err := parseCommand(fs, env, args, startSim, index.check, serve.check, func() (err error) {
+	err := env.flags().Parse(fs, args, startSim, index.check, serve.check, func() (err error) {
 		// The server forwards what the archive cannot answer to the first
 		// RPC upstream, with its API key.
 		settings, err = serve.settings(index.forwardTo())

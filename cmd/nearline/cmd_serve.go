@@ -165,7 +165,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "serve", "[--database-url URL | --data-dir DIR] [--listen ADDR] [--forward-url URL] [flags]")
 	flags := registerServeFlags(fs, env, false)
 	var settings serveSettings
-	err := parseCommand(fs, env, args, flags.check, func() (err error) {
+	err := env.flags().Parse(fs, args, flags.check, func() (err error) {
 		settings, err = flags.settings(flags.forward, "")
 		return err
 	})

@@ -62,7 +62,7 @@ func runSim(ctx context.Context, env *environment, args []string) error {
 	fs.Var(envflag.Bool(&cfg.NearcoreNext), "nearcore-next", "serve every answer and write genesis.json as a newer nearcore "+
 		"would: members and variants Nearline does not model added to accounts, access keys, chunk headers, "+
 		"transactions, outcomes, receipts and some Transfer actions")
-	err := parseCommand(fs, env, args, func() error {
+	err := env.flags().Parse(fs, args, func() error {
 		if cfg.GCWindow > 0 && archival && envflag.IsSet(fs, "archival") {
 			return errors.New("--archival and --gc-window exclude each other")
 		}

@@ -55,7 +55,7 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 	fs.Var(envflag.OrMinusOne(envflag.Number(&archiveCfg.ViewStateLimit, 1, 0), "no limit"), "view-state-limit", viewStateLimitHelp)
 	fs.Var(envflag.Number(&maxConns, 1, 0), "db-max-conns", dbMaxConnsHelp)
 	var node *verify.Node
-	err = parseCommand(fs, env, args, func() error {
+	err = env.flags().Parse(fs, args, func() error {
 		if against == "" {
 			return errors.New("--against (or NEARLINE_AGAINST) is required")
 		}

@@ -35,7 +35,7 @@ func registerDatabaseFlags(fs *flag.FlagSet) *databaseFlags {
 func parseDatabaseCommand(env *environment, name string, args []string) (*databaseFlags, error) {
 	fs := newFlagSet(env, name, "[--database-url URL | --data-dir DIR]")
 	db := registerDatabaseFlags(fs)
-	if err := parseCommand(fs, env, args, db.check); err != nil {
+	if err := env.flags().Parse(fs, args, db.check); err != nil {
 		return nil, err
 	}
 	return db, nil

@@ -148,42 +148,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'nearline <command> -h' for a command's flags. Every flag also reads an environment variable, shown in its help.")
 }
 
-// example is a command line -h shows, and what it does.
-type example struct{ args, does string }
-
-// newFlagSet returns a FlagSet that reports errors instead of exiting. Its
-// -h prints the synopsis, the examples, then the flags.
-func newFlagSet(env *environment, name, synopsis string, examples ...example) *flag.FlagSet {
-	fs := flag.NewFlagSet("nearline "+name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: nearline %s %s\n\n", name, synopsis)
-		if len(examples) > 0 {
-			fmt.Fprintln(fs.Output(), "Examples:")
-			for _, e := range examples {
-				fmt.Fprintf(fs.Output(), "  nearline %s %s\n      %s\n", name, e.args, e.does)
-			}
-			fmt.Fprintln(fs.Output())
-		}
-		fmt.Fprintln(fs.Output(), "Flags:")
-		envflag.PrintDefaults(fs)
-	}
-	return fs
-}
-
-// parseCommand parses a command's flags, then runs its checks in order:
-// the first that fails is said in one line ("nearline CMD: ...") and is a
-// usage error (exit status 2). The checks run before anything connects
-// anywhere.
-func parseCommand(fs *flag.FlagSet, env *environment, args []string, checks ...func() error) error {
-	if err := env.flags().Parse(fs, args); err != nil {
-		return err
-	}
-	for _, check := range checks {
-		if err := check(); err != nil {
-			fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
-			return envflag.ErrUsage
-		}
-	}
-	return nil
+// newFlagSet returns the FlagSet of the command name, writing to stderr.
+// Its -h prints the synopsis, the examples, then the flags.
+func newFlagSet(env *environment, name, synopsis string, examples ...envflag.Example) *flag.FlagSet {
+	return envflag.NewFlagSet("nearline "+name, synopsis, env.stderr, examples...)
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/nearline/nearline/internal/httpcall"
@@ -25,12 +26,52 @@ type Env struct {
 	Var    func(fs *flag.FlagSet, name string) string
 }
 
-// Parse parses args into fs. A flag the command line does not set takes
+// Example is a command line -h shows, and what it does.
+type Example struct{ Args, Does string }
+
+// NewFlagSet returns a FlagSet named name (the command, "nearline index")
+// that writes to out and reports errors instead of exiting. Its -h prints
+// the synopsis, the examples, then the flags.
+func NewFlagSet(name, synopsis string, out io.Writer, examples ...Example) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s %s\n\n", name, synopsis)
+		if len(examples) > 0 {
+			fmt.Fprintln(fs.Output(), "Examples:")
+			for _, e := range examples {
+				fmt.Fprintf(fs.Output(), "  %s %s\n      %s\n", name, e.Args, e.Does)
+			}
+			fmt.Fprintln(fs.Output())
+		}
+		fmt.Fprintln(fs.Output(), "Flags:")
+		PrintDefaults(fs)
+	}
+	return fs
+}
+
+// Parse parses args into fs, then runs checks in order: the first that
+// fails is said in one line ("nearline CMD: ...") and is ErrUsage (exit
+// status 2). The checks run before anything connects anywhere.
+func (e Env) Parse(fs *flag.FlagSet, args []string, checks ...func() error) error {
+	if err := e.parse(fs, args); err != nil {
+		return err
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+			return ErrUsage
+		}
+	}
+	return nil
+}
+
+// parse parses args into fs. A flag the command line does not set takes
 // the value of its variable, which -h shows as its default (a URL
 // redacted, a secret not at all). A value that does not parse, typed or
 // from the environment, is said in one line naming it and is ErrUsage
 // (exit status 2); so are stray arguments. -h prints the usage.
-func (e Env) Parse(fs *flag.FlagSet, args []string) error {
+func (e Env) parse(fs *flag.FlagSet, args []string) error {
 	refused := map[string]error{}
 	fs.VisitAll(func(f *flag.Flag) {
 		name := e.Var(fs, f.Name)

@@ -2,6 +2,7 @@ package envflag
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"io"
 	"strings"
@@ -77,4 +78,26 @@ func TestBoolFlagFromMalformedEnvironmentStillTakesNoValue(t *testing.T) {
 	fs.Var(Bool(&archival), "archival", "archival")
 	require.NoError(t, env.Parse(fs, []string{"-archival"}))
 	require.True(t, archival)
+}
+
+// TestUsageAndChecks: -h prints the synopsis, the examples and the flags;
+// a check that fails is one line naming the command, and ErrUsage.
+func TestUsageAndChecks(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	fs := NewFlagSet("nearline test", "--to H", &out, Example{Args: "--to 5", Does: "stop at 5"})
+	to := 0
+	fs.Var(Number(&to, 0, 0), "to", "last height")
+	require.ErrorIs(t, testEnv(nil).Parse(fs, []string{"-h"}), flag.ErrHelp)
+	require.Equal(t, "Usage: nearline test --to H\n\nExamples:\n  nearline test --to 5\n      stop at 5\n\n"+
+		"Flags:\n  -to int\n    \tlast height (env NEARLINE_TO)\n", out.String())
+
+	out.Reset()
+	fs = NewFlagSet("nearline test", "", &out)
+	fs.Var(Number(&to, 0, 0), "to", "last height")
+	ran := false
+	err := testEnv(nil).Parse(fs, []string{"--to", "3"}, func() error { return errors.New("--to 3 is too low") }, func() error { ran = true; return nil })
+	require.ErrorIs(t, err, ErrUsage)
+	require.Equal(t, "nearline test: --to 3 is too low\n", out.String())
+	require.False(t, ran, "the checks stop at the first refusal")
 }
