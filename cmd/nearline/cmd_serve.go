@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/internal/buildinfo"
 	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/nearvm"
@@ -133,7 +134,7 @@ func (f *serveFlags) settings(forward, forwardKey string) (serveSettings, error)
 	s := f.serveSettings
 	s.handler.APIKeys, s.handler.CORSOrigins = apiKeys, envflag.Split(f.corsOrigins)
 	s.handler.Forward, s.handler.ForwardBearerToken = forward, forwardKey
-	s.server.RequestTimeout, s.archive.Commit = s.handler.RequestTimeout, readBuildInfo().commit
+	s.server.RequestTimeout, s.archive.Commit = s.handler.RequestTimeout, buildinfo.Read(commit).Commit
 	if err := s.handler.Validate(); err != nil {
 		return serveSettings{}, err
 	}
