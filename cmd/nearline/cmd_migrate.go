@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/nearline/nearline/store"
 
 	"github.com/nearline/nearline/internal/envflag"
@@ -16,7 +14,7 @@ import (
 
 // runMigrate applies the embedded migrations; safe to run twice or from
 // several processes at once. With --citus it then places every table on
-// the Citus cluster whose coordinator the URL names (store.Distribute).
+// the Citus cluster whose coordinator the URL names (store.MigrateDistributed).
 func runMigrate(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "migrate", "[--database-url URL | --data-dir DIR] [--citus]")
 	db, citus := registerDatabaseFlags(fs), false
@@ -30,26 +28,14 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer release()
-	var pool *pgxpool.Pool
-	if citus {
-		// Refused before any migration on a database that is not a
-		// coordinator.
-		if pool, err = pgxpool.New(ctx, databaseURL); err != nil {
-			return fmt.Errorf("connect to the coordinator: %w", err)
-		}
-		defer pool.Close()
-		if err := store.CheckCitus(ctx, pool); err != nil {
+	if !citus {
+		if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
 			return err
 		}
-	}
-	if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
-		return err
-	}
-	env.logger.Info("database is up to date")
-	if pool == nil {
+		env.logger.Info("database is up to date")
 		return nil
 	}
-	res, err := store.Distribute(ctx, pool, env.logger)
+	res, err := store.MigrateDistributed(ctx, databaseURL, env.logger)
 	if err != nil {
 		return err
 	}
