@@ -110,8 +110,8 @@ func TestExitStatus(t *testing.T) {
 // and sets, one at a time, the environment variable of each flag that is
 // not a string to a value no number, duration or bool parses from: the
 // command must refuse it (exit 2, naming variable and value) before it does
-// anything. It fails if a command parses its flags without parse, or a
-// flag reads its variable without the helpers.
+// anything. It fails if a command parses its flags without envflag's
+// Parse, or a flag reads its variable without the helpers.
 func TestEveryCommandRefusesMalformedEnvironment(t *testing.T) {
 	t.Parallel()
 	flagLine := regexp.MustCompile(`^  -(\S+)(?: (\S+))?$`)
