@@ -37,7 +37,7 @@ func TestUpstreamWithAnAPIKeyPassesTheFlagRules(t *testing.T) {
 		env, _, _ := testEnv(c.vars)
 		fs := newFlagSet(env, "index", "")
 		flags := registerIndexFlags(fs, env)
-		require.NoError(t, parse(fs, env, append(db, c.args...)))
+		require.NoError(t, env.flags().Parse(fs, append(db, c.args...)))
 		require.NoError(t, flags.check(), "%v %v", c.vars, c.args)
 	}
 }

@@ -42,7 +42,7 @@ func TestEachAPIKeyGoesToItsOwnFlagsURLs(t *testing.T) {
 		fs := newFlagSet(env, "run", "")
 		index := registerIndexFlags(fs, env)
 		serve := registerServeFlags(fs, env, true)
-		require.NoError(t, parse(fs, env, c.args))
+		require.NoError(t, env.flags().Parse(fs, c.args))
 		if c.wantErr != "" {
 			require.EqualError(t, index.check(), c.wantErr)
 			continue
@@ -138,7 +138,7 @@ func TestAKeyOverPlainHTTPIsWarnedOf(t *testing.T) {
 		env.logger = slog.New(slog.NewTextHandler(&logs, nil))
 		fs := newFlagSet(env, "index", "")
 		index := registerIndexFlags(fs, env)
-		require.NoError(t, parse(fs, env, append([]string{"--database-url", "postgres://h/db"}, c.args...)))
+		require.NoError(t, env.flags().Parse(fs, append([]string{"--database-url", "postgres://h/db"}, c.args...)))
 		require.NoError(t, index.check(), "%v", c.args)
 		require.NotContains(t, logs.String(), "s3cr3t")
 		if c.want == "" {
@@ -154,7 +154,7 @@ func TestAKeyOverPlainHTTPIsWarnedOf(t *testing.T) {
 	env.logger = slog.New(slog.NewTextHandler(&logs, nil))
 	fs := newFlagSet(env, "serve", "")
 	serve := registerServeFlags(fs, env, false)
-	require.NoError(t, parse(fs, env, []string{"--database-url", "postgres://h/db", "--forward-url", "http://rpc.example.org?apiKey=s3cr3t"}))
+	require.NoError(t, env.flags().Parse(fs, []string{"--database-url", "postgres://h/db", "--forward-url", "http://rpc.example.org?apiKey=s3cr3t"}))
 	require.NoError(t, serve.check())
 	require.Contains(t, logs.String(), "flag=--forward-url url=\"http://rpc.example.org?apiKey=REDACTED\"")
 	require.NotContains(t, logs.String(), "s3cr3t")

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/chain"
 	"github.com/nearline/nearline/indexer"
 	"github.com/nearline/nearline/internal/outage"
-	"github.com/nearline/nearline/near"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/upstream"
 )
@@ -40,7 +40,7 @@ func checkChain(ctx context.Context, env *environment, flags *indexFlags, s *sto
 	if err != nil {
 		return fmt.Errorf("fetch genesis config: %w", err)
 	}
-	upstream, err := chain.FromConfig(cfg)
+	upChain, err := chain.FromConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("the upstream's genesis_config: %w", err)
 	}
@@ -54,67 +54,25 @@ func checkChain(ctx context.Context, env *environment, flags *indexFlags, s *sto
 		upName = upstreamName(flags.rpcUpstream)
 	}
 	if client != nil {
-		if upstream.GenesisHash, err = genesisHash(ctx, env, client, upstream.GenesisHeight, up); err != nil {
+		err := up.do(ctx, "genesis block", func(ctx context.Context) (err error) {
+			upChain.GenesisHash, err = client.BlockHash(ctx, upChain.GenesisHeight)
 			return err
+		})
+		switch {
+		case upstream.NoBlock(err):
+			env.logger.Info("the upstream has no genesis block; the chain is checked by its genesis config", "genesis_height", upChain.GenesisHeight, "err", err)
+		case err != nil:
+			return fmt.Errorf("fetch the genesis block: %w", err)
 		}
 	}
 	if flags.genesis != "" && client != nil {
-		if err := checkGenesisFile(ctx, flags.genesis, s, upstream, upName); err != nil {
+		if err := basestate.CheckGenesisFile(ctx, flags.genesis, s, upChain, upName); err != nil {
 			return err
 		}
 	}
-	archived, err := s.ChainIdentity(ctx)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		env.logger.Info("recording the archive's chain", "chain_id", upstream.ChainID, "genesis_height", upstream.GenesisHeight,
-			"genesis_hash", upstream.GenesisHash)
-	case err != nil:
-		return err
-	default:
-		if err := chain.Compare(archived, "the archive", upstream, upName); err != nil {
-			return fmt.Errorf("%w; %s", err, flags.db.startOver())
-		}
+	err = s.CheckChain(ctx, upChain, upName)
+	if errors.Is(err, chain.ErrOtherChain) {
+		return fmt.Errorf("%w; %s", err, flags.db.startOver())
 	}
-	return s.RecordChainIdentity(ctx, upstream)
-}
-
-// checkGenesisFile compares a --genesis file that is still to be loaded
-// (no history start recorded) with the upstream.
-func checkGenesisFile(ctx context.Context, path string, s *store.Store, upstream chain.Identity, upName string) error {
-	if _, err := s.HistoryStart(ctx); err == nil {
-		return nil // loaded already, and checked then; the archive's chain stands for it
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	cfg, err := genesisConfigOf(path)
-	if err != nil {
-		return err
-	}
-	file, err := chain.FromConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("--genesis %s: %w", path, err)
-	}
-	return chain.Compare(file, "--genesis "+path, upstream, upName)
-}
-
-// genesisHash is the hash of the upstream's block at the genesis height,
-// or "" when the upstream does not have it (a node that is not archival).
-func genesisHash(ctx context.Context, env *environment, client *upstream.Client, height uint64, up upstreamCalls) (string, error) {
-	var block struct {
-		Header struct {
-			Hash string `json:"hash"`
-		} `json:"header"`
-	}
-	err := up.do(ctx, "genesis block", func(ctx context.Context) error {
-		return client.Call(ctx, "block", map[string]uint64{"block_id": height}, &block)
-	})
-	var ne *near.Error
-	switch {
-	case errors.As(err, &ne) || errors.Is(err, upstream.ErrNeedsArchival):
-		env.logger.Info("the upstream has no genesis block; the chain is checked by its genesis config", "genesis_height", height, "err", err)
-		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("fetch the genesis block: %w", err)
-	}
-	return block.Header.Hash, nil
+	return err
 }

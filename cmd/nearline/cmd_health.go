@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"time"
 
+	"github.com/nearline/nearline/internal/envflag"
 	"github.com/nearline/nearline/rpcserve"
 )
 
@@ -22,46 +21,26 @@ func runHealth(ctx context.Context, env *environment, args []string) error {
 	listen, apiKeys := rpcserve.DefaultListen, ""
 	fs.StringVar(&listen, "listen", listen,
 		"address the server answers JSON-RPC on (an unspecified host, such as 0.0.0.0, is asked on loopback)")
-	fs.Var(secret(&apiKeys), "api-keys", "the server's API keys: the first is used; never shown")
+	fs.Var(envflag.Secret(&apiKeys), "api-keys", "the server's API keys: the first is used; never shown")
 	var url string
-	err := parseCommand(fs, env, args, func() (err error) {
-		url, err = healthURL(listen, splitList(apiKeys))
-		return err
+	err := env.flags().Parse(fs, args, func() (err error) {
+		key := "" // the first of the server's keys
+		if keys := envflag.Split(apiKeys); len(keys) > 0 {
+			key = keys[0]
+		}
+		if url, err = rpcserve.HealthURL(listen, key); err != nil {
+			return fmt.Errorf("--listen %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return fmt.Errorf("health request: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("ask %s: %w", url, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", url, resp.Status)
+	if err := rpcserve.AskHealth(ctx, url); err != nil {
+		return err
 	}
 	fmt.Fprintln(env.stdout, "healthy")
 	return nil
-}
-
-// healthURL is the /health URL of a server listening on listen, behind the
-// first of keys when there are any.
-func healthURL(listen string, keys []string) (string, error) {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return "", fmt.Errorf("--listen %q: want host:port", listen)
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	path := "/health"
-	if len(keys) > 0 {
-		path = "/" + keys[0] + path
-	}
-	return "http://" + net.JoinHostPort(host, port) + path, nil
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"runtime/debug"
 
 	"golang.org/x/sync/errgroup"
@@ -12,12 +10,15 @@ import (
 	"github.com/nearline/nearline/basestate"
 	"github.com/nearline/nearline/docsource"
 	"github.com/nearline/nearline/indexer"
+	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/upstream"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // mainnetArgs follow mainnet as the README does.
@@ -27,13 +28,13 @@ const mainnetArgs = "--source neardata --upstream https://mainnet.neardata.xyz -
 // runIndex follows finalized blocks of the upstream into PostgreSQL.
 func runIndex(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "index", "[--database-url URL | --data-dir DIR] [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest] [--to H] [flags]",
-		example{mainnetArgs, "mainnet from its final head on (no history before it), within neardata's free tier"},
-		example{"--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json --to 2000",
-			"a JSON-RPC node's first 2000 heights with the state its genesis.json holds, then exit"},
-		example{"--upstream http://127.0.0.1:3031 --cursor low --from 0 --to 99999",
-			"one range of a split backfill: several indexers, each with its own --cursor (docs/scaling.md)"})
+		envflag.Example{Args: mainnetArgs, Does: "mainnet from its final head on (no history before it), within neardata's free tier"},
+		envflag.Example{Args: "--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json --to 2000",
+			Does: "a JSON-RPC node's first 2000 heights with the state its genesis.json holds, then exit"},
+		envflag.Example{Args: "--upstream http://127.0.0.1:3031 --cursor low --from 0 --to 99999",
+			Does: "one range of a split backfill: several indexers, each with its own --cursor (docs/scaling.md)"})
 	flags := registerIndexFlags(fs, env)
-	if err := parseCommand(fs, env, args, flags.check); err != nil {
+	if err := env.flags().Parse(fs, args, flags.check); err != nil {
 		return err
 	}
 	s, closeStore, err := flags.openStore(ctx, 0)
@@ -55,7 +56,7 @@ func (f *indexFlags) openStore(ctx context.Context, extraConns int) (*store.Stor
 // tracker is the outage.Tracker of the upstream's calls, logging to the
 // command's logger.
 func (f *indexFlags) tracker() *outage.Tracker {
-	return outage.New(outage.Config{Name: shownURLs(f.upstream)}, f.env.logger)
+	return outage.New(outage.Config{Name: envflag.ShownURLs(f.upstream)}, f.env.logger)
 }
 
 // indexWith runs the indexer on an open, migrated store, its metrics
@@ -94,7 +95,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		}
 	}
 	if flags.genesis != "" {
-		if err := loadGenesis(ctx, env, flags.genesis, s); err != nil {
+		if err := basestate.LoadGenesisFile(ctx, flags.genesis, s, env.logger); err != nil {
 			return err
 		}
 		start, err := s.HistoryStart(ctx)
@@ -109,7 +110,7 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 			return fmt.Errorf("--genesis holds the state at height %d; indexing from --from %d would leave blocks %d-%d out of the state history (for one range of a split backfill, give it a --cursor)", start, *from, start, *from-1)
 		}
 	}
-	if accounts := splitList(flags.snapshot); len(accounts) > 0 && from != nil {
+	if accounts := envflag.Split(flags.snapshot); len(accounts) > 0 && from != nil {
 		if err := basestate.Snapshot(ctx, client, s, *from, accounts, env.logger); err != nil {
 			return err
 		}
@@ -168,7 +169,7 @@ func newClient(env *environment, flags *indexFlags, endpoints []string, apiKey s
 		BearerToken: apiKey,
 		Timeout:     flags.http.Timeout,
 		OnError:     metrics.UpstreamError,
-	}, debugLogger(env.logger))
+	}, logs.AtDebug(env.logger))
 }
 
 // newSource builds the --source: rpcsource.Source over client, or a docsource.Source
@@ -182,7 +183,7 @@ func newSource(env *environment, flags *indexFlags, client *upstream.Client, met
 		return src, nil
 	}
 	httpCfg := flags.http
-	httpCfg.Endpoints, httpCfg.BearerToken, httpCfg.OnError = splitList(flags.upstream), flags.upstreamAPIKey, metrics.UpstreamError
+	httpCfg.Endpoints, httpCfg.BearerToken, httpCfg.OnError = envflag.Split(flags.upstream), flags.upstreamAPIKey, metrics.UpstreamError
 	var rpc upstream.RPC // a nil *upstream.Client must stay a nil interface
 	if client != nil {
 		rpc = client
@@ -190,16 +191,16 @@ func newSource(env *environment, flags *indexFlags, client *upstream.Client, met
 	var docs docsource.Fetcher
 	var err error
 	if flags.source == sourceNeardata {
-		docs, err = docsource.NewNeardataFetcher(httpCfg, debugLogger(env.logger))
+		docs, err = docsource.NewNeardataFetcher(httpCfg, logs.AtDebug(env.logger))
 	} else {
-		docs, err = docsource.NewLakeFetcher(httpCfg, rpc, debugLogger(env.logger))
+		docs, err = docsource.NewLakeFetcher(httpCfg, rpc, logs.AtDebug(env.logger))
 	}
 	if err != nil {
 		return nil, err
 	}
 	cfg := docsource.Config{Concurrency: flags.rpc.Concurrency}
 	if rpc == nil {
-		if cfg.Genesis, err = genesisConfigOf(flags.genesis); err != nil {
+		if cfg.Genesis, err = basestate.GenesisConfigOf(flags.genesis); err != nil {
 			return nil, err
 		}
 		env.logger.Warn("no --rpc-upstream: the genesis config comes from --genesis and protocol configs are not stored", "source", flags.source)
@@ -207,34 +208,7 @@ func newSource(env *environment, flags *indexFlags, client *upstream.Client, met
 	return docsource.New(docs, rpc, cfg, env.logger)
 }
 
-// genesisConfigOf reads the config of a genesis file (its records
-// skipped).
-func genesisConfigOf(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open genesis: %w", err)
-	}
-	defer f.Close()
-	return docsource.GenesisConfigFromFile(f)
-}
-
-func loadGenesis(ctx context.Context, env *environment, path string, s *store.Store) error {
-	if _, err := s.HistoryStart(ctx); err == nil {
-		env.logger.Info("history start already recorded; not loading genesis records again", "genesis", path)
-		return nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("open genesis: %w", err)
-	}
-	defer f.Close()
-	_, err = basestate.LoadGenesis(ctx, f, s, env.logger)
-	return err
-}
-
 // upstreamName is the upstream as messages name it (redacted).
 func upstreamName(urls string) string {
-	return "the upstream " + shownURLs(urls)
+	return "the upstream " + envflag.ShownURLs(urls)
 }

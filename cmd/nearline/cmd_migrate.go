@@ -7,20 +7,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/nearline/nearline/store"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // runMigrate applies the embedded migrations; safe to run twice or from
 // several processes at once. With --citus it then places every table on
-// the Citus cluster whose coordinator the URL names (store.Distribute).
+// the Citus cluster whose coordinator the URL names (store.MigrateDistributed).
 func runMigrate(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "migrate", "[--database-url URL | --data-dir DIR] [--citus]")
 	db, citus := registerDatabaseFlags(fs), false
-	fs.Var(boolean(&citus), "citus", "then distribute the archive's tables on the Citus cluster whose coordinator "+
+	fs.Var(envflag.Bool(&citus), "citus", "then distribute the archive's tables on the Citus cluster whose coordinator "+
 		"--database-url names (docs/scaling.md); idempotent, refused on a database without Citus")
-	if err := parseCommand(fs, env, args, db.check); err != nil {
+	if err := env.flags().Parse(fs, args, db.check); err != nil {
 		return err
 	}
 	databaseURL, release, err := db.open(ctx, env, true)
@@ -28,26 +28,14 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer release()
-	var pool *pgxpool.Pool
-	if citus {
-		// Refused before any migration on a database that is not a
-		// coordinator.
-		if pool, err = pgxpool.New(ctx, databaseURL); err != nil {
-			return fmt.Errorf("connect to the coordinator: %w", err)
-		}
-		defer pool.Close()
-		if err := store.CheckCitus(ctx, pool); err != nil {
+	if !citus {
+		if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
 			return err
 		}
-	}
-	if err := store.MigrateLogged(ctx, databaseURL, env.logger); err != nil {
-		return err
-	}
-	env.logger.Info("database is up to date")
-	if pool == nil {
+		env.logger.Info("database is up to date")
 		return nil
 	}
-	res, err := store.Distribute(ctx, pool, env.logger)
+	res, err := store.MigrateDistributed(ctx, databaseURL, env.logger)
 	if err != nil {
 		return err
 	}
@@ -101,10 +89,10 @@ func runMigrateDown(ctx context.Context, env *environment, args []string) error 
 	fs := newFlagSet(env, "migrate down", "[--database-url URL | --data-dir DIR] --to VERSION")
 	db := registerDatabaseFlags(fs)
 	var to *uint64
-	fs.Var(optional(&to, "version", "a migration version", nil), "to",
+	fs.Var(envflag.Optional(&to, "version", "a migration version", nil), "to",
 		"the version to go back to: every applied migration above it is undone, newest first (required; "+
 			"nearline migrate status lists them)")
-	err := parseCommand(fs, env, args, func() error {
+	err := env.flags().Parse(fs, args, func() error {
 		if to == nil {
 			return errors.New("--to (or NEARLINE_MIGRATE_DOWN_TO) is required: the version to go back to")
 		}

@@ -8,6 +8,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/internal/metrics"
+	"github.com/nearline/nearline/sim"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // runRun migrates the archive, then indexes and serves in one process until
@@ -21,17 +24,17 @@ import (
 func runRun(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "run", "(--sim | [--source rpc|neardata|lake] --upstream URL[,URL...] [--from H|latest]) "+
 		"[--database-url URL | --data-dir DIR] [--listen ADDR] [flags]",
-		example{"--sim", "the trial: a simulated chain, indexed into the embedded PostgreSQL and served on 127.0.0.1:3030"},
-		example{mainnetArgs, "mainnet from its final head on (no history before it), within neardata's free tier"},
-		example{"--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json",
-			"your own PostgreSQL, following a JSON-RPC node (here `nearline sim --listen 127.0.0.1:3031`) from its genesis"})
+		envflag.Example{Args: "--sim", Does: "the trial: a simulated chain, indexed into the embedded PostgreSQL and served on 127.0.0.1:3030"},
+		envflag.Example{Args: mainnetArgs, Does: "mainnet from its final head on (no history before it), within neardata's free tier"},
+		envflag.Example{Args: "--database-url postgres://nearline@127.0.0.1/nearline --upstream http://127.0.0.1:3031 --genesis genesis.json",
+			Does: "your own PostgreSQL, following a JSON-RPC node (here `nearline sim --listen 127.0.0.1:3031`) from its genesis"})
 	index := registerIndexFlags(fs, env)
 	serve := registerServeFlags(fs, env, true)
 	withSim := false
-	fs.Var(boolean(&withSim), "sim", "index and serve a simulated chain made in this process "+
+	fs.Var(envflag.Bool(&withSim), "sim", "index and serve a simulated chain made in this process "+
 		"(sim's defaults, a block a second) instead of an --upstream: the one-command trial")
 	var settings serveSettings
-	var simUp *simUpstream
+	var simUp *sim.Local
 	defer func() {
 		if simUp != nil {
 			simUp.Close()
@@ -44,13 +47,13 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 		if index.upstream != "" || index.genesis != "" || index.source != sourceRPC {
 			return errors.New("--sim makes its own upstream and genesis: leave out --upstream, --genesis and --source")
 		}
-		if simUp, err = startSimUpstream(ctx, env); err != nil {
+		if simUp, err = sim.StartLocal(ctx, env.logger); err != nil {
 			return err
 		}
-		index.upstream, index.genesis = simUp.url(), simUp.genesisPath()
+		index.upstream, index.genesis = simUp.URL(), simUp.GenesisPath()
 		return nil
 	}
-	err := parseCommand(fs, env, args, startSim, index.check, serve.check, func() (err error) {
+	err := env.flags().Parse(fs, args, startSim, index.check, serve.check, func() (err error) {
 		// The server forwards what the archive cannot answer to the first
 		// RPC upstream, with its API key.
 		settings, err = serve.settings(index.forwardTo())
@@ -69,7 +72,7 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	if simUp != nil {
-		g.Go(func() error { return simUp.serve(gctx) })
+		g.Go(func() error { return simUp.Serve(gctx) })
 	}
 	g.Go(func() error {
 		if err := indexWith(gctx, env, index, s, reg, settings.upstream); err != nil {

@@ -11,11 +11,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nearline/nearline/archive"
+	"github.com/nearline/nearline/internal/buildinfo"
 	"github.com/nearline/nearline/internal/metrics"
 	"github.com/nearline/nearline/internal/outage"
 	"github.com/nearline/nearline/nearvm"
 	"github.com/nearline/nearline/rpcserve"
 	"github.com/nearline/nearline/store"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // servePoolSize is the server's default PostgreSQL pool size (for `run`, the
@@ -62,31 +65,31 @@ func registerServeFlags(fs *flag.FlagSet, env *environment, forRun bool) *serveF
 	}
 	h, srv := &f.handler, &f.server
 	fs.StringVar(&f.listen, "listen", f.listen, "address to answer JSON-RPC on")
-	fs.Var(secret(&f.apiKeys), "api-keys", "comma-separated API keys; when set, requests must use /<api-key>/...; never shown")
+	fs.Var(envflag.Secret(&f.apiKeys), "api-keys", "comma-separated API keys; when set, requests must use /<api-key>/...; never shown")
 	fs.StringVar(&f.corsOrigins, "cors-origins", f.corsOrigins, "comma-separated origins browsers may call from (* for any)")
-	fs.Var(orMinusOne(number(&f.archive.ViewStateLimit, 1, 0), "no limit"), "view-state-limit", viewStateLimitHelp)
-	fs.Var(number(&h.MaxBodyBytes, 1, 0), "max-body-bytes", "largest request body accepted")
-	fs.Var(number(&h.MaxBodyMemory, 1, 0), "max-body-memory", "most bytes of request bodies and answers above 64 KiB "+
+	fs.Var(envflag.OrMinusOne(envflag.Number(&f.archive.ViewStateLimit, 1, 0), "no limit"), "view-state-limit", viewStateLimitHelp)
+	fs.Var(envflag.Number(&h.MaxBodyBytes, 1, 0), "max-body-bytes", "largest request body accepted")
+	fs.Var(envflag.Number(&h.MaxBodyMemory, 1, 0), "max-body-memory", "most bytes of request bodies and answers above 64 KiB "+
 		"held at once, reserved as a body's bytes arrive; with no room, HTTP 503 after the queue wait (at least --max-body-bytes)")
-	fs.Var(number(&h.MaxBatch, 1, 0), "max-batch", "most requests in one batch")
-	fs.Var(number(&h.MaxListItems, 1, 0), "max-list-items", "most items of any list in a request's params "+
+	fs.Var(envflag.Number(&h.MaxBatch, 1, 0), "max-batch", "most requests in one batch")
+	fs.Var(envflag.Number(&h.MaxListItems, 1, 0), "max-list-items", "most items of any list in a request's params "+
 		"(account_ids and keys of the changes methods); a longer one is a PARSE_ERROR")
-	fs.Var(number(&h.MaxResponseBytes, 1, 0), "max-response-bytes", "most bytes of answers one batch gets; once its answers "+
+	fs.Var(envflag.Number(&h.MaxResponseBytes, 1, 0), "max-response-bytes", "most bytes of answers one batch gets; once its answers "+
 		"exceed it, the rest of the batch is refused with an error (a single request is not capped)")
-	fs.Var(duration(&h.RequestTimeout, above0), timeoutName, "time limit of one HTTP request to the server")
-	fs.Var(number(&h.MaxConcurrent, 1, 0), "max-concurrent", "most HTTP requests handled at once")
-	fs.Var(number(&srv.MaxConnections, 1, 0), "max-connections", "most client connections open at once; at the cap "+
+	fs.Var(envflag.Duration(&h.RequestTimeout, envflag.Above0), timeoutName, "time limit of one HTTP request to the server")
+	fs.Var(envflag.Number(&h.MaxConcurrent, 1, 0), "max-concurrent", "most HTTP requests handled at once")
+	fs.Var(envflag.Number(&srv.MaxConnections, 1, 0), "max-connections", "most client connections open at once; at the cap "+
 		"the connection idle longest is closed, and when none is idle new ones wait in the listen queue")
-	fs.Var(number(&srv.MaxConnectionsPerClient, 1, 0), "max-connections-per-client", "most connections open at once "+
+	fs.Var(envflag.Number(&srv.MaxConnectionsPerClient, 1, 0), "max-connections-per-client", "most connections open at once "+
 		"from one IP address; beyond it that client's idlest connection is closed, or the new one when none is idle "+
 		"(behind a proxy, raise it to --max-connections)")
-	fs.Var(number(&h.MaxForwards, 1, 0), "max-forwards",
+	fs.Var(envflag.Number(&h.MaxForwards, 1, 0), "max-forwards",
 		"most calls forwarded upstream at once, and most calls one request (a batch) forwards")
-	fs.Var(duration(&srv.ShutdownTimeout, above0), "shutdown-timeout", "time in-flight requests get to finish on shutdown")
-	fs.Var(duration(&srv.DrainTime, orNegative), "drain-time", "on shutdown, how long new requests get a 503 with an "+
+	fs.Var(envflag.Duration(&srv.ShutdownTimeout, envflag.Above0), "shutdown-timeout", "time in-flight requests get to finish on shutdown")
+	fs.Var(envflag.Duration(&srv.DrainTime, envflag.OrNegative), "drain-time", "on shutdown, how long new requests get a 503 with an "+
 		"error envelope before the port closes, so that queued connections get an answer rather than a reset (negative: close at once)")
-	fs.Var(number(&f.maxConns, 1, 0), connsName, connsUsage)
-	fs.Var(duration(&f.archive.HealthMaxLag, orZero), "health-max-lag", "health fails (NO_NEW_BLOCKS) when the latest "+
+	fs.Var(envflag.Number(&f.maxConns, 1, 0), connsName, connsUsage)
+	fs.Var(envflag.Duration(&f.archive.HealthMaxLag, envflag.OrZero), "health-max-lag", "health fails (NO_NEW_BLOCKS) when the latest "+
 		"indexed block is older than this, or when the database is a replica whose replay trails its primary by more than this (0 = off)")
 	return f
 }
@@ -98,12 +101,12 @@ func (f *serveFlags) check() error {
 		if err := f.db.check(); err != nil {
 			return err
 		}
-		if err := checkURLs(f.fs, f.env, "forward-url"); err != nil {
+		if err := f.env.flags().CheckURLs(f.fs, "forward-url"); err != nil {
 			return err
 		}
-		warnInClear(f.fs, f.env, "forward-url", false)
+		envflag.WarnInClear(f.fs, "forward-url", false, f.env.logger)
 	}
-	return checkAddress(f.fs, f.env, "listen")
+	return f.env.flags().CheckAddress(f.fs, "listen")
 }
 
 // serveSettings are the server's parts as the flags configure them.
@@ -122,16 +125,16 @@ type serveSettings struct {
 // index flags for `run`, with its API key (none: "") sent as a bearer
 // token.
 func (f *serveFlags) settings(forward, forwardKey string) (serveSettings, error) {
-	apiKeys := splitList(f.apiKeys)
+	apiKeys := envflag.Split(f.apiKeys)
 	if strings.TrimSpace(f.apiKeys) != "" && len(apiKeys) == 0 {
 		// Blank entries are dropped; a list of nothing but blanks would
 		// start the server open, which is not what setting it asked for.
-		return serveSettings{}, fmt.Errorf("%s holds no key: give at least one non-blank key, or leave it unset for an open server", secretOrigin(f.fs, f.env, "api-keys"))
+		return serveSettings{}, fmt.Errorf("%s holds no key: give at least one non-blank key, or leave it unset for an open server", f.env.flags().SecretOrigin(f.fs, "api-keys"))
 	}
 	s := f.serveSettings
-	s.handler.APIKeys, s.handler.CORSOrigins = apiKeys, splitList(f.corsOrigins)
+	s.handler.APIKeys, s.handler.CORSOrigins = apiKeys, envflag.Split(f.corsOrigins)
 	s.handler.Forward, s.handler.ForwardBearerToken = forward, forwardKey
-	s.server.RequestTimeout, s.archive.Commit = s.handler.RequestTimeout, readBuildInfo().commit
+	s.server.RequestTimeout, s.archive.Commit = s.handler.RequestTimeout, buildinfo.Read(commit).Commit
 	if err := s.handler.Validate(); err != nil {
 		return serveSettings{}, err
 	}
@@ -163,7 +166,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "serve", "[--database-url URL | --data-dir DIR] [--listen ADDR] [--forward-url URL] [flags]")
 	flags := registerServeFlags(fs, env, false)
 	var settings serveSettings
-	err := parseCommand(fs, env, args, flags.check, func() (err error) {
+	err := env.flags().Parse(fs, args, flags.check, func() (err error) {
 		settings, err = flags.settings(flags.forward, "")
 		return err
 	})
@@ -212,7 +215,7 @@ func serveArchive(ctx context.Context, env *environment, st archive.Store, s ser
 	}
 	var backend rpcserve.Backend = archived
 	if s.upstream != nil {
-		backend = upstreamHealth{Backend: backend, upstream: s.upstream}
+		backend = archive.WithUpstream(backend, s.upstream)
 	}
 	handler, err := rpcserve.NewHandler(backend, s.handler, env.logger)
 	if err != nil {

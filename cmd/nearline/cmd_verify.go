@@ -13,6 +13,8 @@ import (
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/upstream"
 	"github.com/nearline/nearline/verify"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // errDifferent is a verify run whose answers differed: exit status 1.
@@ -27,7 +29,7 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 		// Interrupted (SIGINT/SIGTERM): not every request was compared, so
 		// this is no pass, whatever the other commands make of a signal.
 		var status *exitStatusError
-		if err != nil && ctx.Err() != nil && !errors.As(err, &status) && !errors.Is(err, errUsage) {
+		if err != nil && ctx.Err() != nil && !errors.As(err, &status) && !errors.Is(err, envflag.ErrUsage) {
 			err = &exitStatusError{status: 2, err: fmt.Errorf("interrupted before every request was compared: %w", err)}
 		}
 	}()
@@ -38,22 +40,22 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 		ProgressInterval: verify.DefaultProgressInterval}
 	archiveCfg := archive.Config{ViewStateLimit: archive.DefaultViewStateLimit}
 	fs.StringVar(&against, "against", "", "NEAR JSON-RPC URL of the node to compare the archive with (required)")
-	fs.Var(height(&planCfg.From, nil), "from", "lowest height to sample (default: the archive's first block)")
-	fs.Var(height(&planCfg.To, nil), "to", "highest height to sample (default: the archive's latest block)")
-	fs.Var(number(&planCfg.Sample, 1, 0), "sample", "heights sampled in [from, to] (every height when the range is smaller)")
+	fs.Var(envflag.Height(&planCfg.From, nil), "from", "lowest height to sample (default: the archive's first block)")
+	fs.Var(envflag.Height(&planCfg.To, nil), "to", "highest height to sample (default: the archive's latest block)")
+	fs.Var(envflag.Number(&planCfg.Sample, 1, 0), "sample", "heights sampled in [from, to] (every height when the range is smaller)")
 	var seed *uint64
-	fs.Var(optional(&seed, "number", "a non-negative integer", nil), "seed", "seed of the sample; the same seed over the same archive asks "+
+	fs.Var(envflag.Optional(&seed, "number", "a non-negative integer", nil), "seed", "seed of the sample; the same seed over the same archive asks "+
 		"the same requests (default: from the clock, printed)")
-	fs.Var(number(&planCfg.AccountsPerHeight, 1, 0), "accounts", "accounts queried per height among those it touched "+
+	fs.Var(envflag.Number(&planCfg.AccountsPerHeight, 1, 0), "accounts", "accounts queried per height among those it touched "+
 		"(half as many more from the other sampled heights)")
-	fs.Var(number(&runCfg.Concurrency, 1, 0), "concurrency", "requests in flight at once")
-	fs.Var(duration(&timeout, above0), "timeout", "time limit of one request (to the archive, and each attempt to the node)")
-	fs.Var(number(&runCfg.MaxShown, 1, 0), "show", "differences printed (the first in request order)")
-	fs.Var(duration(&runCfg.ProgressInterval, above0), "progress-interval", "how often progress is logged")
-	fs.Var(orMinusOne(number(&archiveCfg.ViewStateLimit, 1, 0), "no limit"), "view-state-limit", viewStateLimitHelp)
-	fs.Var(number(&maxConns, 1, 0), "db-max-conns", dbMaxConnsHelp)
+	fs.Var(envflag.Number(&runCfg.Concurrency, 1, 0), "concurrency", "requests in flight at once")
+	fs.Var(envflag.Duration(&timeout, envflag.Above0), "timeout", "time limit of one request (to the archive, and each attempt to the node)")
+	fs.Var(envflag.Number(&runCfg.MaxShown, 1, 0), "show", "differences printed (the first in request order)")
+	fs.Var(envflag.Duration(&runCfg.ProgressInterval, envflag.Above0), "progress-interval", "how often progress is logged")
+	fs.Var(envflag.OrMinusOne(envflag.Number(&archiveCfg.ViewStateLimit, 1, 0), "no limit"), "view-state-limit", viewStateLimitHelp)
+	fs.Var(envflag.Number(&maxConns, 1, 0), "db-max-conns", dbMaxConnsHelp)
 	var node *verify.Node
-	err = parseCommand(fs, env, args, func() error {
+	err = env.flags().Parse(fs, args, func() error {
 		if against == "" {
 			return errors.New("--against (or NEARLINE_AGAINST) is required")
 		}
@@ -106,7 +108,7 @@ func runVerify(ctx context.Context, env *environment, args []string) (err error)
 	plan, err := verify.NewPlan(ctx, local, planCfg, env.logger)
 	if errors.Is(err, verify.ErrRange) {
 		fmt.Fprintln(fs.Output(), "nearline verify:", err)
-		return errUsage
+		return envflag.ErrUsage
 	}
 	if err != nil {
 		return fmt.Errorf("plan requests: %w", err)

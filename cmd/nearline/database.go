@@ -6,20 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/internal/pgcluster"
 	"github.com/nearline/nearline/store"
 )
-
-// embeddedDatabase is the database of the embedded PostgreSQL that holds
-// the archive.
-const embeddedDatabase = "nearline"
-
-// releaseTimeout bounds the stop of the embedded PostgreSQL at exit.
-const releaseTimeout = 2 * time.Minute
 
 // databaseFlags are the flags that say where the archive is: a PostgreSQL
 // URL, or else the embedded PostgreSQL in a data directory.
@@ -44,7 +35,7 @@ func registerDatabaseFlags(fs *flag.FlagSet) *databaseFlags {
 func parseDatabaseCommand(env *environment, name string, args []string) (*databaseFlags, error) {
 	fs := newFlagSet(env, name, "[--database-url URL | --data-dir DIR]")
 	db := registerDatabaseFlags(fs)
-	if err := parseCommand(fs, env, args, db.check); err != nil {
+	if err := env.flags().Parse(fs, args, db.check); err != nil {
 		return nil, err
 	}
 	return db, nil
@@ -71,33 +62,17 @@ func (f *databaseFlags) open(ctx context.Context, env *environment, create bool)
 	dir := f.dataDir
 	if dir == "" {
 		var err error
-		if dir, err = defaultDataDir(env.getenv, os.Geteuid() == 0); err != nil {
-			return "", nil, err
+		if dir, err = pgcluster.DefaultDir(env.getenv, os.Geteuid() == 0); err != nil {
+			return "", nil, fmt.Errorf("no --database-url, and no --data-dir for the embedded PostgreSQL: %w", err)
 		}
 	}
 	f.dir = dir
-	local, err := pgcluster.OpenLocal(ctx, pgcluster.LocalConfig{Dir: dir, Create: create, Database: embeddedDatabase, Bin: f.pgBin})
+	url, release, err := pgcluster.OpenEmbedded(ctx, pgcluster.LocalConfig{Dir: dir, Create: create, Bin: f.pgBin}, env.logger)
 	switch {
 	case errors.Is(err, pgcluster.ErrNoCluster):
 		return "", nil, fmt.Errorf("%w (nearline run, index or migrate makes one there; or give --data-dir or --database-url)", err)
 	case err != nil:
 		return "", nil, fmt.Errorf("no --database-url, and the embedded PostgreSQL in %s cannot start: %w", dir, err)
-	}
-	url := local.URL(embeddedDatabase)
-	env.logger.Info("embedded PostgreSQL", "data_dir", local.Dir(), "created", local.Created, "started", local.Started,
-		"log", local.LogFile(), "url", url)
-	release := func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-		defer cancel()
-		stopped, err := local.Release(ctx)
-		switch {
-		case err != nil:
-			env.logger.Error("stop the embedded PostgreSQL", "data_dir", local.Dir(), "err", err)
-		case stopped:
-			env.logger.Info("embedded PostgreSQL stopped", "data_dir", local.Dir())
-		default:
-			env.logger.Info("embedded PostgreSQL left running for the other nearline processes using it", "data_dir", local.Dir())
-		}
 	}
 	return url, release, nil
 }
@@ -111,22 +86,6 @@ func (f *databaseFlags) startOver() string {
 	}
 	return fmt.Sprintf("the archive is the embedded PostgreSQL in %s: index into another with --data-dir, "+
 		"or stop the nearline processes using it and remove that directory (rm -r %s) to start over", f.dir, f.dir)
-}
-
-// defaultDataDir is the embedded PostgreSQL's directory without --data-dir:
-// $XDG_DATA_HOME/nearline, else ~/.local/share/nearline; as root
-// /var/lib/nearline, which the postgres user the server runs as can reach.
-func defaultDataDir(getenv func(string) string, root bool) (string, error) {
-	if root {
-		return "/var/lib/nearline", nil
-	}
-	if xdg := getenv("XDG_DATA_HOME"); filepath.IsAbs(xdg) {
-		return filepath.Join(xdg, "nearline"), nil
-	}
-	if home := getenv("HOME"); filepath.IsAbs(home) {
-		return filepath.Join(home, ".local", "share", "nearline"), nil
-	}
-	return "", errors.New("no --database-url, and no --data-dir for the embedded PostgreSQL: HOME is not set")
 }
 
 // archiveUse says how a command opens the archive.

@@ -67,7 +67,7 @@ func TestEmbeddedDatabase(t *testing.T) {
 	env, _, _ = loggedEnv(map[string]string{"NEARLINE_DATA_DIR": dir})
 	fs := newFlagSet(env, "test", "")
 	db := registerDatabaseFlags(fs)
-	require.NoError(t, parse(fs, env, nil))
+	require.NoError(t, env.flags().Parse(fs, nil))
 	url, release, err := db.open(ctx, env, false)
 	require.NoError(t, err)
 	released := false
@@ -172,7 +172,7 @@ func TestEmbeddedDatabaseNotMigrated(t *testing.T) {
 	dir := dataDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	l, err := pgcluster.OpenLocal(ctx, pgcluster.LocalConfig{Dir: dir, Create: true, Database: embeddedDatabase, Throwaway: true})
+	l, err := pgcluster.OpenLocal(ctx, pgcluster.LocalConfig{Dir: dir, Create: true, Database: pgcluster.EmbeddedDatabase, Throwaway: true})
 	require.NoError(t, err)
 	_, err = l.Release(ctx)
 	require.NoError(t, err)
@@ -197,28 +197,6 @@ func TestDatabaseFlagsRefusals(t *testing.T) {
 	require.Equal(t, 1, run(context.Background(), env, []string{"migrate", "--data-dir", dataDir(t), "--pg-bin", "/nonexistent"}))
 	require.Contains(t, stderr.String(), "no --database-url, and the embedded PostgreSQL in")
 	require.Contains(t, stderr.String(), "no initdb in /nonexistent")
-}
-
-// TestDefaultDataDir: XDG_DATA_HOME, then HOME; /var/lib/nearline as root,
-// whose home the postgres user cannot pass.
-func TestDefaultDataDir(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		vars map[string]string
-		root bool
-		want string
-	}{
-		{map[string]string{"XDG_DATA_HOME": "/x/share", "HOME": "/home/u"}, false, "/x/share/nearline"},
-		{map[string]string{"XDG_DATA_HOME": "relative", "HOME": "/home/u"}, false, "/home/u/.local/share/nearline"},
-		{map[string]string{"HOME": "/home/u"}, false, "/home/u/.local/share/nearline"},
-		{map[string]string{"HOME": "/root", "XDG_DATA_HOME": "/root/.local/share"}, true, "/var/lib/nearline"},
-	} {
-		got, err := defaultDataDir(func(k string) string { return c.vars[k] }, c.root)
-		require.NoError(t, err)
-		require.Equal(t, c.want, got)
-	}
-	_, err := defaultDataDir(func(string) string { return "" }, false)
-	require.ErrorContains(t, err, "HOME is not set")
 }
 
 // TestVerifyReversedRangeInOneLine: --from above --to is one line and exit

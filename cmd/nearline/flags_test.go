@@ -106,55 +106,12 @@ func TestExitStatus(t *testing.T) {
 	}
 }
 
-// TestFlagDefaultsFromEnvironment checks that a valid environment value
-// becomes the flag's default, shown in the help, and that the command line
-// overrides it, a malformed environment value included.
-func TestFlagDefaultsFromEnvironment(t *testing.T) {
-	t.Parallel()
-	env, _, _ := testEnv(map[string]string{"NEARLINE_WORKERS": "7", "NEARLINE_POLL_INTERVAL": "2s", "NEARLINE_BATCH_SIZE": "x"})
-	fs := newFlagSet(env, "test", "")
-	var help bytes.Buffer
-	fs.SetOutput(&help)
-	workers, poll, batch := 32, time.Second, 50
-	fs.Var(number(&workers, 1, 0), "workers", "blocks fetched at once")
-	fs.Var(duration(&poll, above0), "poll-interval", "poll")
-	fs.Var(number(&batch, 1, 0), "batch-size", "batch")
-	require.NoError(t, parse(fs, env, []string{"--poll-interval", "3s", "--batch-size", "9"}))
-	require.Equal(t, 7, workers, "the environment sets the default")
-	require.Equal(t, 3*time.Second, poll, "the command line overrides the environment")
-	require.Equal(t, 9, batch, "the command line overrides a malformed environment value")
-	printFlags(fs)
-	require.Contains(t, help.String(), "(default 7)")
-	require.Contains(t, help.String(), "env NEARLINE_WORKERS")
-
-	var out bytes.Buffer
-	fs2 := newFlagSet(env, "test", "")
-	fs2.SetOutput(&out)
-	fs2.Var(number(&batch, 1, 0), "batch-size", "batch")
-	err := parse(fs2, env, nil)
-	require.ErrorIs(t, err, errUsage, "a malformed environment value the command line leaves alone is a usage error")
-	require.Equal(t, "nearline test: invalid environment value NEARLINE_BATCH_SIZE=\"x\": want an integer of 1 or more\n", out.String())
-}
-
-// TestBoolFlagFromMalformedEnvironmentStillTakesNoValue keeps `-flag` (no
-// value) working when the environment's value was malformed.
-func TestBoolFlagFromMalformedEnvironmentStillTakesNoValue(t *testing.T) {
-	t.Parallel()
-	env, _, _ := testEnv(map[string]string{"NEARLINE_ARCHIVAL": "maybe"})
-	fs := newFlagSet(env, "test", "")
-	fs.SetOutput(io.Discard)
-	archival := false
-	fs.Var(boolean(&archival), "archival", "archival")
-	require.NoError(t, parse(fs, env, []string{"-archival"}))
-	require.True(t, archival)
-}
-
 // TestEveryCommandRefusesMalformedEnvironment reads each command's help
 // and sets, one at a time, the environment variable of each flag that is
 // not a string to a value no number, duration or bool parses from: the
 // command must refuse it (exit 2, naming variable and value) before it does
-// anything. It fails if a command parses its flags without parse, or a
-// flag reads its variable without the helpers.
+// anything. It fails if a command parses its flags without envflag's
+// Parse, or a flag reads its variable without the helpers.
 func TestEveryCommandRefusesMalformedEnvironment(t *testing.T) {
 	t.Parallel()
 	flagLine := regexp.MustCompile(`^  -(\S+)(?: (\S+))?$`)
@@ -207,7 +164,7 @@ func TestEventsFlagTurnsTheExplorerTablesOff(t *testing.T) {
 		fs := newFlagSet(env, "index", "")
 		fs.SetOutput(io.Discard)
 		flags := registerIndexFlags(fs, env)
-		require.NoError(t, parse(fs, env, c.args))
+		require.NoError(t, env.flags().Parse(fs, c.args))
 		require.Equal(t, c.want, flags.events, "env %v, args %v", c.env, c.args)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 
 	"github.com/nearline/nearline/indexer"
@@ -12,6 +11,8 @@ import (
 	"github.com/nearline/nearline/rpcsource"
 	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/upstream"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // indexPoolSize is the indexer's default PostgreSQL pool size: a commit
@@ -56,7 +57,7 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 	fs.StringVar(&f.upstream, "upstream", "", "comma-separated URLs, tried in order with failover (required): "+
 		"NEAR JSON-RPC nodes for --source rpc, neardata base URLs for neardata, a NEAR Lake directory or base URL for lake; "+
 		"a URL's query (?apiKey=KEY) goes with every request and logs show it redacted")
-	fs.Var(secret(&f.upstreamAPIKey), "upstream-api-key", "API key sent with every request to the --upstream URLs, "+
+	fs.Var(envflag.Secret(&f.upstreamAPIKey), "upstream-api-key", "API key sent with every request to the --upstream URLs, "+
 		"and to no other host, as the header Authorization: Bearer KEY "+
 		"(FastNEAR's RPC and neardata take it so; preferred to ?apiKey= in the URL); never shown")
 	fs.StringVar(&f.source, "source", f.source, "where blocks come from: rpc (JSON-RPC, many calls per block), "+
@@ -64,38 +65,38 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 	fs.StringVar(&f.rpcUpstream, "rpc-upstream", "", "with --source neardata or lake: comma-separated NEAR JSON-RPC URLs "+
 		"for the genesis and protocol configs (once per epoch), lake's final head and --snapshot-accounts "+
 		"(default: none; then --genesis is required)")
-	fs.Var(secret(&f.rpcUpstreamKey), "rpc-upstream-api-key", "API key sent with every request to the --rpc-upstream URLs "+
+	fs.Var(envflag.Secret(&f.rpcUpstreamKey), "rpc-upstream-api-key", "API key sent with every request to the --rpc-upstream URLs "+
 		"as the header Authorization: Bearer KEY (--upstream-api-key never goes there: to send the same key, give it here too); never shown")
-	fs.Var(height(&f.indexer.From, &f.fromLatest), "from", "first height to index, or latest: the upstream's final head, "+
+	fs.Var(envflag.Height(&f.indexer.From, &f.fromLatest), "from", "first height to index, or latest: the upstream's final head, "+
 		"for an archive without history (default: after the cursor, or the genesis height on an empty archive)")
-	fs.Var(height(&f.indexer.To, nil), "to", "last height to index, then exit (default: follow the head until interrupted)")
-	fs.Var(number(&f.indexer.Workers, 1, 0), "workers", "blocks fetched at once")
-	fs.Var(number(&f.rpc.Concurrency, 1, 0), "block-concurrency",
+	fs.Var(envflag.Height(&f.indexer.To, nil), "to", "last height to index, then exit (default: follow the head until interrupted)")
+	fs.Var(envflag.Number(&f.indexer.Workers, 1, 0), "workers", "blocks fetched at once")
+	fs.Var(envflag.Number(&f.rpc.Concurrency, 1, 0), "block-concurrency",
 		"upstream calls made at once for one block (chunks, changes, tx statuses)")
-	fs.Var(orMinusOne(number(&f.rpc.MaxInFlight, 1, 0), "no bound"), "upstream-concurrency",
+	fs.Var(envflag.OrMinusOne(envflag.Number(&f.rpc.MaxInFlight, 1, 0), "no bound"), "upstream-concurrency",
 		"upstream calls in flight at most, over all blocks fetched together (-1 for no bound)")
-	fs.Var(number(&f.indexer.BatchSize, 1, 0), "batch-size", "heights committed per transaction")
-	fs.Var(duration(&f.http.Timeout, above0), "upstream-timeout", "time limit of one upstream request")
-	fs.Var(duration(&f.indexer.UpstreamPatience, above0), "upstream-patience", "with --to, how long an unreachable "+
+	fs.Var(envflag.Number(&f.indexer.BatchSize, 1, 0), "batch-size", "heights committed per transaction")
+	fs.Var(envflag.Duration(&f.http.Timeout, envflag.Above0), "upstream-timeout", "time limit of one upstream request")
+	fs.Var(envflag.Duration(&f.indexer.UpstreamPatience, envflag.Above0), "upstream-patience", "with --to, how long an unreachable "+
 		"upstream is waited for before the run fails (following the head, without --to, it is waited for as long as it takes)")
-	fs.Var(duration(&f.indexer.PollInterval, above0), "poll-interval",
+	fs.Var(envflag.Duration(&f.indexer.PollInterval, envflag.Above0), "poll-interval",
 		"how often the final head is polled when caught up (within a batch of it); further behind, every 30 s")
-	fs.Var(duration(&f.indexer.ProgressInterval, above0), "progress-interval", "how often progress is logged")
+	fs.Var(envflag.Duration(&f.indexer.ProgressInterval, envflag.Above0), "progress-interval", "how often progress is logged")
 	fs.StringVar(&f.metricsListen, "metrics-listen", "", "address to serve Prometheus metrics on at /metrics (default: off)")
 	fs.StringVar(&f.genesis, "genesis", "", "nearcore genesis.json whose records are the state at the genesis height")
 	fs.StringVar(&f.snapshot, "snapshot-accounts", "",
 		"comma-separated accounts whose state at --from is fetched as the start of their history")
-	fs.Var(number(&f.maxConns, 1, 0), "db-max-conns", dbMaxConnsHelp)
-	fs.Var(boolean(&f.events), "events", "write the explorer tables (ft_events, nft_events, mt_events, account_activity) "+
+	fs.Var(envflag.Number(&f.maxConns, 1, 0), "db-max-conns", dbMaxConnsHelp)
+	fs.Var(envflag.Bool(&f.events), "events", "write the explorer tables (ft_events, nft_events, mt_events, account_activity) "+
 		"with every block; false skips them")
 	fs.StringVar(&f.cursor, "cursor", f.cursor, "the indexer_cursor row (range) this indexer advances: several indexers "+
 		"with their own --cursor and --from/--to fill disjoint ranges of one archive")
-	fs.Var(size(&f.indexer.MemoryBudget), "memory-budget", "bytes of blocks the pipeline holds at once "+
+	fs.Var(envflag.Size(&f.indexer.MemoryBudget), "memory-budget", "bytes of blocks the pipeline holds at once "+
 		"(fetched, decoded, prepared, being written), e.g. 192MiB or 1GiB: batches are cut short to stay within it, "+
 		"whatever the blocks weigh; the Go runtime's memory limit is 2.5 times it unless GOMEMLIMIT is set")
-	fs.Var(number(&f.http.RequestRate, 0, 0), "upstream-rate", "with --source neardata or lake: requests a second "+
+	fs.Var(envflag.Number(&f.http.RequestRate, 0, 0), "upstream-rate", "with --source neardata or lake: requests a second "+
 		"to the document upstream at most, retries included (0: no bound; a free neardata endpoint allows 3: 180 a minute per IP)")
-	fs.Var(boolean(&f.noMigrate), "no-migrate", "do not apply the migrations at start: refuse to start on a database "+
+	fs.Var(envflag.Bool(&f.noMigrate), "no-migrate", "do not apply the migrations at start: refuse to start on a database "+
 		"whose schema is behind this binary's (apply them with nearline migrate, after a backup; docs/database.md)")
 	return f
 }
@@ -122,7 +123,7 @@ func (f *indexFlags) check() error {
 		return errors.New("--upstream (or NEARLINE_UPSTREAM) is required")
 	}
 	if err := store.ValidCursorName(f.cursor); err != nil {
-		return fmt.Errorf("%s: %w", origin(f.fs, f.env, "cursor"), err)
+		return fmt.Errorf("%s: %w", f.env.flags().Origin(f.fs, "cursor"), err)
 	}
 	switch f.source {
 	case sourceRPC:
@@ -137,33 +138,33 @@ func (f *indexFlags) check() error {
 			return errors.New("--source lake over HTTP needs --rpc-upstream for the final head")
 		}
 	default:
-		return fmt.Errorf("%s: want rpc, neardata or lake", origin(f.fs, f.env, "source"))
+		return fmt.Errorf("%s: want rpc, neardata or lake", f.env.flags().Origin(f.fs, "source"))
 	}
 	if f.source != sourceLake || httpcall.IsHTTP(f.upstream) {
-		if err := checkURLs(f.fs, f.env, "upstream"); err != nil {
+		if err := f.env.flags().CheckURLs(f.fs, "upstream"); err != nil {
 			return err
 		}
 	}
-	if err := checkURLs(f.fs, f.env, "rpc-upstream"); err != nil {
+	if err := f.env.flags().CheckURLs(f.fs, "rpc-upstream"); err != nil {
 		return err
 	}
 	if err := f.checkKeys(); err != nil {
 		return err
 	}
-	warnInClear(f.fs, f.env, "upstream", f.upstreamAPIKey != "")
-	warnInClear(f.fs, f.env, "rpc-upstream", f.rpcUpstreamKey != "")
+	envflag.WarnInClear(f.fs, "upstream", f.upstreamAPIKey != "", f.env.logger)
+	envflag.WarnInClear(f.fs, "rpc-upstream", f.rpcUpstreamKey != "", f.env.logger)
 	if from, to := f.indexer.From, f.indexer.To; from != nil && to != nil && *from > *to {
 		return fmt.Errorf("--from %d is above --to %d", *from, *to)
 	}
-	if err := checkAddress(f.fs, f.env, "metrics-listen"); err != nil {
+	if err := f.env.flags().CheckAddress(f.fs, "metrics-listen"); err != nil {
 		return err
 	}
 	if f.genesis != "" {
 		if _, err := os.Stat(f.genesis); err != nil {
-			return fmt.Errorf("%s: %w", origin(f.fs, f.env, "genesis"), errors.Unwrap(err))
+			return fmt.Errorf("%s: %w", f.env.flags().Origin(f.fs, "genesis"), errors.Unwrap(err))
 		}
 	}
-	if splitList(f.snapshot) != nil {
+	if envflag.Split(f.snapshot) != nil {
 		if f.indexer.From == nil && !f.fromLatest {
 			return errors.New("--snapshot-accounts needs --from: the height the snapshot is taken at")
 		}
@@ -182,51 +183,14 @@ func (f *indexFlags) checkKeys() error {
 		{"upstream-api-key", f.upstreamAPIKey}, {"rpc-upstream-api-key", f.rpcUpstreamKey},
 	} {
 		if err := httpcall.CheckBearer(k.key); err != nil {
-			return fmt.Errorf("%s: %w", secretOrigin(f.fs, f.env, k.name), err)
+			return fmt.Errorf("%s: %w", f.env.flags().SecretOrigin(f.fs, k.name), err)
 		}
 	}
 	if f.upstreamAPIKey != "" && !httpcall.IsHTTP(f.upstream) {
-		return fmt.Errorf("%s is for an HTTP --upstream; a lake directory takes none", secretOrigin(f.fs, f.env, "upstream-api-key"))
+		return fmt.Errorf("%s is for an HTTP --upstream; a lake directory takes none", f.env.flags().SecretOrigin(f.fs, "upstream-api-key"))
 	}
 	if f.rpcUpstreamKey != "" && f.rpcUpstream == "" {
-		return fmt.Errorf("%s is for --rpc-upstream, which is not set (with --source rpc, the node's key is --upstream-api-key)", secretOrigin(f.fs, f.env, "rpc-upstream-api-key"))
-	}
-	return nil
-}
-
-// checkURLs refuses a comma-separated list of the flag name that holds
-// something other than absolute http(s) URLs (which may have a query: an
-// API key), naming them redacted.
-func checkURLs(fs *flag.FlagSet, env *environment, name string) error {
-	for _, s := range splitList(fs.Lookup(name).Value.String()) {
-		if _, ok := httpcall.ParseHTTP(s); !ok {
-			return fmt.Errorf("%s: %q is not an http:// or https:// URL", originShown(fs, env, name, shownURLs), httpcall.RedactURL(s))
-		}
-	}
-	return nil
-}
-
-// warnInClear logs a warning for each URL of the flag name that would
-// carry a secret unencrypted (httpcall.InClear): its own query or
-// password, or, when bearer is set, the flag's API key. The URL is shown
-// redacted.
-func warnInClear(fs *flag.FlagSet, env *environment, name string, bearer bool) {
-	for _, u := range splitList(fs.Lookup(name).Value.String()) {
-		if httpcall.InClear(u, bearer) {
-			env.logger.Warn("an API key or password goes unencrypted over http://; use https://", "flag", "--"+name, "url", httpcall.RedactURL(u))
-		}
-	}
-}
-
-// checkAddress refuses a listen address of the flag name that is not
-// host:port (empty passes: off).
-func checkAddress(fs *flag.FlagSet, env *environment, name string) error {
-	addr := fs.Lookup(name).Value.String()
-	if addr == "" {
-		return nil
-	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return fmt.Errorf("%s: want host:port, such as 127.0.0.1:3030 or :3030", origin(fs, env, name))
+		return fmt.Errorf("%s is for --rpc-upstream, which is not set (with --source rpc, the node's key is --upstream-api-key)", f.env.flags().SecretOrigin(f.fs, "rpc-upstream-api-key"))
 	}
 	return nil
 }
@@ -237,9 +201,9 @@ func checkAddress(fs *flag.FlagSet, env *environment, name string) error {
 // URLs of its own flag only.
 func (f *indexFlags) rpcEndpoints() (urls []string, apiKey string) {
 	if f.source == sourceRPC {
-		return splitList(f.upstream), f.upstreamAPIKey
+		return envflag.Split(f.upstream), f.upstreamAPIKey
 	}
-	return splitList(f.rpcUpstream), f.rpcUpstreamKey
+	return envflag.Split(f.rpcUpstream), f.rpcUpstreamKey
 }
 
 // forwardTo is the RPC node the server forwards what the archive cannot

@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/nearline/nearline/internal/envflag"
 )
 
 // environment is what a subcommand gets from the process.
@@ -97,7 +99,7 @@ func run(ctx context.Context, env *environment, args []string) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, errUsage):
+	case errors.Is(err, envflag.ErrUsage):
 		return 2
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		// SIGINT/SIGTERM arrived before the command could finish (a
@@ -124,10 +126,6 @@ func lookup(args []string) (command, int, bool) {
 	return found, words, words > 0
 }
 
-// errUsage marks a command line that could not be parsed; the FlagSet has
-// already said why.
-var errUsage = errors.New("usage error")
-
 // exitStatusError gives a command's failure an exit status other than 1
 // (an interrupted command whose error carries one exits with it too).
 type exitStatusError struct {
@@ -150,42 +148,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'nearline <command> -h' for a command's flags. Every flag also reads an environment variable, shown in its help.")
 }
 
-// example is a command line -h shows, and what it does.
-type example struct{ args, does string }
-
-// newFlagSet returns a FlagSet that reports errors instead of exiting. Its
-// -h prints the synopsis, the examples, then the flags.
-func newFlagSet(env *environment, name, synopsis string, examples ...example) *flag.FlagSet {
-	fs := flag.NewFlagSet("nearline "+name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: nearline %s %s\n\n", name, synopsis)
-		if len(examples) > 0 {
-			fmt.Fprintln(fs.Output(), "Examples:")
-			for _, e := range examples {
-				fmt.Fprintf(fs.Output(), "  nearline %s %s\n      %s\n", name, e.args, e.does)
-			}
-			fmt.Fprintln(fs.Output())
-		}
-		fmt.Fprintln(fs.Output(), "Flags:")
-		printFlags(fs)
-	}
-	return fs
-}
-
-// parseCommand parses a command's flags, then runs its checks in order:
-// the first that fails is said in one line ("nearline CMD: ...") and is a
-// usage error (exit status 2). The checks run before anything connects
-// anywhere.
-func parseCommand(fs *flag.FlagSet, env *environment, args []string, checks ...func() error) error {
-	if err := parse(fs, env, args); err != nil {
-		return err
-	}
-	for _, check := range checks {
-		if err := check(); err != nil {
-			fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
-			return errUsage
-		}
-	}
-	return nil
+// newFlagSet returns the FlagSet of the command name, writing to stderr.
+// Its -h prints the synopsis, the examples, then the flags.
+func newFlagSet(env *environment, name, synopsis string, examples ...envflag.Example) *flag.FlagSet {
+	return envflag.NewFlagSet("nearline "+name, synopsis, env.stderr, examples...)
 }

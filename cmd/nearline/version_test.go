@@ -40,29 +40,6 @@ func registerServeFlagsForTest(env *environment) *serveFlags {
 	return f
 }
 
-// TestHealthURL: an unspecified listen host is asked on loopback; the
-// first API key goes in the path.
-func TestHealthURL(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		listen string
-		keys   []string
-		want   string
-	}{
-		{"127.0.0.1:3030", nil, "http://127.0.0.1:3030/health"},
-		{"0.0.0.0:3030", nil, "http://127.0.0.1:3030/health"},
-		{"[::]:3030", []string{"k1", "k2"}, "http://127.0.0.1:3030/k1/health"},
-		{":8080", nil, "http://127.0.0.1:8080/health"},
-		{"[::1]:3030", nil, "http://[::1]:3030/health"},
-	} {
-		got, err := healthURL(c.listen, c.keys)
-		require.NoError(t, err)
-		require.Equal(t, c.want, got, c.listen)
-	}
-	_, err := healthURL("3030", nil)
-	require.ErrorContains(t, err, `--listen "3030": want host:port`)
-}
-
 // TestHealthCommand: exit 0 on a 200 from /health, 1 on a 503 or no
 // server, 2 on a malformed address.
 func TestHealthCommand(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package archive
 
 import (
 	"context"
@@ -10,12 +10,22 @@ import (
 	"github.com/nearline/nearline/rpcserve"
 )
 
-// upstreamHealth is the archive as `run` serves it: its health also fails
-// while the indexer beside it is cut off from its upstream (the archive
-// keeps answering from what is indexed).
+// Upstream is the state of the upstream the indexer beside the server
+// follows (*outage.Tracker implements it).
+type Upstream interface {
+	State() outage.State
+}
+
+// WithUpstream is backend as `nearline run` serves it: its health also
+// fails while the indexer beside it is cut off from its upstream (the
+// archive keeps answering from what is indexed).
+func WithUpstream(backend rpcserve.Backend, upstream Upstream) rpcserve.Backend {
+	return upstreamHealth{Backend: backend, upstream: upstream}
+}
+
 type upstreamHealth struct {
 	rpcserve.Backend
-	upstream *outage.Tracker
+	upstream Upstream
 }
 
 // Health is nearcore's NO_NEW_BLOCKS while the upstream is unreachable,
