@@ -67,6 +67,11 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 	reg := metrics.NewRegistry()
 	settings.upstream = index.tracker()
 
+	if simUp != nil {
+		if err := simUp.resumeFrom(ctx, s); err != nil {
+			return err
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	if simUp != nil {
 		g.Go(func() error { return simUp.serve(gctx) })

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/sim"
+	"github.com/nearline/nearline/store"
 )
 
 // simUpstream is `run --sim`: a simulated chain served in-process on a
@@ -47,6 +48,19 @@ func startSimUpstream(ctx context.Context, env *environment) (*simUpstream, erro
 	}
 	env.logger.Info("simulator listening", "addr", s.ln.Addr().String(), "chain_id", sim.DefaultChainID)
 	return s, nil
+}
+
+// resumeFrom makes the simulator produce at once every height up to the
+// archive's head, so that a restarted trial goes on where it stopped.
+func (s *simUpstream) resumeFrom(ctx context.Context, archive *store.Store) error {
+	c, ok, err := archive.Cursor(ctx)
+	if err != nil {
+		return fmt.Errorf("simulator: %w", err)
+	}
+	if ok {
+		s.node.ResumeAt(c.Height)
+	}
+	return nil
 }
 
 func (s *simUpstream) url() string         { return "http://" + s.ln.Addr().String() }
