@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -91,6 +92,43 @@ func TestRunSimIsTheOneCommandTrial(t *testing.T) {
 	}
 	if err, ok := p.WaitExit(time.Minute); !ok || err != nil {
 		t.Fatalf("nearline run --sim after SIGTERM: exited %v (in time: %v), want 0", err, ok)
+	}
+}
+
+// TestRunSimResumesWhereItStopped restarts `nearline run --sim` on the
+// archive it filled: the simulator regenerates its chain up to the
+// archive's head at once, so the archive grows again within seconds
+// instead of waiting while the chain is replayed at a block a second.
+func TestRunSimResumesWhereItStopped(t *testing.T) {
+	for _, v := range []string{"NEARLINE_UPSTREAM", "NEARLINE_GENESIS", "NEARLINE_SOURCE"} {
+		t.Setenv(v, "")
+	}
+	dbURL := e2ekit.FreshDatabase(t)
+	args := []string{"run", "--sim", "--database-url", dbURL, "--listen", e2ekit.AnyPort}
+
+	p := binary.Start(t, args...)
+	e2ekit.WaitCursor(t, dbURL, 30, 2*time.Minute)
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("signal run: %v", err)
+	}
+	if err, ok := p.WaitExit(time.Minute); !ok || err != nil {
+		t.Fatalf("nearline run --sim after SIGTERM: exited %v (in time: %v), want 0", err, ok)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	stopped, ok := e2ekit.CursorHeight(ctx, dbURL)
+	cancel()
+	if !ok {
+		t.Fatal("no cursor after the first run")
+	}
+
+	// A simulator replaying from its genesis at a block a second cannot
+	// give the archive height stopped+2 before stopped+2 seconds.
+	began := time.Now()
+	p = binary.Start(t, args...)
+	got := e2ekit.WaitCursor(t, dbURL, stopped+2, time.Duration(stopped)*time.Second)
+	t.Logf("stopped at %d; the restarted run indexed %d %s after its start", stopped, got, time.Since(began).Round(time.Millisecond))
+	if !strings.Contains(p.Output(), "chain regenerated up to the height to resume at") {
+		t.Errorf("the restarted simulator did not say it resumed:\n%s", e2ekit.Tail(p.Output(), 20))
 	}
 }
 

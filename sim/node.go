@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nearline/nearline/internal/logs"
@@ -23,6 +24,8 @@ type Node struct {
 
 	mu    sync.RWMutex // guards chain
 	chain *chain
+
+	resumeAt atomic.Uint64 // ResumeAt's height: Run produces up to it at once
 }
 
 var _ rpcserve.Backend = (*Node)(nil)
@@ -126,6 +129,13 @@ func (n *Node) ProduceTo(ctx context.Context, height uint64) error {
 	return nil
 }
 
+// ResumeAt makes Run, when BlockTime is set, produce every height up to
+// height at once before it goes on at one height per BlockTime: a node
+// restarted under an archive that followed it resumes from the archive's
+// head instead of replaying the chain at its pace (the chain is the same
+// whatever the pace). Call it before Run.
+func (n *Node) ResumeAt(height uint64) { n.resumeAt.Store(height) }
+
 // Run produces blocks: all of them up to MaxHeight at once when BlockTime
 // is 0, else one height per BlockTime until MaxHeight (or forever). It
 // returns nil when production is done or ctx ends (the node keeps serving
@@ -145,6 +155,16 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	if err := n.Produce(ctx); err != nil { // genesis at once
 		return err
+	}
+	if h := n.resumeAt.Load(); h >= n.NextHeight() {
+		start := time.Now()
+		if err := n.ProduceTo(ctx, h); err != nil {
+			if ctx.Err() != nil {
+				return nil // shutting down
+			}
+			return err
+		}
+		n.log.Info("chain regenerated up to the height to resume at", "height", h, "elapsed", time.Since(start).Round(time.Millisecond))
 	}
 	t := time.NewTicker(n.cfg.BlockTime)
 	defer t.Stop()

@@ -22,6 +22,7 @@ var errEveryEndpoint = errors.New("every endpoint moved on")
 // endpointError is a try's failure that ends the failover.
 type endpointError struct {
 	endpoint string // as shown (Config.shown)
+	kind     string // the attempt's failure kind (Fail*), "" when it was no attempt's
 	err      error
 }
 
@@ -72,16 +73,17 @@ func (c Config) failover(ctx context.Context, logger *slog.Logger, preferred *at
 			case ctx.Err() != nil:
 				return ctx.Err()
 			case !isAttempt || !ae.retryable:
+				kind := ""
 				if isAttempt {
-					err = ae.err
+					err, kind = ae.err, ae.kind
 				}
-				return &endpointError{endpoint: c.shown(idx), err: err}
+				return &endpointError{endpoint: c.shown(idx), kind: kind, err: err}
 			default:
 				attempts++
 				c.OnError(ae.kind)
 				shown := c.shown(idx)
 				logger.Warn(msg, append(kv[:len(kv):len(kv)], "upstream", shown, "kind", ae.kind, "attempt", attempts, "err", ae.err)...)
-				last = &endpointError{endpoint: shown, err: ae.err}
+				last = &endpointError{endpoint: shown, kind: ae.kind, err: ae.err}
 				if n == 1 && ae.retryAfter > 0 {
 					return retry.After(ae.retryAfter, ae)
 				}

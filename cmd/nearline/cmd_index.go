@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -56,7 +57,8 @@ func (f *indexFlags) openStore(ctx context.Context, extraConns int) (*store.Stor
 // tracker is the outage.Tracker of the upstream's calls, logging to the
 // command's logger.
 func (f *indexFlags) tracker() *outage.Tracker {
-	return outage.New(outage.Config{Name: envflag.ShownURLs(f.upstream)}, f.env.logger)
+	return outage.New(outage.Config{Name: envflag.ShownURLs(f.upstream),
+		Flags: map[string]string{"--upstream": f.upstream, "--rpc-upstream": f.rpcUpstream}}, f.env.logger)
 }
 
 // indexWith runs the indexer on an open, migrated store, its metrics
@@ -85,9 +87,20 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		patience = 0 // following: wait for the upstream as long as it takes
 	}
 	up := upstreamCalls{tracker: tracker, patience: patience}
+	// An archive that never recorded its chain never heard its upstream:
+	// that one is waited for --upstream-patience, not for ever.
+	_, err = s.ChainIdentity(ctx)
+	firstStart := errors.Is(err, store.ErrNotFound)
+	if firstStart {
+		up.patience = flags.indexer.UpstreamPatience
+	}
 	if err := checkChain(ctx, env, flags, s, src, client, up); err != nil {
+		if firstStart {
+			return outage.NeverAnswered(err)
+		}
 		return err
 	}
+	up.patience = patience
 	from := flags.indexer.From
 	if flags.fromLatest {
 		if from, err = latestFrom(ctx, env, s, src, up); err != nil {

@@ -70,6 +70,17 @@ func runRun(ctx context.Context, env *environment, args []string) error {
 	reg := metrics.NewRegistry()
 	settings.upstream = index.tracker()
 
+	if simUp != nil {
+		// A restarted trial goes on where it stopped: the simulator makes
+		// every height up to the archive's head at once.
+		c, ok, err := s.Cursor(ctx)
+		if err != nil {
+			return fmt.Errorf("simulator: %w", err)
+		}
+		if ok {
+			simUp.Node.ResumeAt(c.Height)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	if simUp != nil {
 		g.Go(func() error { return simUp.Serve(gctx) })

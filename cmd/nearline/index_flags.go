@@ -77,8 +77,9 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		"upstream calls in flight at most, over all blocks fetched together (-1 for no bound)")
 	fs.Var(envflag.Number(&f.indexer.BatchSize, 1, 0), "batch-size", "heights committed per transaction")
 	fs.Var(envflag.Duration(&f.http.Timeout, envflag.Above0), "upstream-timeout", "time limit of one upstream request")
-	fs.Var(envflag.Duration(&f.indexer.UpstreamPatience, envflag.Above0), "upstream-patience", "with --to, how long an unreachable "+
-		"upstream is waited for before the run fails (following the head, without --to, it is waited for as long as it takes)")
+	fs.Var(envflag.Duration(&f.indexer.UpstreamPatience, envflag.Above0), "upstream-patience", "with --to, or on an archive's first "+
+		"start, how long an unreachable upstream is waited for before the command fails (an archive that has followed before, "+
+		"following the head without --to, waits for it as long as it takes)")
 	fs.Var(envflag.Duration(&f.indexer.PollInterval, envflag.Above0), "poll-interval",
 		"how often the final head is polled when caught up (within a batch of it); further behind, every 30 s")
 	fs.Var(envflag.Duration(&f.indexer.ProgressInterval, envflag.Above0), "progress-interval", "how often progress is logged")

@@ -12,8 +12,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/chain"
 	"github.com/nearline/nearline/internal/logtest"
 	"github.com/nearline/nearline/internal/wait"
+	"github.com/nearline/nearline/store"
 	"github.com/nearline/nearline/store/storetest"
 )
 
@@ -138,4 +140,49 @@ func TestRunSaysItsIndexerReachedTo(t *testing.T) {
 	cancel()
 	require.Equal(t, 0, <-code, logs.String())
 	require.Equal(t, 1, strings.Count(logs.String(), "still serving until interrupted"), logs.String())
+}
+
+// TestFirstStartGivesUpOnAnUpstreamThatNeverAnswered: the first start of
+// an archive, following the head, whose upstream never answered fails
+// after --upstream-patience with exit status 1, naming the URL, its flag
+// and the kind of failure; an archive that has followed before waits the
+// same outage out.
+func TestFirstStartGivesUpOnAnUpstreamThatNeverAnswered(t *testing.T) {
+	t.Parallel()
+	up := closedURL(t)
+	args := func(dbURL string) []string {
+		return []string{"index", "--database-url", dbURL, "--upstream", up,
+			"--upstream-timeout", "200ms", "--upstream-patience", "2s"}
+	}
+	t.Run("first start", func(t *testing.T) {
+		t.Parallel()
+		env, stdout, stderr := loggedEnv(nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		code := run(ctx, env, args(storetest.NewDatabaseURL(t)))
+		out := stdout.String() + stderr.String()
+		require.Equal(t, 1, code, out)
+		require.Contains(t, out, "never answered this archive's first start within --upstream-patience 2s")
+		require.Contains(t, out, "--upstream "+up+": refused")
+		require.Contains(t, out, "flag=--upstream host=127.0.0.1 failure=refused")
+	})
+	t.Run("followed before", func(t *testing.T) {
+		t.Parallel()
+		dbURL := storetest.NewDatabaseURL(t)
+		s, err := store.Open(context.Background(), dbURL, store.Config{MaxConns: 2}, nil)
+		require.NoError(t, err)
+		err = s.RecordChainIdentity(context.Background(), chain.Identity{ChainID: "nearline-sim"})
+		s.Close()
+		require.NoError(t, err)
+		logs, cancel, code := startCommand(t, args(dbURL)...)
+		wait.For(t, time.Minute, "the outage to be noticed", func() bool { return strings.Contains(logs.String(), "upstream unreachable") })
+		time.Sleep(4 * time.Second) // twice the patience
+		select {
+		case c := <-code:
+			t.Fatalf("index exited with %d while the upstream of an archive that followed before was down:\n%s", c, logs.String())
+		default:
+		}
+		cancel()
+		<-code
+	})
 }

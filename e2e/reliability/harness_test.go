@@ -203,13 +203,11 @@ func stop(t *testing.T, p *e2ekit.Process, sig syscall.Signal, timeout time.Dura
 }
 
 // adminConn connects to the test server's maintenance database (not one of
-// the test databases), for pg_stat_activity and pg_terminate_backend.
+// the test databases), for pg_stat_activity and pg_terminate_backend: the
+// server storetest makes the test databases on, whichever it is.
 func adminConn(t *testing.T) *pgx.Conn {
 	t.Helper()
-	base := os.Getenv("NEARLINE_TEST_DATABASE_URL")
-	if base == "" {
-		t.Fatal("NEARLINE_TEST_DATABASE_URL is not set (point it at a PostgreSQL server whose backends the test may terminate)")
-	}
+	base := storetest.ServerURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, base)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nearline/nearline/internal/logtest"
 	"github.com/nearline/nearline/internal/wait"
+	"github.com/nearline/nearline/store/storetest"
 )
 
 // AnyPort is the --listen address that lets a child process pick a free
@@ -28,7 +29,17 @@ type Binary string
 // Main is a test package's TestMain: it builds the nearline binary into a
 // temporary directory, stores its path in bin, runs the tests, removes the
 // directory and returns the exit code for os.Exit.
+//
+// It first makes sure the test server (storetest's) answers, so that a
+// missing prerequisite is named before the build and any test run.
 func Main(m *testing.M, bin *Binary) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	err := storetest.CheckServer(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
 	dir, err := os.MkdirTemp("", "nearline-e2e")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)

@@ -5,9 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
 	"github.com/nearline/nearline/upstream"
@@ -37,6 +42,7 @@ type State struct {
 // It is safe for concurrent use.
 type Tracker struct {
 	name    string
+	flags   map[string]string
 	backoff retry.Backoff
 	logger  *slog.Logger
 
@@ -49,6 +55,11 @@ type Config struct {
 	// Name says which upstream it is in the log lines: its URLs, say, as
 	// httpcall.RedactURL shows them (no API key).
 	Name string
+	// Flags maps each flag the upstream's URLs came from (such as
+	// --upstream and --rpc-upstream) to its comma-separated URLs, so that
+	// the log lines and errors say which flag a URL that failed came
+	// from. Default none.
+	Flags map[string]string
 	// Backoff spaces a call's tries. Default DefaultBackoff.
 	Backoff retry.Backoff
 }
@@ -59,7 +70,7 @@ func New(cfg Config, logger *slog.Logger) *Tracker {
 	if cfg.Backoff == (retry.Backoff{}) {
 		cfg.Backoff = DefaultBackoff
 	}
-	return &Tracker{name: cfg.Name, backoff: cfg.Backoff, logger: logs.OrDiscard(logger), state: State{Since: time.Now()}}
+	return &Tracker{name: cfg.Name, flags: cfg.Flags, backoff: cfg.Backoff, logger: logs.OrDiscard(logger), state: State{Since: time.Now()}}
 }
 
 // State returns the upstream's state.
@@ -74,10 +85,17 @@ func (t *Tracker) State() State {
 type PatienceError struct {
 	Patience time.Duration
 	Elapsed  time.Duration
-	Err      error // the last try's error
+	// Failed says what the last try ran into, when its error names the
+	// URL that failed: the flag and URL, and the kind of failure.
+	Failed string
+	Err    error // the last try's error
 }
 
 func (e *PatienceError) Error() string {
+	if e.Failed != "" {
+		return fmt.Sprintf("upstream unreachable for %s, longer than the patience of %s: %s: %v",
+			e.Elapsed.Round(time.Second), e.Patience, e.Failed, e.Err)
+	}
 	return fmt.Sprintf("upstream unreachable for %s, longer than the patience of %s: %v",
 		e.Elapsed.Round(time.Second), e.Patience, e.Err)
 }
@@ -105,7 +123,11 @@ func (t *Tracker) Do(ctx context.Context, what string, patience time.Duration, o
 	})
 	if ex, ok := errors.AsType[*retry.ExhaustedError](err); ok {
 		t.failed(what, began, ex.Err)
-		return &PatienceError{Patience: patience, Elapsed: ex.Elapsed, Err: ex.Err}
+		failed := ""
+		if f, ok := upstream.Diagnose(ex.Err); ok {
+			failed = t.describe(f)
+		}
+		return &PatienceError{Patience: patience, Elapsed: ex.Elapsed, Failed: failed, Err: ex.Err}
 	}
 	if err == nil {
 		t.succeeded()
@@ -133,7 +155,68 @@ func (t *Tracker) failed(what string, began time.Time, err error) {
 		return
 	}
 	t.state.Down, t.state.Since = true, time.Now()
-	t.logger.Warn("upstream unreachable; waiting for it (one line when it is back)", "upstream", t.name, "op", what, "err", err)
+	attrs := []any{"upstream", t.name, "op", what}
+	if f, ok := upstream.Diagnose(err); ok {
+		attrs = []any{"upstream", f.Endpoint, "flag", t.flagOf(f), "host", f.Host, "failure", f.Kind, "op", what}
+	}
+	t.logger.Warn("upstream unreachable; waiting for it (one line when it is back)", append(attrs, "err", err)...)
+}
+
+// flagOf names the flag the URL that failed came from ("" when no flag of
+// Config.Flags lists it): the flag that lists the URL itself, else the
+// one that lists its host.
+func (t *Tracker) flagOf(f upstream.Failure) string {
+	byHost := ""
+	for _, flag := range slices.Sorted(maps.Keys(t.flags)) {
+		for u := range strings.SplitSeq(t.flags[flag], ",") {
+			u = strings.TrimSpace(u)
+			if u == "" {
+				continue
+			}
+			if httpcall.RedactURL(u) == f.Endpoint {
+				return flag
+			}
+			if parsed, err := url.Parse(u); err == nil && parsed.Hostname() == f.Host && byHost == "" {
+				byHost = flag
+			}
+		}
+	}
+	return byHost
+}
+
+// describe says in words what a failure was and where it came from.
+func (t *Tracker) describe(f upstream.Failure) string {
+	where := f.Endpoint
+	if flag := t.flagOf(f); flag != "" {
+		where = flag + " " + f.Endpoint
+	}
+	switch f.Kind {
+	case upstream.FailureDNS:
+		return fmt.Sprintf("%s: DNS: the name %s does not resolve (a typo in the URL, or no DNS here)", where, f.Host)
+	case upstream.FailureRefused:
+		return fmt.Sprintf("%s: refused: nothing accepts connections at %s's port", where, f.Host)
+	case upstream.FailureTLS:
+		return fmt.Sprintf("%s: TLS: the handshake with %s failed (its certificate, or plain HTTP on an https URL)", where, f.Host)
+	case upstream.FailureHTTP:
+		return fmt.Sprintf("%s: HTTP: %s answered with an HTTP error or a body that is not JSON-RPC", where, f.Host)
+	case upstream.FailureTimeout:
+		return fmt.Sprintf("%s: timeout: %s did not answer within --upstream-timeout", where, f.Host)
+	}
+	return fmt.Sprintf("%s: network: %s could not be reached", where, f.Host)
+}
+
+// NeverAnswered is the error of an archive's first start whose upstream
+// never answered: err when it is no *PatienceError, else err in words
+// that say the command stops rather than wait, and what to check.
+func NeverAnswered(err error) error {
+	pe, ok := errors.AsType[*PatienceError](err)
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("the upstream never answered this archive's first start within --upstream-patience %s, "+
+		"so the command stops rather than wait for an upstream that may not exist; check the URL and its flag, "+
+		"or raise --upstream-patience (an archive that has followed before waits out outages for as long as they last): %w",
+		pe.Patience, err)
 }
 
 // succeeded records a call that succeeded, logging the end of an outage.

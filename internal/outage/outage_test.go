@@ -160,3 +160,39 @@ func TestOtherErrorsEndTheCallAtOnce(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.True(t, tr.State().Down)
 }
+
+// TestAFailureNamesItsURLFlagAndKind: with a document upstream that is
+// fine and an RPC upstream nothing listens at, the outage's log line and
+// the error after the patience name the RPC URL, its flag and that the
+// connection was refused, not the document upstream.
+func TestAFailureNamesItsURLFlagAndKind(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	closed := srv.URL
+	srv.Close()
+	c, err := upstream.NewClient(upstream.Config{Endpoints: []string{closed}, MaxAttempts: 2,
+		BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond}, nil)
+	require.NoError(t, err)
+	var logs logtest.Buffer
+	tr := outage.New(outage.Config{Name: "https://mainnet.neardata.xyz",
+		Flags:   map[string]string{"--upstream": "https://mainnet.neardata.xyz", "--rpc-upstream": closed},
+		Backoff: retry.Backoff{Base: 10 * time.Millisecond, Max: 10 * time.Millisecond}}, logs.Logger())
+	err = tr.Do(context.Background(), "genesis_config", 200*time.Millisecond, func(ctx context.Context) error {
+		return c.Call(ctx, "EXPERIMENTAL_genesis_config", nil, nil)
+	})
+	var pe *outage.PatienceError
+	require.ErrorAs(t, err, &pe)
+	line := logs.String()
+	require.Contains(t, line, "upstream="+closed)
+	require.Contains(t, line, "flag=--rpc-upstream")
+	require.Contains(t, line, "host=127.0.0.1")
+	require.Contains(t, line, "failure=refused")
+	require.NotContains(t, line, "neardata")
+	require.Contains(t, err.Error(), "--rpc-upstream "+closed+": refused")
+
+	first := outage.NeverAnswered(err)
+	require.ErrorIs(t, first, err)
+	require.Contains(t, first.Error(), "never answered this archive's first start within --upstream-patience 200ms")
+	other := errors.New("not an outage")
+	require.Equal(t, other, outage.NeverAnswered(other))
+}
