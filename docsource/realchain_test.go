@@ -18,6 +18,34 @@ import (
 	"github.com/nearline/nearline/store/storetest"
 )
 
+// mainnetBundles returns the bundles the document source builds of the
+// first n of nine linked copies of the mainnet document (a copy's statuses
+// complete within five copies), each with transactions.
+func mainnetBundles(tb testing.TB, n int) []bundle.Bundle {
+	tb.Helper()
+	ctx := context.Background()
+	tpl, err := realchain.New(fixture.Read(tb, "real/neardata/mainnet-151768255.json"))
+	require.NoError(tb, err)
+	docs, err := tpl.Copies(9)
+	require.NoError(tb, err)
+	first := tpl.Height()
+	srv := neardatatest.New(first, docs)
+	tb.Cleanup(srv.Close)
+	fetcher, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL()), nil)
+	require.NoError(tb, err)
+	src, err := docsource.New(fetcher, nil, docsource.Config{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}, nil)
+	require.NoError(tb, err)
+	src.Prepare(first)
+	bundles := make([]bundle.Bundle, 0, n)
+	for h := first; h < first+uint64(n); h++ {
+		b, err := src.Bundle(ctx, h)
+		require.NoError(tb, err)
+		require.NotEmpty(tb, b.TxStatuses)
+		bundles = append(bundles, *b)
+	}
+	return bundles
+}
+
 // TestMainnetStatusesAreServedByteForByteFromTheirParts: linked copies of
 // the mainnet document, whose receipts run in the next copies, committed
 // in two batches. Each status is stored without its transaction (kept in
@@ -27,29 +55,9 @@ import (
 func TestMainnetStatusesAreServedByteForByteFromTheirParts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	tpl, err := realchain.New(fixture.Read(t, "real/neardata/mainnet-151768255.json"))
-	require.NoError(t, err)
-	docs, err := tpl.Copies(9) // statuses complete within 5 copies
-	require.NoError(t, err)
-	first := tpl.Height()
-	srv := neardatatest.New(first, docs)
-	t.Cleanup(srv.Close)
-	fetcher, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL()), nil)
-	require.NoError(t, err)
-	src, err := docsource.New(fetcher, nil, docsource.Config{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}, nil)
-	require.NoError(t, err)
-	src.Prepare(first)
-
-	const blocks = 4
-	var bundles []bundle.Bundle
-	for h := first; h < first+blocks; h++ {
-		b, err := src.Bundle(ctx, h)
-		require.NoError(t, err)
-		require.NotEmpty(t, b.TxStatuses)
-		bundles = append(bundles, *b)
-	}
+	bundles := mainnetBundles(t, 4)
 	st := storetest.NewStore(t)
-	_, err = st.Commit(ctx, bundles[:2])
+	_, err := st.Commit(ctx, bundles[:2])
 	require.NoError(t, err)
 	_, err = st.Commit(ctx, bundles[2:])
 	require.NoError(t, err)
@@ -81,26 +89,9 @@ func TestMainnetStatusesAreServedByteForByteFromTheirParts(t *testing.T) {
 // chunk) and, in the same run, as served (as layout 3 stored them).
 func BenchmarkTxStatusOfTheRealChain(b *testing.B) {
 	ctx := context.Background()
-	tpl, err := realchain.New(fixture.Read(b, "real/neardata/mainnet-151768255.json"))
-	require.NoError(b, err)
-	docs, err := tpl.Copies(9)
-	require.NoError(b, err)
-	first := tpl.Height()
-	srv := neardatatest.New(first, docs)
-	b.Cleanup(srv.Close)
-	fetcher, err := docsource.NewNeardataFetcher(fastHTTP(srv.URL()), nil)
-	require.NoError(b, err)
-	src, err := docsource.New(fetcher, nil, docsource.Config{Genesis: json.RawMessage(`{"genesis_height":0}`), Waits: replayWaits}, nil)
-	require.NoError(b, err)
-	src.Prepare(first)
-	var bundles []bundle.Bundle
-	for h := first; h < first+4; h++ {
-		bd, err := src.Bundle(ctx, h)
-		require.NoError(b, err)
-		bundles = append(bundles, *bd)
-	}
+	bundles := mainnetBundles(b, 4)
 	compact := storetest.NewStore(b)
-	_, err = compact.Commit(ctx, bundles)
+	_, err := compact.Commit(ctx, bundles)
 	require.NoError(b, err)
 	asServed := storetest.NewStore(b)
 	_, err = asServed.Commit(ctx, bundles)

@@ -325,7 +325,7 @@ func (s *Store) ReceiptTx(ctx context.Context, receiptID string) (txHash, signer
 // the block group looks in its own index, and the documents are joined on
 // the shard the status is on.
 const txStatusSQL = `
-SELECT s.index_in_block, d.statuses, c.doc
+SELECT s.index_in_block, d.statuses, coalesce(c.block_height, -1), coalesce(c.shard_id, -1), c.doc
 FROM transaction_statuses s
 JOIN block_tx_statuses d ON d.block_height = s.block_height
 LEFT JOIN transactions t ON t.block_height = s.block_height AND t.hash = s.tx_hash
@@ -339,8 +339,9 @@ func (s *Store) TxStatus(ctx context.Context, txHash, signerID string, withRecei
 	var (
 		index         int32
 		doc, chunkDoc []byte
+		chunkAt       chunkKey // when chunkDoc is set
 	)
-	err := s.pool.QueryRow(ctx, txStatusSQL, txHash, signerID).Scan(&index, &doc, &chunkDoc)
+	err := s.pool.QueryRow(ctx, txStatusSQL, txHash, signerID).Scan(&index, &doc, &chunkAt.height, &chunkAt.shard, &chunkDoc)
 	if err != nil {
 		return nil, notFound(err, "transaction "+txHash)
 	}
@@ -348,15 +349,15 @@ func (s *Store) TxStatus(ctx context.Context, txHash, signerID string, withRecei
 	if err != nil {
 		return nil, fmt.Errorf("status of transaction %s: %w", txHash, err)
 	}
-	status, err := expandStatus(stored[0], withReceipts, func(keys []chunkKey) (map[chunkKey]*chunkParts, error) {
-		if chunkDoc == nil {
-			return nil, fmt.Errorf("the chunk of transaction %s is not stored", txHash)
+	status, err := expandStatus(stored[0], withReceipts, func(at chunkKey) (json.RawMessage, error) {
+		if chunkDoc == nil || chunkAt != at {
+			return nil, fmt.Errorf("the chunk of shard %d at height %d, which holds transaction %s, is not stored", at.shard, at.height, txHash)
 		}
 		view, err := s.codec.Pick(chunkDoc, []int{0})
 		if err != nil {
 			return nil, fmt.Errorf("chunk of transaction %s: %w", txHash, err)
 		}
-		return map[chunkKey]*chunkParts{keys[0]: {view: view[0]}}, nil
+		return view[0], nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("status of transaction %s: %w", txHash, err)

@@ -202,25 +202,23 @@ func appendPlace(dst []byte, at chunkPlace) []byte {
 	return append(dst, ']')
 }
 
-// chunkLoader returns the chunks' parts by place (a place absent from the
-// map is not stored).
-type chunkLoader func(keys []chunkKey) (map[chunkKey]*chunkParts, error)
-
 // expandStatus returns the status as served from a stored value of a
 // block's statuses document (either form); with withReceipts false,
-// without its `receipts` member (the `tx` method's answer).
-func expandStatus(stored json.RawMessage, withReceipts bool, load chunkLoader) (json.RawMessage, error) {
+// without its `receipts` member (the `tx` method's answer). chunk returns
+// the view of the chunk at a place, asked only for a compact status's
+// transaction.
+func expandStatus(stored json.RawMessage, withReceipts bool, chunk func(chunkKey) (json.RawMessage, error)) (json.RawMessage, error) {
 	status := stored
 	if len(stored) > 0 && stored[0] == '[' {
 		skeleton, at, err := decodeCompact(stored)
 		if err != nil {
 			return nil, err
 		}
-		chunks, err := load([]chunkKey{at.chunkKey})
+		view, err := chunk(at.chunkKey)
 		if err != nil {
 			return nil, err
 		}
-		tx, err := chunks[at.chunkKey].transaction(at)
+		tx, err := (&chunkParts{view: view}).transaction(at)
 		if err != nil {
 			return nil, err
 		}
@@ -255,59 +253,30 @@ func decodeCompact(stored json.RawMessage) (json.RawMessage, chunkPlace, error) 
 	return raw[0], chunkPlace{chunkKey{place[0], int32(place[1])}, int32(place[2])}, nil
 }
 
-// chunkDocSQL reads the chunk new at a height in a shard.
-const chunkDocSQL = `SELECT doc FROM chunks WHERE block_height = $1 AND shard_id = $2 LIMIT 1`
-
-// batchSender is a pool or a transaction.
-type batchSender interface {
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
-}
-
-// loadChunks reads the views of the chunks at keys, in one round trip.
-func (s *Store) loadChunks(ctx context.Context, q batchSender, keys []chunkKey) (map[chunkKey]*chunkParts, error) {
-	out := make(map[chunkKey]*chunkParts, len(keys))
-	batch := &pgx.Batch{}
-	var asked []chunkKey
-	for _, k := range keys {
-		if _, ok := out[k]; ok {
-			continue
-		}
-		out[k] = nil
-		asked = append(asked, k)
-		batch.Queue(chunkDocSQL, k.height, k.shard)
-	}
-	res := q.SendBatch(ctx, batch)
-	defer res.Close()
-	for _, k := range asked {
-		var doc []byte
-		if err := res.QueryRow().Scan(&doc); err != nil {
-			return nil, notFound(err, fmt.Sprintf("chunk of shard %d at height %d", k.shard, k.height))
-		}
-		views, err := s.codec.Pick(doc, []int{0})
-		if err != nil {
-			return nil, fmt.Errorf("chunk of shard %d at height %d: %w", k.shard, k.height, err)
-		}
-		out[k] = &chunkParts{view: views[0]}
-	}
-	return out, res.Close()
-}
-
 // storedParts are the stored chunk that holds the transaction of a status
-// of a transaction included at height.
+// of a transaction included at height, read in one statement.
 func (s *Store) storedParts(ctx context.Context, tx pgx.Tx, height int64, txHash string) (statusParts, error) {
 	p := newStatusParts()
-	var at txPlace
-	err := tx.QueryRow(ctx, `SELECT shard_id, index_in_chunk FROM transactions WHERE hash = $1 AND block_height = $2`,
-		txHash, height).Scan(&at.shard, &at.index)
+	var (
+		at  txPlace
+		doc []byte
+	)
+	err := tx.QueryRow(ctx, `SELECT t.shard_id, t.index_in_chunk, c.doc
+		FROM transactions t JOIN chunks c ON c.block_height = t.block_height AND c.shard_id = t.shard_id
+		WHERE t.hash = $1 AND t.block_height = $2 LIMIT 1`, txHash, height).Scan(&at.shard, &at.index, &doc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return p, nil // kept as served
 	}
 	if err != nil {
 		return p, fmt.Errorf("transaction %s: %w", txHash, err)
 	}
+	view, err := s.codec.Pick(doc, []int{0})
+	if err != nil {
+		return p, fmt.Errorf("chunk of transaction %s: %w", txHash, err)
+	}
 	p.txs[txPlaceKey{height, txHash}] = at
-	p.chunks, err = s.loadChunks(ctx, tx, []chunkKey{{height, at.shard}})
-	return p, err
+	p.chunks[chunkKey{height, at.shard}] = &chunkParts{view: view[0]}
+	return p, nil
 }
 
 // statusReceipts returns the receipts a stored status lists (a compact

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,15 +28,20 @@ func partsWith(chunkTx string) statusParts {
 
 func expandWith(t *testing.T, p statusParts, stored json.RawMessage, withReceipts bool) json.RawMessage {
 	t.Helper()
-	got, err := expandStatus(stored, withReceipts, func([]chunkKey) (map[chunkKey]*chunkParts, error) {
-		fresh := map[chunkKey]*chunkParts{}
-		for k, c := range p.chunks {
-			fresh[k] = &chunkParts{view: c.view}
-		}
-		return fresh, nil
-	})
+	got, err := expandStatus(stored, withReceipts, chunkViews(p))
 	require.NoError(t, err)
 	return got
+}
+
+// chunkViews reads the views of the parts' chunks.
+func chunkViews(p statusParts) func(chunkKey) (json.RawMessage, error) {
+	return func(at chunkKey) (json.RawMessage, error) {
+		c, ok := p.chunks[at]
+		if !ok {
+			return nil, errors.New("no such chunk")
+		}
+		return c.view, nil
+	}
 }
 
 func TestCompactStatusKeepsTheTransactionOnceAndExpandsByteForByte(t *testing.T) {
@@ -76,7 +82,7 @@ func TestStatusIsKeptAsServedUnlessItsTransactionIsFoundByteForByte(t *testing.T
 
 func TestCorruptCompactStatusIsAnError(t *testing.T) {
 	p := partsWith(fixtureTx)
-	load := func([]chunkKey) (map[chunkKey]*chunkParts, error) { return p.chunks, nil }
+	load := chunkViews(p)
 	for _, stored := range []string{
 		`[]`,
 		`[{"transaction":0}]`,
