@@ -104,41 +104,120 @@ func (l layout) trailing(b []byte, end int) error {
 }
 
 // skipValue returns the offset just past the value at b[i], which depth
-// containers enclose.
+// containers enclose. It walks nested values in a loop, the containers it
+// is in on a stack of their opening bytes, rather than by recursion: the
+// documents it passes are mostly small objects in arrays.
 func skipValue(b []byte, i int, l layout, depth int) (int, error) {
-	if i >= len(b) {
-		return 0, syntaxError(i, "unexpected end")
-	}
-	switch c := b[i]; {
-	case c == '"':
-		return skipString(b, i)
-	case c == '{':
-		if err := nest(i, depth); err != nil {
-			return 0, err
+	var (
+		buf   [64]byte
+		stack = buf[:0] // the containers entered: '{' or '['
+		err   error
+	)
+	for {
+		// A value starts at b[i].
+		if i >= len(b) {
+			return 0, syntaxError(i, "unexpected end")
 		}
-		return scanObject(b, i, l, func(_ []byte, at int) (int, error) { return skipValue(b, at, l, depth+1) })
-	case c == '[':
-		if err := nest(i, depth); err != nil {
-			return 0, err
+		switch c := b[i]; {
+		case c == '"':
+			i, err = skipString(b, i)
+		case c == '{' || c == '[':
+			if err := nest(i, depth+len(stack)); err != nil {
+				return 0, err
+			}
+			closing := byte(']')
+			if c == '{' {
+				closing = '}'
+			}
+			next, empty, err := enter(b, i, l, c, closing, "")
+			if err != nil {
+				return 0, err
+			}
+			i = next
+			if empty {
+				break
+			}
+			stack = append(stack, c)
+			if c == '{' {
+				if _, i, err = memberName(b, i, l); err != nil {
+					return 0, err
+				}
+			}
+			continue
+		case c == 't':
+			i, err = skipLiteral(b, i, "true")
+		case c == 'f':
+			i, err = skipLiteral(b, i, "false")
+		case c == 'n':
+			i, err = skipLiteral(b, i, "null")
+		case c == '-' || (c >= '0' && c <= '9'):
+			i, err = skipNumber(b, i)
+		case isSpace(c):
+			if i, err = l.space(b, i); err != nil {
+				return 0, err
+			}
+			continue
+		default:
+			return 0, syntaxError(i, fmt.Sprintf("unexpected %q", c))
 		}
-		return scanArray(b, i, l, func(at int) (int, error) { return skipValue(b, at, l, depth+1) })
-	case c == 't':
-		return skipLiteral(b, i, "true")
-	case c == 'f':
-		return skipLiteral(b, i, "false")
-	case c == 'n':
-		return skipLiteral(b, i, "null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		return skipNumber(b, i)
-	case isSpace(c):
-		j, err := l.space(b, i)
 		if err != nil {
 			return 0, err
 		}
-		return skipValue(b, j, l, depth)
-	default:
-		return 0, syntaxError(i, fmt.Sprintf("unexpected %q", c))
+		// A value ended at b[i]: close the containers it ends, up to one
+		// with a next item.
+		for {
+			if len(stack) == 0 {
+				return i, nil
+			}
+			open := stack[len(stack)-1]
+			closing := byte(']')
+			if open == '{' {
+				closing = '}'
+			}
+			next, done, err := afterValue(b, i, l, closing)
+			if err != nil {
+				return 0, err
+			}
+			i = next
+			if done {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			if open == '{' {
+				if _, i, err = memberName(b, i, l); err != nil {
+					return 0, err
+				}
+			}
+			break
+		}
 	}
+}
+
+// memberName passes the name of an object's member at b[i] and its ':',
+// returning the name (quoted) and the offset of its value.
+func memberName(b []byte, i int, l layout) (key []byte, at int, err error) {
+	if i >= len(b) || b[i] != '"' {
+		if i, err = l.space(b, i); err != nil {
+			return nil, 0, err
+		}
+		if i >= len(b) || b[i] != '"' {
+			return nil, 0, syntaxError(i, "want a member name")
+		}
+	}
+	kend, err := skipString(b, i)
+	if err != nil {
+		return nil, 0, err
+	}
+	colon := kend
+	if colon >= len(b) || b[colon] != ':' {
+		if colon, err = l.space(b, colon); err != nil {
+			return nil, 0, err
+		}
+		if colon >= len(b) || b[colon] != ':' {
+			return nil, 0, syntaxError(colon, "want ':'")
+		}
+	}
+	return b[i:kend], colon + 1, nil
 }
 
 // nest checks that a container at b[at] inside depth others is not nested
@@ -274,28 +353,11 @@ func scanObject(b []byte, i int, l layout, value func(key []byte, at int) (int, 
 		return i, err
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
-			if i, err = l.space(b, i); err != nil {
-				return 0, err
-			}
-			if i >= len(b) || b[i] != '"' {
-				return 0, syntaxError(i, "want a member name")
-			}
-		}
-		kend, err := skipString(b, i)
+		key, at, err := memberName(b, i, l)
 		if err != nil {
 			return 0, err
 		}
-		colon := kend
-		if colon >= len(b) || b[colon] != ':' {
-			if colon, err = l.space(b, colon); err != nil {
-				return 0, err
-			}
-			if colon >= len(b) || b[colon] != ':' {
-				return 0, syntaxError(colon, "want ':'")
-			}
-		}
-		if i, err = value(b[i:kend], colon+1); err != nil {
+		if i, err = value(key, at); err != nil {
 			return 0, err
 		}
 		if i, empty, err = afterValue(b, i, l, '}'); empty || err != nil {
