@@ -132,6 +132,11 @@ func indexWith(ctx context.Context, env *environment, flags *indexFlags, s *stor
 		// The heap's garbage is collected before the process outgrows what
 		// the budget allows it, rather than at twice the live heap.
 		debug.SetMemoryLimit(flags.indexer.MemoryBudget * memoryLimitPerBudget / 2)
+		if env.getenv("GOGC") == "" {
+			// Under that limit the collector can wait for more garbage
+			// than its default: it runs half as often.
+			debug.SetGCPercent(indexGCPercent)
+		}
 	}
 	cfg := flags.indexer
 	cfg.From, cfg.Upstream, cfg.Metrics = from, tracker, m

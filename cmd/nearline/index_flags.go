@@ -26,6 +26,12 @@ const indexPoolSize = 8
 // transaction statuses, the server and the runtime.
 const memoryLimitPerBudget = 5
 
+// indexGCPercent is the collector's GOGC when neither GOGC nor GOMEMLIMIT
+// is set: the heap may grow to three times what is live between
+// collections, the memory limit above bounding it
+// (docs/performance-ingest.md).
+const indexGCPercent = 200
+
 // indexFlags are the flags of `nearline index`; `nearline run` registers
 // them too (registerIndexFlags) and calls indexWith.
 type indexFlags struct {
@@ -94,7 +100,7 @@ func registerIndexFlags(fs *flag.FlagSet, env *environment) *indexFlags {
 		"with their own --cursor and --from/--to fill disjoint ranges of one archive")
 	fs.Var(envflag.Size(&f.indexer.MemoryBudget), "memory-budget", "bytes of blocks the pipeline holds at once "+
 		"(fetched, decoded, prepared, being written), e.g. 192MiB or 1GiB: batches are cut short to stay within it, "+
-		"whatever the blocks weigh; the Go runtime's memory limit is 2.5 times it unless GOMEMLIMIT is set")
+		"whatever the blocks weigh; the Go runtime's memory limit is 2.5 times it unless GOMEMLIMIT is set, its collector then at GOGC=200 unless GOGC is set")
 	fs.Var(envflag.Number(&f.http.RequestRate, 0, 0), "upstream-rate", "with --source neardata or lake: requests a second "+
 		"to the document upstream at most, retries included (0: no bound; a free neardata endpoint allows 3: 180 a minute per IP)")
 	fs.Var(envflag.Bool(&f.noMigrate), "no-migrate", "do not apply the migrations at start: refuse to start on a database "+
