@@ -77,3 +77,6 @@ const StateAtSQL = stateAtSQL
 func InternAccounts(ctx context.Context, tx pgx.Tx, names []string) (map[string]int32, error) {
 	return internAccounts(ctx, tx, names)
 }
+
+// CopyIn is the store's binary COPY, for its agreement with pgx's.
+var CopyIn = copyIn

@@ -207,7 +207,7 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error
 		return 0, nil
 	}
 	if t.conflict == "" {
-		n, err := tx.CopyFrom(ctx, pgx.Identifier{t.name}, t.columns, pgx.CopyFromRows(rows))
+		n, err := copyIn(ctx, tx, t.name, t.columns, rows)
 		if err != nil {
 			return 0, fmt.Errorf("copy %s: %w", t.name, err)
 		}
@@ -224,7 +224,7 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error
 	if err != nil {
 		return 0, fmt.Errorf("savepoint for %s: %w", t.name, err)
 	}
-	n, err := sp.CopyFrom(ctx, pgx.Identifier{t.name}, t.columns, pgx.CopyFromRows(rows))
+	n, err := copyIn(ctx, sp, t.name, t.columns, rows)
 	if err == nil {
 		if err := sp.Commit(ctx); err != nil {
 			return 0, fmt.Errorf("release savepoint for %s: %w", t.name, err)
@@ -241,7 +241,7 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error
 	if _, err := tx.Exec(ctx, "TRUNCATE "+stage); err != nil {
 		return 0, fmt.Errorf("truncate stage %s: %w", t.name, err)
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{stage}, t.columns, pgx.CopyFromRows(rows)); err != nil {
+	if _, err := copyIn(ctx, tx, stage, t.columns, rows); err != nil {
 		return 0, fmt.Errorf("copy %s: %w", t.name, err)
 	}
 	list := strings.Join(t.columns, ", ")

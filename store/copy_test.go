@@ -1,0 +1,80 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearline/nearline/store"
+	"github.com/nearline/nearline/store/storetest"
+)
+
+// TestCopyInAgreesWithCopyFrom: the store's binary COPY stores what pgx's
+// CopyFrom stores, value for value, for every kind of value the rows hold
+// (those it encodes itself, NULLs of each, and those it hands to pgx's
+// type map: numerics, arrays, an int64 for an int4 column) in every
+// column type the archive uses, an enum among them; and it refuses a row
+// of the wrong width and a value that does not fit its column, as pgx
+// does, leaving nothing written.
+func TestCopyInAgreesWithCopyFrom(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, storetest.NewEmptyDatabaseURL(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	_, err = conn.Exec(ctx, `CREATE TYPE kind AS ENUM ('Action', 'Data');
+		CREATE TABLE a (i8 bigint, i4 integer, i2 smallint, b boolean, t text, v varchar, j json, jb jsonb,
+			by bytea, ts timestamptz, n numeric(39,0), k kind, arr bigint[], tarr text[], i4big integer);
+		CREATE TABLE b (LIKE a)`)
+	require.NoError(t, err)
+	columns := []string{"i8", "i4", "i2", "b", "t", "v", "j", "jb", "by", "ts", "n", "k", "arr", "tarr", "i4big"}
+	h := int64(151768255)
+	when := time.Date(2025, 11, 3, 12, 34, 56, 789_123_456, time.UTC)
+	rows := [][]any{
+		{int64(-1), int32(7), int16(-3), true, "alice.near", "é ∑ \x01", `{"a":[1,2]}`, `{"b": 1}`, []byte{0, 1, 255},
+			when, pgtype.Numeric{Int: new(big.Int).Lsh(big.NewInt(1), 127), Valid: true}, "Data", []int64{1, 2}, []string{"x", ""}, int64(5)},
+		{&h, int32(0), int16(0), false, "", "", json.RawMessage(`null`), json.RawMessage(`[]`), []byte{},
+			time.Unix(0, 0).UTC(), pgtype.Numeric{Int: big.NewInt(0), Valid: true}, "Action", []int64{}, []string{}, int64(-5)},
+		{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
+		{(*int64)(nil), nil, nil, nil, []byte("bytes as text"), "v", []byte(`{"c":3}`), json.RawMessage(nil), []byte(nil),
+			time.Date(1969, 7, 20, 20, 17, 40, 1_000, time.FixedZone("x", 3600)), nil, nil, nil, nil, nil},
+	}
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	n, err := store.CopyIn(ctx, tx, "a", columns, rows)
+	require.NoError(t, err)
+	require.EqualValues(t, len(rows), n)
+	m, err := tx.CopyFrom(ctx, pgx.Identifier{"b"}, columns, pgx.CopyFromRows(rows))
+	require.NoError(t, err)
+	require.EqualValues(t, len(rows), m)
+	require.NoError(t, tx.Commit(ctx))
+
+	text := func(table string) []string {
+		rs, err := conn.Query(ctx, fmt.Sprintf(`SELECT row(t.*)::text FROM %s t ORDER BY i2 NULLS LAST, t NULLS LAST`, table))
+		require.NoError(t, err)
+		out, err := pgx.CollectRows(rs, pgx.RowTo[string])
+		require.NoError(t, err)
+		return out
+	}
+	got, want := text("a"), text("b")
+	require.Len(t, got, len(rows))
+	require.Equal(t, want, got)
+
+	for _, bad := range [][]any{
+		{int64(1)}, // too few values
+		{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, int64(1) << 40}, // an int4 out of range
+	} {
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		_, err = store.CopyIn(ctx, tx, "a", columns, [][]any{rows[0], bad})
+		require.Error(t, err)
+		require.NoError(t, tx.Rollback(ctx))
+	}
+	require.Equal(t, got, text("a"), "a refused COPY writes nothing")
+}
