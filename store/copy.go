@@ -16,7 +16,7 @@ import (
 // copyIn writes rows (values in the order of columns) into table with one
 // COPY ... FROM STDIN in PostgreSQL's binary format. It is pgx's CopyFrom
 // with the values of the types rows mostly hold (integers, text, JSON,
-// bytea, booleans, times and NULL) encoded here, each with one type
+// bytea, booleans, times, NULL, and arrays of text and integers) encoded here, each with one type
 // switch, rather than through a per-value plan lookup of pgx's type map;
 // any other value, or a value for a column of another type, is encoded by
 // the connection's type map as pgx's CopyFrom encodes it.
@@ -172,6 +172,43 @@ func appendCopyValue(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, erro
 		if oid == pgtype.JSONBOID {
 			return append(append(binary.BigEndian.AppendUint32(buf, uint32(len(v)+1)), 1), v...), nil
 		}
+	case []string:
+		if oid == pgtype.TextArrayOID {
+			return appendArray(buf, pgtype.TextOID, v, func(b []byte, s string) ([]byte, bool) { return append(b, s...), true }), nil
+		}
+	case []*string:
+		if oid == pgtype.TextArrayOID {
+			return appendArray(buf, pgtype.TextOID, v, func(b []byte, s *string) ([]byte, bool) {
+				if s == nil {
+					return b, false
+				}
+				return append(b, *s...), true
+			}), nil
+		}
+	case []int32:
+		if oid == pgtype.Int4ArrayOID {
+			return appendArray(buf, pgtype.Int4OID, v, func(b []byte, n int32) ([]byte, bool) {
+				return binary.BigEndian.AppendUint32(b, uint32(n)), true
+			}), nil
+		}
+	case []*int32:
+		if oid == pgtype.Int4ArrayOID {
+			return appendArray(buf, pgtype.Int4OID, v, func(b []byte, n *int32) ([]byte, bool) {
+				if n == nil {
+					return b, false
+				}
+				return binary.BigEndian.AppendUint32(b, uint32(*n)), true
+			}), nil
+		}
+	case []*int64:
+		if oid == pgtype.Int8ArrayOID {
+			return appendArray(buf, pgtype.Int8OID, v, func(b []byte, n *int64) ([]byte, bool) {
+				if n == nil {
+					return b, false
+				}
+				return binary.BigEndian.AppendUint64(b, uint64(*n)), true
+			}), nil
+		}
 	case time.Time:
 		if oid == pgtype.TimestamptzOID {
 			us := v.Unix()*1_000_000 + int64(v.Nanosecond())/1000 - microsFromUnixToY2K
@@ -190,6 +227,35 @@ func appendCopyValue(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, erro
 	}
 	binary.BigEndian.PutUint32(out[at:], uint32(len(out)-at-4))
 	return out, nil
+}
+
+// appendArray appends items as a one-dimensional array of elements of
+// type elemOID, or NULL when items is nil; elem appends an item's bytes,
+// or says it is NULL.
+func appendArray[T any](buf []byte, elemOID uint32, items []T, elem func([]byte, T) ([]byte, bool)) []byte {
+	if items == nil {
+		return appendNull(buf)
+	}
+	at := len(buf)
+	buf = binary.BigEndian.AppendUint32(buf, 0) // the length, set below
+	buf = binary.BigEndian.AppendUint32(buf, 1) // dimensions
+	flags := len(buf)
+	buf = binary.BigEndian.AppendUint32(buf, 0) // holds a NULL: set below
+	buf = binary.BigEndian.AppendUint32(buf, elemOID)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(items)))
+	buf = binary.BigEndian.AppendUint32(buf, 1) // the lower bound
+	for _, item := range items {
+		lenAt := len(buf)
+		buf = appendNull(buf)
+		var ok bool
+		if buf, ok = elem(buf, item); ok {
+			binary.BigEndian.PutUint32(buf[lenAt:], uint32(len(buf)-lenAt-4))
+		} else {
+			binary.BigEndian.PutUint32(buf[flags:], 1)
+		}
+	}
+	binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+	return buf
 }
 
 func appendNull(buf []byte) []byte { return binary.BigEndian.AppendUint32(buf, 0xffffffff) }

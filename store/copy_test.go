@@ -30,20 +30,26 @@ func TestCopyInAgreesWithCopyFrom(t *testing.T) {
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	_, err = conn.Exec(ctx, `CREATE TYPE kind AS ENUM ('Action', 'Data');
 		CREATE TABLE a (i8 bigint, i4 integer, i2 smallint, b boolean, t text, v varchar, j json, jb jsonb,
-			by bytea, ts timestamptz, n numeric(39,0), k kind, arr bigint[], tarr text[], i4big integer);
+			by bytea, ts timestamptz, n numeric(39,0), k kind, arr bigint[], tarr text[], i4big integer,
+			parr bigint[], ptarr text[], iarr integer[], piarr integer[], narr numeric[]);
 		CREATE TABLE b (LIKE a)`)
 	require.NoError(t, err)
-	columns := []string{"i8", "i4", "i2", "b", "t", "v", "j", "jb", "by", "ts", "n", "k", "arr", "tarr", "i4big"}
+	columns := []string{"i8", "i4", "i2", "b", "t", "v", "j", "jb", "by", "ts", "n", "k", "arr", "tarr", "i4big",
+		"parr", "ptarr", "iarr", "piarr", "narr"}
+	s, i32, i64 := "s", int32(-4), int64(1)<<40
 	h := int64(151768255)
 	when := time.Date(2025, 11, 3, 12, 34, 56, 789_123_456, time.UTC)
 	rows := [][]any{
 		{int64(-1), int32(7), int16(-3), true, "alice.near", "é ∑ \x01", `{"a":[1,2]}`, `{"b": 1}`, []byte{0, 1, 255},
-			when, pgtype.Numeric{Int: new(big.Int).Lsh(big.NewInt(1), 127), Valid: true}, "Data", []int64{1, 2}, []string{"x", ""}, int64(5)},
+			when, pgtype.Numeric{Int: new(big.Int).Lsh(big.NewInt(1), 127), Valid: true}, "Data", []int64{1, 2}, []string{"x", ""}, int64(5),
+			[]*int64{&i64, nil}, []*string{nil, &s}, []int32{3, -3}, []*int32{&i32, nil}, []pgtype.Numeric{{Int: big.NewInt(9), Valid: true}}},
 		{&h, int32(0), int16(0), false, "", "", json.RawMessage(`null`), json.RawMessage(`[]`), []byte{},
-			time.Unix(0, 0).UTC(), pgtype.Numeric{Int: big.NewInt(0), Valid: true}, "Action", []int64{}, []string{}, int64(-5)},
-		{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
+			time.Unix(0, 0).UTC(), pgtype.Numeric{Int: big.NewInt(0), Valid: true}, "Action", []int64{}, []string{}, int64(-5),
+			[]*int64{}, []*string{}, []int32{}, []*int32{}, []pgtype.Numeric{}},
+		{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
 		{(*int64)(nil), nil, nil, nil, []byte("bytes as text"), "v", []byte(`{"c":3}`), json.RawMessage(nil), []byte(nil),
-			time.Date(1969, 7, 20, 20, 17, 40, 1_000, time.FixedZone("x", 3600)), nil, nil, nil, nil, nil},
+			time.Date(1969, 7, 20, 20, 17, 40, 1_000, time.FixedZone("x", 3600)), nil, nil, []int64(nil), []string(nil), nil,
+			[]*int64(nil), []*string(nil), []int32(nil), []*int32(nil), []pgtype.Numeric(nil)},
 	}
 	tx, err := conn.Begin(ctx)
 	require.NoError(t, err)
@@ -68,7 +74,7 @@ func TestCopyInAgreesWithCopyFrom(t *testing.T) {
 
 	for _, bad := range [][]any{
 		{int64(1)}, // too few values
-		{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, int64(1) << 40}, // an int4 out of range
+		{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, int64(1) << 40, nil, nil, nil, nil, nil}, // an int4 out of range
 	} {
 		tx, err := conn.Begin(ctx)
 		require.NoError(t, err)
