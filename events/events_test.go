@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/big"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -164,4 +165,64 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzParseAgreesWithEncodingJSON holds Parse, which decodes plain ASCII
+// with goccy/go-json, to the same parse through encoding/json alone: the
+// same rows, and an error (ErrMalformed) for the same logs. go test runs
+// the seeds; run it further by hand with a bounded count: go test
+// ./events -run '^$' -fuzz FuzzParseAgreesWithEncodingJSON -fuzztime
+// 200000x
+func FuzzParseAgreesWithEncodingJSON(f *testing.F) {
+	for _, seed := range []string{
+		`EVENT_JSON:{"standard":"nep141","version":"1.0.0","event":"ft_transfer","data":[{"old_owner_id":"a.near","new_owner_id":"b.near","amount":"5","memo":"x"}]}`,
+		`EVENT_JSON:{"standard":"nep171","version":"1.0.0","event":"nft_mint","data":[{"owner_id":"bob.near","token_ids":["1","2"]}]}`,
+		`EVENT_JSON:{"standard":"nep245","version":"1.0.0","event":"mt_burn","data":[{"owner_id":"eve.near","token_ids":["a"],"amounts":["3"],"authorized_id":"m.near"}]}`,
+		`EVENT_JSON:{"Standard":"nep141","VERSION":"1","event":"ft_mint","event":"ft_burn","data":[{"owner_id":"a.near","amount":"1","Amount":"2"}]}`,
+		`EVENT_JSON:{"standard":"nep141","version":"1.0.0","event":"ft_mint","data":[{"owner_id":"a.near","amount":1}]}`,
+		`EVENT_JSON:{"standard":"nep141","version":"1.0.0","event":"ft_mint","data":[{"owner_id":null,"amount":"1"}]}`,
+		`EVENT_JSON:{"standard":"nep141","version":null,"event":"ft_mint","data":{}}`,
+		`EVENT_JSON:{"standard":"nep141","version":"1.0.0","event":"ft_mint","data":[{"owner_id":"a.near","amount":"1","memo":"\u00e9\ud800"}]} `,
+		"EVENT_JSON:{\"standard\":\"nep141\",\"version\":\"1\",\"event\":\"ft_mint\",\"data\":[{\"owner_id\":\"a.near\",\"amount\":\"1\",\"memo\":\"\xff\"}]}",
+		`EVENT_JSON:{"standard":"nep141","version":"1.0.0","event":"ft_mint","data":[{"owner_id":"a.near","amount":"1"}]}x`,
+		`EVENT_JSON: {"standard" : "nep141","version":"1.0.0","event":"ft_mint","data":[ {"owner_id":"a.near","amount":"1e3"} ] }`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, log string) {
+		got, gotErr := Parse(log)
+		want, wantErr := parse(log, json.Unmarshal)
+		if (gotErr == nil) != (wantErr == nil) || errors.Is(gotErr, ErrMalformed) != errors.Is(wantErr, ErrMalformed) {
+			t.Fatalf("%q: error %v, encoding/json's %v", log, gotErr, wantErr)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d rows, encoding/json's %d", log, len(got), len(want))
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if g.Delta.Cmp(w.Delta) != 0 {
+				t.Fatalf("%q: row %d moves %s, encoding/json's %s", log, i, g.Delta, w.Delta)
+			}
+			g.Delta, w.Delta = nil, nil
+			if !reflect.DeepEqual(g, w) {
+				t.Fatalf("%q: row %d %+v, encoding/json's %+v", log, i, g, w)
+			}
+		}
+	})
+}
+
+// BenchmarkParse parses an ft_transfer log as contracts write them, with
+// Parse and with encoding/json alone.
+func BenchmarkParse(b *testing.B) {
+	log := `EVENT_JSON:{"standard":"nep141","version":"1.0.0","event":"ft_transfer","data":[{"old_owner_id":"relay.tg","new_owner_id":"7dd2a4b2d1f7e0c3a9e6b5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4","amount":"1000000000000000000","memo":"claim"}]}`
+	for name, unmarshal := range map[string]func([]byte, any) error{"Parse": unmarshal, "encoding-json": json.Unmarshal} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := parse(log, unmarshal); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
