@@ -61,7 +61,7 @@ func eachMember(raw []byte, fn func(key []byte, name string, value json.RawMessa
 // Filter returns the JSON object raw with only the members whose key keep
 // accepts, in their order and byte for byte as they were.
 func Filter(raw []byte, keep func(key string) bool) (json.RawMessage, error) {
-	out := make([]byte, 1, len(raw))
+	out := make([]byte, 1, max(len(raw), 1))
 	out[0] = '{'
 	err := Each(raw, func(key string, value json.RawMessage) error {
 		if keep(key) {

@@ -49,6 +49,10 @@ func TestFilterKeepsAcceptedMembers(t *testing.T) {
 	out, err = jsonobject.Filter([]byte(doc), func(string) bool { return false })
 	require.NoError(t, err)
 	require.Equal(t, `{}`, string(out))
+	for _, bad := range []string{"", "null", "[]", `{"a"`} {
+		_, err = jsonobject.Filter([]byte(bad), func(string) bool { return true })
+		require.Error(t, err, "%q is not an object: an error, not a panic", bad)
+	}
 }
 
 func TestJoinAndArray(t *testing.T) {
