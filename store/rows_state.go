@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/jsonobject"
@@ -268,13 +269,19 @@ func jsonOrNull(extra json.RawMessage) *string {
 // account_id and the modelled account fields, as a JSON object in their
 // order (for account_history.extra), or nil when there are none.
 func accountExtra(raw json.RawMessage) (*string, error) {
-	var c struct {
-		Change json.RawMessage `json:"change"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
+	// The member encoding/json would decode as `change`: the last whose
+	// name folds to it.
+	var change json.RawMessage
+	err := jsonobject.Each(raw, func(key string, value json.RawMessage) error {
+		if strings.EqualFold(key, "change") {
+			change = value
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("decode change: %w", err)
 	}
-	extra, err := jsonobject.Filter(c.Change, func(key string) bool {
+	extra, err := jsonobject.Filter(change, func(key string) bool {
 		return key != "account_id" && !near.IsAccountField(key)
 	})
 	if err != nil {
