@@ -148,6 +148,9 @@ func TestPartitionsDocDetachesEveryPartitionedTable(t *testing.T) {
 		if !slices.Contains(partitioned, use[1]) {
 			continue // accounts, or the state history under its view
 		}
+		if use[1] != use[0]+"_ids" && slices.Contains(uses, [2]string{use[0], use[0] + "_ids"}) {
+			continue // a subquery's table: the view's rows are <view>_ids's
+		}
 		says := fmt.Sprintf("`%s` (a view of `%s`)", use[0], use[1])
 		require.True(t, strings.Contains(section, says), "%s, %s does not say %s", docsFile, partitionsSection, says)
 		keys[use[0]] = keys[use[1]]

@@ -89,7 +89,7 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 			}
 		}
 		if s.events {
-			return replaceTxEvents(ctx, tx, ref.TxHash, height, rows)
+			return replaceTxEvents(ctx, tx, height, index, rows)
 		}
 		return nil
 	})
