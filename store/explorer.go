@@ -228,12 +228,8 @@ func (r *rowSet) finishExplorer() {
 
 // replaceTxEvents replaces the token events of the status at txIndex of
 // the block at txHeight (a newer answer lists more outcomes) and adds their
-// activity.
-func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHeight int64, txIndex int32, rows *rowSet) error {
-	ids, err := internTables(ctx, tx, explorerTables, rows)
-	if err != nil {
-		return err
-	}
+// activity; ids hold the numbers of the rows' accounts.
+func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHeight int64, txIndex int32, rows *rowSet, ids accountIDs) error {
 	for _, t := range explorerTables {
 		if t.heightColumn == "tx_block_height" {
 			q := fmt.Sprintf("DELETE FROM %s WHERE tx_block_height = $1 AND tx_index = $2", t.name)

@@ -18,8 +18,8 @@ import (
 	"github.com/nearline/nearline/store/storetest"
 )
 
-var blockKeyed = []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions", "receipts",
-	"execution_outcomes", "transaction_statuses", "block_changes",
+var blockKeyed = []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions_ids", "receipts_ids",
+	"execution_outcomes_ids", "transaction_statuses", "block_changes",
 	"block_tx_statuses"}
 
 // TestBlockKeyedTablesArePartitionedByHeight: committing heights 1 to
