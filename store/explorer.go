@@ -61,10 +61,11 @@ type malformedLog struct {
 var (
 	// The token tables have no standard column (one per table: their
 	// views give it), hold accounts by number (migration 00018), and name
-	// their transaction by its place in its block (tx_index), their block
-	// time by block_height (00019).
-	eventKeyColumns = []string{"tx_block_height", "receipt_id", "log_index", "event_index", "block_height",
-		"tx_index", "contract", "version", "event", "item_index"}
+	// their outcome by its place (tx_index, the status's place in its
+	// block; outcome_index, the outcome's in the status), their block time
+	// by block_height (00019).
+	eventKeyColumns = []string{"tx_block_height", "tx_index", "outcome_index", "log_index", "event_index",
+		"block_height", "contract", "version", "event", "item_index"}
 	ftEventColumns    = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "account", "other_account", "delta_amount", "memo")
 	tokenEventColumns = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "token_index", "token_id", "account", "other_account", "delta_amount", "authorized_id", "memo")
 	activityColumns   = []string{"account", "block_height", "kind", "ref_id", "position", "source_height", "other_account", "contract", "amount"}
@@ -73,10 +74,10 @@ var (
 // explorerTables are the tables Commit writes when events are on, after
 // the others.
 var explorerTables = []table{
-	// An outcome's events are parsed once per transaction height (parsed);
-	// should an upstream list one under two statuses of different
-	// transactions anyway, the key keeps its rows once rather than stop
-	// the indexer.
+	// An outcome's events are parsed once per transaction height (parsed),
+	// under the first status of the batch that lists it (the key names
+	// that status's and the outcome's places); should a row come twice
+	// anyway, the key keeps it once rather than stop the indexer.
 	{name: "ft_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
 		rows: func(r *rowSet) [][]any { return r.ex.ftEvents }, columns: ftEventColumns},
 	{name: "nft_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
@@ -117,19 +118,19 @@ func (r *rowSet) addActivity(b *bundle.Bundle) {
 	}
 }
 
-// eventOutcome is a receipt outcome of the status at txIndex of the block
-// at txHeight, executed at height, whose logs may hold events.
+// eventOutcome is the receipt outcome at index of the status at txIndex of
+// the block at txHeight, executed at height, whose logs may hold events.
 type eventOutcome struct {
 	txHeight, height int64
-	txIndex          int32
+	txIndex, index   int32
 	o                *bundle.OutcomeFields
 }
 
 // noteOutcome keeps an outcome whose logs may hold token events for
 // addEvents.
-func (r *rowSet) noteOutcome(txHeight, height int64, txIndex int32, o *bundle.OutcomeFields) {
+func (r *rowSet) noteOutcome(txHeight, height int64, txIndex, index int32, o *bundle.OutcomeFields) {
 	if r.events && len(o.Outcome.Logs) > 0 && bytes.Contains(o.Outcome.Logs, []byte(events.Prefix)) {
-		r.ex.outcomes = append(r.ex.outcomes, eventOutcome{txHeight, height, txIndex, o})
+		r.ex.outcomes = append(r.ex.outcomes, eventOutcome{txHeight, height, txIndex, index, o})
 	}
 }
 
@@ -137,14 +138,14 @@ func (r *rowSet) noteOutcome(txHeight, height int64, txIndex int32, o *bundle.Ou
 // call, in order.
 func (r *rowSet) addEvents() {
 	for _, e := range r.ex.outcomes {
-		r.addOutcomeEvents(e.txHeight, e.height, e.txIndex, e.o)
+		r.addOutcomeEvents(e.txHeight, e.height, e.txIndex, e.index, e.o)
 	}
 	r.ex.outcomes = r.ex.outcomes[:0]
 }
 
-// addOutcomeEvents parses the token events of one receipt outcome of the
-// status at txIndex of the block at txHeight, executed at height.
-func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex int32, o *bundle.OutcomeFields) {
+// addOutcomeEvents parses the token events of the receipt outcome at index
+// of the status at txIndex of the block at txHeight, executed at height.
+func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, o *bundle.OutcomeFields) {
 	if !succeeded(o.Outcome.Status) {
 		return
 	}
@@ -169,7 +170,7 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex int32, o *bund
 			continue
 		}
 		for _, e := range evs {
-			key := []any{txHeight, o.ID, int32(li), int32(e.Index), height, txIndex, contract, e.Version,
+			key := []any{txHeight, txIndex, index, int32(li), int32(e.Index), height, contract, e.Version,
 				e.Event, int32(e.ItemIndex)}
 			var other any
 			if e.OtherAccountID != "" {

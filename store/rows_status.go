@@ -62,7 +62,7 @@ func (r *rowSet) addTxStatus(height int64, index int, st *bundle.TxStatus) error
 		r.outcomes = append(r.outcomes, []any{o.ID, at, accountName(o.Outcome.ExecutorID), int64(o.Outcome.GasBurnt),
 			numeric(o.Outcome.TokensBurnt), failure, height, int32(index), int32(i)})
 		if i > 0 { // receipts' outcomes: a transaction's logs nothing
-			r.noteOutcome(height, at, int32(index), o)
+			r.noteOutcome(height, at, int32(index), int32(i), o)
 		}
 	}
 	return nil
