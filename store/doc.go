@@ -28,8 +28,10 @@
 //     partitioned by their transaction's height like execution_outcomes
 //     (an outcome listed twice is parsed once; a malformed event log is
 //     skipped and counted in CommitStats.MalformedEventLogs, never an
-//     error); their block_time is NULL only while the executing block is
-//     not committed, and the commit that writes it fills it in.
+//     error). A row names its outcome by place (tx_index, outcome_index:
+//     the execution_outcomes row) and holds no hash and no block time:
+//     the views read them from execution_outcomes, transaction_statuses
+//     and blocks (migration 00019).
 //     account_activity is keyed by account (one range scan per page) and
 //     rewritten by source_height. UpdateTxStatus replaces a transaction's
 //     events and adds their activity.

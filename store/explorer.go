@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -37,9 +36,6 @@ const NotifyChannel = "nearline_blocks"
 // explorerRows are the explorer tables' rows of a batch.
 type explorerRows struct {
 	ftEvents, nftEvents, mtEvents, activity [][]any
-	// blockTimes are the batch's block times by height, for the events'
-	// block_time.
-	blockTimes map[int64]time.Time
 	// malformed are the event logs skipped, for the log and CommitStats.
 	malformed []malformedLog
 	// outcomes are the outcomes noted whose logs addEvents has not parsed
@@ -62,27 +58,26 @@ type malformedLog struct {
 	err                   error
 }
 
-// Column positions of the event rows the commit patches.
-const eventBlockTimeColumn = 5
-
 var (
 	// The token tables have no standard column (one per table: their
-	// views give it) and hold accounts by number (migration 00018).
-	eventKeyColumns = []string{"tx_block_height", "receipt_id", "log_index", "event_index", "block_height", "block_time",
-		"tx_hash", "contract", "version", "event", "item_index"}
-	ftEventColumns     = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "account", "other_account", "delta_amount", "memo")
-	tokenEventColumns  = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "token_index", "token_id", "account", "other_account", "delta_amount", "authorized_id", "memo")
-	activityColumns    = []string{"account", "block_height", "kind", "ref_id", "position", "source_height", "other_account", "contract", "amount"}
-	explorerTableNames = []string{"ft_events_ids", "nft_events_ids", "mt_events_ids"}
+	// views give it), hold accounts by number (migration 00018), and name
+	// their outcome by its place (tx_index, the status's place in its
+	// block; outcome_index, the outcome's in the status), their block time
+	// by block_height (00019).
+	eventKeyColumns = []string{"tx_block_height", "tx_index", "outcome_index", "log_index", "event_index",
+		"block_height", "contract", "version", "event", "item_index"}
+	ftEventColumns    = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "account", "other_account", "delta_amount", "memo")
+	tokenEventColumns = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "token_index", "token_id", "account", "other_account", "delta_amount", "authorized_id", "memo")
+	activityColumns   = []string{"account", "block_height", "kind", "ref_id", "position", "source_height", "other_account", "contract", "amount"}
 )
 
 // explorerTables are the tables Commit writes when events are on, after
 // the others.
 var explorerTables = []table{
-	// An outcome's events are parsed once per transaction height (parsed);
-	// should an upstream list one under two statuses of different
-	// transactions anyway, the key keeps its rows once rather than stop
-	// the indexer.
+	// An outcome's events are parsed once per transaction height (parsed),
+	// under the first status of the batch that lists it (the key names
+	// that status's and the outcome's places); should a row come twice
+	// anyway, the key keeps it once rather than stop the indexer.
 	{name: "ft_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
 		rows: func(r *rowSet) [][]any { return r.ex.ftEvents }, columns: ftEventColumns},
 	{name: "nft_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
@@ -123,19 +118,19 @@ func (r *rowSet) addActivity(b *bundle.Bundle) {
 	}
 }
 
-// eventOutcome is a receipt outcome of the status of transaction txHash
-// (included at txHeight), executed at height, whose logs may hold events.
+// eventOutcome is the receipt outcome at index of the status at txIndex of
+// the block at txHeight, executed at height, whose logs may hold events.
 type eventOutcome struct {
 	txHeight, height int64
-	txHash           string
+	txIndex, index   int32
 	o                *bundle.OutcomeFields
 }
 
 // noteOutcome keeps an outcome whose logs may hold token events for
 // addEvents.
-func (r *rowSet) noteOutcome(txHeight, height int64, txHash string, o *bundle.OutcomeFields) {
+func (r *rowSet) noteOutcome(txHeight, height int64, txIndex, index int32, o *bundle.OutcomeFields) {
 	if r.events && len(o.Outcome.Logs) > 0 && bytes.Contains(o.Outcome.Logs, []byte(events.Prefix)) {
-		r.ex.outcomes = append(r.ex.outcomes, eventOutcome{txHeight, height, txHash, o})
+		r.ex.outcomes = append(r.ex.outcomes, eventOutcome{txHeight, height, txIndex, index, o})
 	}
 }
 
@@ -143,14 +138,14 @@ func (r *rowSet) noteOutcome(txHeight, height int64, txHash string, o *bundle.Ou
 // call, in order.
 func (r *rowSet) addEvents() {
 	for _, e := range r.ex.outcomes {
-		r.addOutcomeEvents(e.txHeight, e.height, e.txHash, e.o)
+		r.addOutcomeEvents(e.txHeight, e.height, e.txIndex, e.index, e.o)
 	}
 	r.ex.outcomes = r.ex.outcomes[:0]
 }
 
-// addOutcomeEvents parses the token events of one receipt outcome of the
-// status of transaction txHash (included at txHeight), executed at height.
-func (r *rowSet) addOutcomeEvents(txHeight, height int64, txHash string, o *bundle.OutcomeFields) {
+// addOutcomeEvents parses the token events of the receipt outcome at index
+// of the status at txIndex of the block at txHeight, executed at height.
+func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, o *bundle.OutcomeFields) {
 	if !succeeded(o.Outcome.Status) {
 		return
 	}
@@ -175,7 +170,7 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txHash string, o *bund
 			continue
 		}
 		for _, e := range evs {
-			key := []any{txHeight, o.ID, int32(li), int32(e.Index), height, nil, txHash, contract, e.Version,
+			key := []any{txHeight, txIndex, index, int32(li), int32(e.Index), height, contract, e.Version,
 				e.Event, int32(e.ItemIndex)}
 			var other any
 			if e.OtherAccountID != "" {
@@ -215,9 +210,8 @@ func succeeded(status json.RawMessage) bool {
 	return s.SuccessValue != nil || s.SuccessReceiptID != nil
 }
 
-// finishExplorer adds the token events of the batch's outcomes, the balance
-// activity of its account history rows and the block time of every event
-// executed in the batch.
+// finishExplorer adds the token events of the batch's outcomes and the
+// balance activity of its account history rows.
 func (r *rowSet) finishExplorer() {
 	if !r.events {
 		return
@@ -231,97 +225,24 @@ func (r *rowSet) finishExplorer() {
 		}
 		r.ex.activity = append(r.ex.activity, []any{a[0], height, ActivityBalance, "", int64(0), height, nil, nil, amount})
 	}
-	for _, rows := range [][][]any{r.ex.ftEvents, r.ex.nftEvents, r.ex.mtEvents} {
-		for _, row := range rows {
-			if t, ok := r.ex.blockTimes[row[4].(int64)]; ok {
-				row[eventBlockTimeColumn] = t
-			}
-		}
-	}
 }
 
-// fillEventTimes sets the block_time of event rows whose block was not in
-// the batch that wrote them, once their block is stored: every untimed row
-// executed at or below highest, the highest stored block (not only below this
-// batch: a range filled below another one writes events executed in
-// blocks the range above committed before; a row whose block is in a gap
-// stays NULL). The partial indexes find the untimed rows' heights, the
-// blocks are read by height, and each table is set from those two lists:
-// the rows are keyed by their transaction's height, not their block's, so
-// a join with blocks would not stay on one shard of a distributed archive
-// (docs/database.md, "A distributed PostgreSQL").
-func fillEventTimes(ctx context.Context, tx pgx.Tx, highest int64) error {
-	rows, err := tx.Query(ctx, untimedHeightsSQL, highest)
-	if err != nil {
-		return fmt.Errorf("find untimed token events: %w", err)
-	}
-	untimed, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return fmt.Errorf("find untimed token events: %w", err)
-	}
-	if len(untimed) == 0 {
-		return nil
-	}
-	var (
-		heights []int64
-		times   []time.Time
-		height  int64
-		at      time.Time
-	)
-	rows, err = tx.Query(ctx, `SELECT height, block_time FROM blocks WHERE height = ANY($1)`, untimed)
-	if err != nil {
-		return fmt.Errorf("read block times: %w", err)
-	}
-	if _, err := pgx.ForEachRow(rows, []any{&height, &at}, func() error {
-		heights, times = append(heights, height), append(times, at)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("read block times: %w", err)
-	}
-	if len(heights) == 0 {
-		return nil
-	}
-	for _, t := range explorerTableNames {
-		q := fmt.Sprintf(`UPDATE %s SET block_time = ($2::timestamptz[])[array_position($1::bigint[], block_height)]
-			WHERE block_time IS NULL AND block_height = ANY($1::bigint[])`, t)
-		if _, err := tx.Exec(ctx, q, heights, times); err != nil {
-			return fmt.Errorf("fill block times of %s: %w", t, err)
-		}
-	}
-	return nil
-}
-
-// untimedHeightsSQL lists the heights of the event rows of
-// explorerTableNames without a block time, at or below $1.
-const untimedHeightsSQL = `
-SELECT block_height FROM ft_events_ids WHERE block_time IS NULL AND block_height <= $1
-UNION SELECT block_height FROM nft_events_ids WHERE block_time IS NULL AND block_height <= $1
-UNION SELECT block_height FROM mt_events_ids WHERE block_time IS NULL AND block_height <= $1`
-
-// replaceTxEvents replaces the token events of a transaction's status (a
-// newer answer lists more outcomes) and adds their activity. The block
-// times come from the blocks committed so far.
-func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHash string, txHeight int64, rows *rowSet) error {
-	ids, err := internTables(ctx, tx, explorerTables, rows)
-	if err != nil {
-		return err
-	}
+// replaceTxEvents replaces the token events of the status at txIndex of
+// the block at txHeight (a newer answer lists more outcomes) and adds their
+// activity; ids hold the numbers of the rows' accounts.
+func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHeight int64, txIndex int32, rows *rowSet, ids accountIDs) error {
 	for _, t := range explorerTables {
 		if t.heightColumn == "tx_block_height" {
-			q := fmt.Sprintf("DELETE FROM %s WHERE tx_hash = $1 AND tx_block_height = $2", t.name)
-			if _, err := tx.Exec(ctx, q, txHash, txHeight); err != nil {
-				return fmt.Errorf("clear %s of %s: %w", t.name, txHash, err)
+			q := fmt.Sprintf("DELETE FROM %s WHERE tx_block_height = $1 AND tx_index = $2", t.name)
+			if _, err := tx.Exec(ctx, q, txHeight, txIndex); err != nil {
+				return fmt.Errorf("clear %s of status %d of block %d: %w", t.name, txIndex, txHeight, err)
 			}
 		}
 		if _, err := copyRows(ctx, tx, t, ids.rows(t, t.rows(rows))); err != nil {
 			return err
 		}
 	}
-	highest, found, err := highestBlock(ctx, tx)
-	if err != nil || !found {
-		return err
-	}
-	return fillEventTimes(ctx, tx, highest)
+	return nil
 }
 
 // notifyCommit tells listeners of NotifyChannel that the batch first..c

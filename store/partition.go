@@ -10,9 +10,10 @@ import (
 )
 
 // partitionedTables are the block-keyed tables, range-partitioned by height
-// (migrations 00007 and 00008; the token event tables renamed by 00018).
-var partitionedTables = []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions", "receipts",
-	"execution_outcomes", "transaction_statuses", "block_changes",
+// (migrations 00007 and 00008; the token event tables renamed by 00018,
+// transactions, receipts and outcomes by 00020).
+var partitionedTables = []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions_ids", "receipts_ids",
+	"execution_outcomes_ids", "transaction_statuses", "block_changes",
 	"block_tx_statuses", "ft_events_ids", "nft_events_ids", "mt_events_ids"}
 
 // partitionLockID is the advisory lock held while creating partitions, so

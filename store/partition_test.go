@@ -18,8 +18,8 @@ import (
 	"github.com/nearline/nearline/store/storetest"
 )
 
-var blockKeyed = []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions", "receipts",
-	"execution_outcomes", "transaction_statuses", "block_changes",
+var blockKeyed = []string{"blocks", "skipped_heights", "block_chunks", "chunks", "transactions_ids", "receipts_ids",
+	"execution_outcomes_ids", "transaction_statuses", "block_changes",
 	"block_tx_statuses"}
 
 // TestBlockKeyedTablesArePartitionedByHeight: committing heights 1 to
@@ -147,6 +147,9 @@ func TestPartitionsDocDetachesEveryPartitionedTable(t *testing.T) {
 	for _, use := range uses {
 		if !slices.Contains(partitioned, use[1]) {
 			continue // accounts, or the state history under its view
+		}
+		if use[1] != use[0]+"_ids" && slices.Contains(uses, [2]string{use[0], use[0] + "_ids"}) {
+			continue // a subquery's table: the view's rows are <view>_ids's
 		}
 		says := fmt.Sprintf("`%s` (a view of `%s`)", use[0], use[1])
 		require.True(t, strings.Contains(section, says), "%s, %s does not say %s", docsFile, partitionsSection, says)

@@ -47,7 +47,7 @@ type rowSet struct {
 
 func newRowSet(codec *packed.Codec) *rowSet {
 	return &rowSet{codec: codec, seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{},
-		epochFirst: map[string]int64{}, unknown: map[string]int{}, labels: labelSet{}, ex: explorerRows{blockTimes: map[int64]time.Time{}},
+		epochFirst: map[string]int64{}, unknown: map[string]int{}, labels: labelSet{},
 		receiptFacts: map[string][]receiptFacts{}, parts: newStatusParts()}
 }
 
@@ -89,7 +89,6 @@ func (r *rowSet) addBundle(b *bundle.Bundle) error {
 		prevHeight = &p
 	}
 	blockTime := time.Unix(0, int64(h.Timestamp)).UTC()
-	r.ex.blockTimes[height] = blockTime
 	r.blocks = append(r.blocks, []any{height, h.Hash, h.PrevHash, prevHeight, h.EpochID, b.Block.Author,
 		int64(h.Timestamp), blockTime, numeric(h.GasPrice), numeric(h.TotalSupply),
 		int32(h.LatestProtocolVersion), int32(h.ChunksIncluded), blockJSON})

@@ -30,12 +30,13 @@ var chunkTables = []table{
 	{name: "chunks", rows: func(r *rowSet) [][]any { return r.olderChunks }, conflict: "ON CONFLICT (chunk_hash, block_height) DO NOTHING",
 		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
 			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "doc"}},
-	{name: "transactions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.transactions },
-		columns: []string{"index_in_chunk", "hash", "block_height", "shard_id", "signer_id",
-			"public_key", "nonce", "receiver_id", "priority_fee", "action_count"}},
-	{name: "receipts", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.receipts },
+	// Transactions and receipts hold accounts by number (migration 00020).
+	{name: "transactions_ids", heightColumn: "block_height", named: true, rows: func(r *rowSet) [][]any { return r.transactions },
+		columns: []string{"index_in_chunk", "hash", "block_height", "shard_id", "signer",
+			"public_key", "nonce", "receiver", "priority_fee", "action_count"}},
+	{name: "receipts_ids", heightColumn: "block_height", named: true, rows: func(r *rowSet) [][]any { return r.receipts },
 		columns: []string{"index_in_chunk", "receipt_id", "block_height", "shard_id",
-			"predecessor_id", "receiver_id", "kind", "signer_id"}},
+			"predecessor", "receiver", "kind", "signer"}},
 	{name: "global_contract_distributions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.globalDistributions },
 		columns: []string{"receipt_id", "block_height", "shard_id", "index_in_chunk", "target_shard", "identifier_kind",
 			"identifier", "code_hash", "deployer_id", "nonce"}},
@@ -67,8 +68,8 @@ func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
 	r.parts.addChunk(height, shard, chunkJSON, &v)
 	var acts actionArrays
 	for i, tx := range v.Transactions {
-		r.transactions = append(r.transactions, []any{int32(i), tx.Hash, height, shard, tx.SignerID,
-			tx.PublicKey, numeric64(tx.Nonce), tx.ReceiverID, numeric64(tx.PriorityFee), int32(len(tx.Actions))})
+		r.transactions = append(r.transactions, []any{int32(i), tx.Hash, height, shard, accountName(tx.SignerID),
+			tx.PublicKey, numeric64(tx.Nonce), accountName(tx.ReceiverID), numeric64(tx.PriorityFee), int32(len(tx.Actions))})
 		p := actionParent{chunkHash: hdr.ChunkHash, kind: "transaction", index: i, signer: tx.SignerID}
 		if err := r.addActions(&acts, p, tx.Actions); err != nil {
 			return err
@@ -103,7 +104,7 @@ func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
 		r.receiptFacts[rc.ReceiptID] = append(r.receiptFacts[rc.ReceiptID], facts)
 		r.labels.add(labelReceiptKind, kind)
 		r.receipts = append(r.receipts, []any{int32(i), rc.ReceiptID, height, shard,
-			rc.PredecessorID, rc.ReceiverID, kind, signer})
+			accountName(rc.PredecessorID), accountName(rc.ReceiverID), kind, optAccount(signer)})
 	}
 	r.chunks = append(r.chunks, append(r.chunkRow(height, &v, chunkJSON), acts.values()...))
 	return nil

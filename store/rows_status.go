@@ -14,16 +14,20 @@ import (
 // (execution_outcomes, naming the transaction by its place in the block).
 
 var statusTables = []table{
-	{name: "execution_outcomes", heightColumn: "tx_block_height",
-		rows: func(r *rowSet) [][]any { return r.outcomes },
-		columns: []string{"id", "block_height", "executor_id", "gas_burnt", "tokens_burnt", "failure",
-			"tx_block_height", "tx_index", "outcome_index"}},
+	outcomeTable,
 	{name: "transaction_statuses", heightColumn: "block_height", conflict: "ON CONFLICT DO NOTHING",
 		rows:    func(r *rowSet) [][]any { return r.txStatuses },
 		columns: []string{"tx_hash", "signer_id", "block_height", "final_execution_status", "index_in_block"}},
 	{name: "block_tx_statuses", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.statusDocs },
 		columns: []string{"block_height", "statuses"}},
 }
+
+// outcomeTable holds the outcomes, their executor by number (migration
+// 00020); UpdateTxStatus rewrites a status's.
+var outcomeTable = table{name: "execution_outcomes_ids", heightColumn: "tx_block_height", named: true,
+	rows: func(r *rowSet) [][]any { return r.outcomes },
+	columns: []string{"id", "block_height", "executor", "gas_burnt", "tokens_burnt", "failure",
+		"tx_block_height", "tx_index", "outcome_index"}}
 
 // packStatuses packs each block's statuses, compact where the batch's
 // chunks hold their parts.
@@ -55,10 +59,10 @@ func (r *rowSet) addTxStatus(height int64, index int, st *bundle.TxStatus) error
 		if err != nil {
 			return fmt.Errorf("status of outcome %s of tx %s: %w", o.ID, st.TxHash, err)
 		}
-		r.outcomes = append(r.outcomes, []any{o.ID, at, o.Outcome.ExecutorID, int64(o.Outcome.GasBurnt),
+		r.outcomes = append(r.outcomes, []any{o.ID, at, accountName(o.Outcome.ExecutorID), int64(o.Outcome.GasBurnt),
 			numeric(o.Outcome.TokensBurnt), failure, height, int32(index), int32(i)})
 		if i > 0 { // receipts' outcomes: a transaction's logs nothing
-			r.noteOutcome(height, at, st.TxHash, o)
+			r.noteOutcome(height, at, int32(index), int32(i), o)
 		}
 	}
 	return nil

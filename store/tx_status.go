@@ -65,7 +65,7 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 		}
 		rows.addEvents()
 		malformed = rows.ex.malformed
-		if _, err := tx.Exec(ctx, `DELETE FROM execution_outcomes WHERE tx_block_height = $1 AND tx_index = $2`,
+		if _, err := tx.Exec(ctx, `DELETE FROM execution_outcomes_ids WHERE tx_block_height = $1 AND tx_index = $2`,
 			height, index); err != nil {
 			return fmt.Errorf("clear outcomes of %s: %w", ref.TxHash, err)
 		}
@@ -81,15 +81,21 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 			height, s.codec.Pack(statuses)); err != nil {
 			return fmt.Errorf("update statuses of block %d: %w", height, err)
 		}
-		for _, t := range tables {
-			if t.name == "execution_outcomes" {
-				if _, err := copyRows(ctx, tx, t, t.rows(rows)); err != nil {
-					return err
-				}
-			}
+		// The outcomes and the events name accounts: interned once, as
+		// a commit does.
+		written := []table{outcomeTable}
+		if s.events {
+			written = append(written, explorerTables...)
+		}
+		ids, err := internTables(ctx, tx, written, rows)
+		if err != nil {
+			return err
+		}
+		if _, err := copyRows(ctx, tx, outcomeTable, ids.rows(outcomeTable, outcomeTable.rows(rows))); err != nil {
+			return err
 		}
 		if s.events {
-			return replaceTxEvents(ctx, tx, ref.TxHash, height, rows)
+			return replaceTxEvents(ctx, tx, height, index, rows, ids)
 		}
 		return nil
 	})

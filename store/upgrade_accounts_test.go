@@ -89,3 +89,49 @@ func TestAccountIDsAreInternedAndBack(t *testing.T) {
 	require.Empty(t, rowList(t, pool, `SELECT relname::text FROM pg_class WHERE relname = 'accounts'`))
 	require.Equal(t, "r", strings.Join(rowList(t, pool, `SELECT relkind::text FROM pg_class WHERE relname = 'account_history'`), ""))
 }
+
+// chainRows are transactions, receipts (one without a signer) and outcomes
+// as migration 19 left them, in partitions, beside an account that
+// migration 18 numbered.
+const chainRows = `
+INSERT INTO accounts (name) VALUES ('b.near');
+CREATE TABLE transactions_h000000000000 PARTITION OF transactions FOR VALUES FROM (0) TO (100);
+CREATE TABLE receipts_h000000000000 PARTITION OF receipts FOR VALUES FROM (0) TO (100);
+CREATE TABLE execution_outcomes_h000000000000 PARTITION OF execution_outcomes FOR VALUES FROM (0) TO (100);
+INSERT INTO transactions (index_in_chunk, hash, block_height, shard_id, signer_id, public_key, nonce, receiver_id,
+    priority_fee, action_count)
+VALUES (0, 'T1', 8, 3, 'a.near', 'ed25519:K', 7, 'b.near', 0, 1);
+INSERT INTO receipts (index_in_chunk, receipt_id, block_height, shard_id, predecessor_id, receiver_id, kind, signer_id)
+VALUES (0, 'R1', 9, 3, 'a.near', 'b.near', 'Action', 'a.near'),
+       (1, 'R2', 9, 3, 'system', 'b.near', 'Data', NULL);
+INSERT INTO execution_outcomes (id, block_height, executor_id, gas_burnt, tokens_burnt, tx_block_height, failure,
+    tx_index, outcome_index)
+VALUES ('T1', 8, 'a.near', 5, 6, 8, NULL, 0, 0), ('R1', 9, 'b.near', 5, 6, 8, '{"x":1}', 0, 1);
+`
+
+// chainRowsRead reads every row and column of chainRows by the tables'
+// names before migration 20.
+const chainRowsRead = `
+SELECT 'transactions ' || row(t.*)::text FROM transactions t
+UNION ALL SELECT 'receipts ' || row(r.*)::text FROM receipts r
+UNION ALL SELECT 'execution_outcomes ' || row(o.*)::text FROM execution_outcomes o
+ORDER BY 1`
+
+// TestChainAccountIDsAreInternedAndBack: migration 20 numbers the accounts
+// of transactions, receipts and outcomes (keeping the numbers accounts
+// already has), keeps their rows under <table>_ids with the numbers and
+// their partitions renamed with them; the views read every row and column
+// as before, and the down migration restores the tables.
+func TestChainAccountIDsAreInternedAndBack(t *testing.T) {
+	t.Parallel()
+	pool := roundTrip(t, 20, chainRows, chainRowsRead, 5, func(pool *pgxpool.Pool) {
+		require.Equal(t, []string{"b.near", "a.near", "system"},
+			rowList(t, pool, `SELECT name FROM accounts ORDER BY id`), "new names numbered after the old, in name order")
+		for _, table := range []string{"transactions", "receipts", "execution_outcomes"} {
+			require.Equal(t, []string{table + "_ids_h000000000000"}, attachedPartitions(t, pool, table+"_ids"))
+		}
+		require.Equal(t, []string{"integer"}, rowList(t, pool, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+			WHERE attrelid = 'receipts_ids'::regclass AND attname = 'predecessor'`))
+	})
+	require.Equal(t, []string{"receipts_h000000000000"}, attachedPartitions(t, pool, "receipts"))
+}

@@ -133,11 +133,6 @@ func (s *Store) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats,
 		if err := recordBases(ctx, tx, rows.bases, rows.remoteCandidates); err != nil {
 			return fmt.Errorf("blocks %d-%d: %w", lo, hi, err)
 		}
-		if s.events {
-			if err := fillEventTimes(ctx, tx, max(highest, hi)); err != nil {
-				return err
-			}
-		}
 		cursor := bundle.Cursor{Height: last.Height, Hash: last.Hash}
 		if err := setCursor(ctx, tx, s.cursor, covered, cursor); err != nil {
 			return err

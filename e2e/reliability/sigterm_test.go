@@ -79,9 +79,9 @@ var heightColumns = map[string]string{
 	"blocks": "height", "skipped_heights": "next_height", "protocol_configs": "first_height", "account_bases": "height",
 	"execution_outcomes": "tx_block_height", "ft_events": "tx_block_height", "nft_events": "tx_block_height",
 	"mt_events": "tx_block_height", "account_activity": "source_height",
-	// The tables under the views of the four above (migration 00018).
+	// The tables under the views of the five above (migrations 00018, 00020).
 	"ft_events_ids": "tx_block_height", "nft_events_ids": "tx_block_height", "mt_events_ids": "tx_block_height",
-	"account_activity_ids": "source_height",
+	"account_activity_ids": "source_height", "execution_outcomes_ids": "tx_block_height",
 }
 
 // blockTables returns every table and view of the schema whose rows a
