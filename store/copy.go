@@ -155,6 +155,13 @@ func appendCopyValue(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, erro
 		if oid == pgtype.JSONBOID {
 			return append(append(binary.BigEndian.AppendUint32(buf, uint32(len(v)+1)), 1), v...), nil
 		}
+	case *string:
+		if v == nil {
+			return appendNull(buf), nil
+		}
+		if textLike(m, oid) || oid == pgtype.JSONBOID {
+			return appendCopyValue(buf, m, oid, *v)
+		}
 	case []byte:
 		if v == nil {
 			return appendNull(buf), nil

@@ -43,11 +43,11 @@ func TestCopyInAgreesWithCopyFrom(t *testing.T) {
 		{int64(-1), int32(7), int16(-3), true, "alice.near", "é ∑ \x01", `{"a":[1,2]}`, `{"b": 1}`, []byte{0, 1, 255},
 			when, pgtype.Numeric{Int: new(big.Int).Lsh(big.NewInt(1), 127), Valid: true}, "Data", []int64{1, 2}, []string{"x", ""}, int64(5),
 			[]*int64{&i64, nil}, []*string{nil, &s}, []int32{3, -3}, []*int32{&i32, nil}, []pgtype.Numeric{{Int: big.NewInt(9), Valid: true}}},
-		{&h, int32(0), int16(0), false, "", "", json.RawMessage(`null`), json.RawMessage(`[]`), []byte{},
+		{&h, int32(0), int16(0), false, (*string)(nil), "", json.RawMessage(`null`), json.RawMessage(`[]`), []byte{},
 			time.Unix(0, 0).UTC(), pgtype.Numeric{Int: big.NewInt(0), Valid: true}, "Action", []int64{}, []string{}, int64(-5),
 			[]*int64{}, []*string{}, []int32{}, []*int32{}, []pgtype.Numeric{}},
 		{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
-		{(*int64)(nil), nil, nil, nil, []byte("bytes as text"), "v", []byte(`{"c":3}`), json.RawMessage(nil), []byte(nil),
+		{(*int64)(nil), nil, nil, nil, []byte("bytes as text"), &s, []byte(`{"c":3}`), json.RawMessage(nil), []byte(nil),
 			time.Date(1969, 7, 20, 20, 17, 40, 1_000, time.FixedZone("x", 3600)), nil, nil, []int64(nil), []string(nil), nil,
 			[]*int64(nil), []*string(nil), []int32(nil), []*int32(nil), []pgtype.Numeric(nil)},
 	}
