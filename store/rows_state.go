@@ -202,7 +202,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 		}
 		r.accounts = append(r.accounts, row)
 	case "access_key":
-		row := []any{accountName(key.accountID), key.sub, height, deleted, nil, nil, nil}
+		var nonce, permission, extra any // NULL for a deletion
 		if !deleted {
 			if ch.AccessKey == nil {
 				return fmt.Errorf("access_key_update of %s at %d without access_key", key.accountID, height)
@@ -214,9 +214,9 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 			if err != nil {
 				return fmt.Errorf("encode permission of %s at %d: %w", key.accountID, height, err)
 			}
-			row[4], row[5], row[6] = numeric64(ch.AccessKey.Nonce), string(perm), jsonOrNull(ch.AccessKey.Extra)
+			nonce, permission, extra = numeric64(ch.AccessKey.Nonce), string(perm), jsonOrNull(ch.AccessKey.Extra)
 		}
-		r.accessKeys = append(r.accessKeys, row)
+		r.accessKeys = append(r.accessKeys, []any{accountName(key.accountID), key.sub, height, deleted, nonce, permission, extra})
 	case "data":
 		var value []byte
 		if !deleted {
