@@ -287,14 +287,14 @@ func TestEveryCommitNotifiesItsBlocks(t *testing.T) {
 // activityPageSQL is docs/database.md's page query (the joins naming its
 // rows' hashes left out) as a prepared statement: the account by name,
 // the cursor's key.
-const activityPageSQL = `PREPARE activity_page(text, bigint, activity_kind, text, bigint) AS
-SELECT a.block_height, a.kind, a.ref_id, a.position,
+const activityPageSQL = `PREPARE activity_page(text, bigint, activity_kind, integer, bigint) AS
+SELECT a.block_height, a.kind, a.ref, a.position,
        (SELECT name FROM accounts WHERE id = a.other_account) AS other_account_id,
        (SELECT name FROM accounts WHERE id = a.contract) AS contract_id, a.amount
 FROM account_activity_ids a
 WHERE a.account = (SELECT id FROM accounts WHERE name = $1)
-  AND (a.block_height, a.kind, a.ref_id, a.position) < ($2, $3, $4, $5)
-ORDER BY a.block_height DESC, a.kind DESC, a.ref_id DESC, a.position DESC
+  AND (a.block_height, a.kind, a.ref, a.position) < ($2, $3, $4, $5)
+ORDER BY a.block_height DESC, a.kind DESC, a.ref DESC, a.position DESC
 LIMIT 50`
 
 // TestActivityPageIsOneIndexScan: an account's activity page, in the
@@ -315,13 +315,13 @@ func TestActivityPageIsOneIndexScan(t *testing.T) {
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, activityPageSQL)
 	require.NoError(t, err)
-	plan := strings.Join(rowList(t, conn, `EXPLAIN EXECUTE activity_page('bob.near', 120, 'tx_receiver', '', 0)`), "\n")
+	plan := strings.Join(rowList(t, conn, `EXPLAIN EXECUTE activity_page('bob.near', 120, 'tx_receiver', 0, 0)`), "\n")
 	require.Contains(t, plan, "Index Scan Backward using account_activity_pkey", plan)
 	require.NotContains(t, plan, "Sort", plan)
 	require.Contains(t, plan, "Limit", plan)
 
 	pageRows := func(account string) int {
-		rows, err := conn.Query(ctx, fmt.Sprintf(`EXECUTE activity_page('%s', 120, 'tx_receiver', '', 0)`, account),
+		rows, err := conn.Query(ctx, fmt.Sprintf(`EXECUTE activity_page('%s', 120, 'tx_receiver', 0, 0)`, account),
 			pgx.QueryExecModeSimpleProtocol)
 		require.NoError(t, err)
 		n := 0
