@@ -228,6 +228,38 @@ func TestUpdatedStatusAddsItsEvents(t *testing.T) {
 	require.Equal(t, 6, count(t, s, "ft_events"))
 }
 
+// TestUpdatedStatusMovesItsEventsActivity: a newer status may list an
+// outcome at another place (the outcomes of receipts an earlier one made
+// before it); the activity rows of its events, named by that place
+// (migration 00021), move with it, none left at the old place.
+func TestUpdatedStatusMovesItsEventsActivity(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 3})
+	full := eventBatch(t, c, 1, 3)
+	partial := eventBatch(t, c, 1, 3)
+	// Block 2's first status lists its events' outcome first, at place 1;
+	// the full one lists it after the receipt before it, at place 2.
+	st := &partial[1].TxStatuses[0]
+	var view near.FinalExecutionOutcomeView
+	require.NoError(t, json.Unmarshal(st.JSON, &view))
+	require.Equal(t, "token.near", view.ReceiptsOutcome[1].Outcome.ExecutorID)
+	view.ReceiptsOutcome = view.ReceiptsOutcome[1:2]
+	view.FinalExecutionStatus = "EXECUTED"
+	st.JSON, _ = json.Marshal(view)
+	_, err := s.Commit(ctx, partial)
+	require.NoError(t, err)
+
+	ref := bundle.TxRef{TxHash: st.TxHash, SignerID: st.SignerID, Height: 2}
+	require.NoError(t, s.UpdateTxStatus(ctx, ref, full[1].TxStatuses[0]))
+	other := storetest.NewStore(t)
+	_, err = other.Commit(ctx, full)
+	require.NoError(t, err)
+	require.Equal(t, archiveSums(t, other), archiveSums(t, s))
+	require.Equal(t, count(t, other, "account_activity"), count(t, s, "account_activity"))
+}
+
 func TestEveryCommitNotifiesItsBlocks(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -9,7 +9,7 @@ import (
 
 // activityRefRows are account activity rows as migration 20 left them,
 // with the outcomes their token rows name by receipt id: a transaction's,
-// a receipt's and balance rows (ref_id ”), and token rows of two
+// a receipt's and balance rows (ref_id empty), and token rows of two
 // transactions of blocks 8 and 9 at the same index and outcome place,
 // executed in block 10 for the same account (told apart by their delay),
 // and others at later logs and events.
