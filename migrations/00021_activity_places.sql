@@ -17,9 +17,15 @@
 -- columns and values of before: ref_id the receipt id by a subquery on
 -- execution_outcomes_ids' key, position unpacked.
 --
--- It rewrites account_activity_ids and its primary key (stop `index` and
--- `serve`). A token row whose outcome row is gone, or whose place does not
--- fit the packing (the store writes no such row), is dropped.
+-- source_height is dropped: it is block_height less a token row's delay
+-- (below).
+--
+-- It makes account_activity_ids anew, copying its rows, and builds its key
+-- (stop `index` and `serve`; it needs free disk about the table's size).
+-- On Citus the new table is local until `nearline migrate --citus`
+-- distributes it, as any table not yet placed (not run on a cluster). A
+-- token row whose outcome row is gone, or whose place does not fit the
+-- packing (the store writes no such row), is dropped.
 DROP VIEW account_activity;
 
 -- The first outcome of the receipt at the transaction height: an outcome
@@ -37,16 +43,41 @@ WHERE kind IN ('ft', 'nft', 'mt')
        OR block_height - source_height NOT BETWEEN 0 AND 8388607
        OR (position >> 32) >= 256 OR (position & 4294967295) >= 65536);
 
--- Both expressions read the row as it was. PostgreSQL gives <<, | and &
--- one precedence, left to right: every term is in parentheses.
-ALTER TABLE account_activity_ids
-    ALTER COLUMN position TYPE bigint USING CASE WHEN kind IN ('ft', 'nft', 'mt')
-        THEN ((block_height - source_height) << 40) | ((pg_temp.outcome_place(ref_id, source_height) & 4294967295) << 24)
-             | ((position >> 32) << 16) | (position & 4294967295)
-        ELSE position END,
-    ALTER COLUMN ref_id TYPE integer USING CASE WHEN kind IN ('ft', 'nft', 'mt')
-        THEN (pg_temp.outcome_place(ref_id, source_height) >> 32)::integer ELSE 0 END;
-ALTER TABLE account_activity_ids RENAME COLUMN ref_id TO ref;
+-- The table is made anew, without source_height (below): a dropped
+-- column would stay in every row's null bitmap (nine columns' instead of
+-- eight's, a tuple header of 32 bytes instead of 24). PostgreSQL gives <<,
+-- | and & one precedence, left to right: every term is in parentheses.
+CREATE TABLE account_activity_places (
+    account       integer NOT NULL,
+    block_height  bigint NOT NULL,
+    kind          activity_kind NOT NULL,
+    ref           integer NOT NULL,
+    position      bigint NOT NULL,
+    other_account integer,
+    contract      integer,
+    amount        numeric(39,0)
+);
+INSERT INTO account_activity_places
+SELECT account, block_height, kind,
+       CASE WHEN kind IN ('ft', 'nft', 'mt') THEN (pg_temp.outcome_place(ref_id, source_height) >> 32)::integer
+       ELSE 0 END,
+       CASE WHEN kind IN ('ft', 'nft', 'mt')
+       THEN ((block_height - source_height) << 40) | ((pg_temp.outcome_place(ref_id, source_height) & 4294967295) << 24)
+            | ((position >> 32) << 16) | (position & 4294967295)
+       ELSE position END,
+       other_account, contract, amount
+FROM account_activity_ids;
+DROP TABLE account_activity_ids;
+ALTER TABLE account_activity_places RENAME TO account_activity_ids;
+ALTER TABLE account_activity_ids ADD CONSTRAINT account_activity_pkey
+    PRIMARY KEY (account, block_height, kind, ref, position);
+
+-- source_height, the block whose commit wrote the row, is block_height,
+-- less a token row's delay: it is computed, in the view and in the BRIN
+-- index a rewritten range's rows are deleted by (the store's statement
+-- names the same expression).
+CREATE INDEX account_activity_source_height_idx ON account_activity_ids USING brin
+    ((CASE WHEN kind IN ('ft', 'nft', 'mt') THEN block_height - (position >> 40) ELSE block_height END));
 
 -- The view: the columns of before. The receipt id is a subquery by key
 -- (run only when ref_id is selected), the names outer joins on accounts'
@@ -54,12 +85,14 @@ ALTER TABLE account_activity_ids RENAME COLUMN ref_id TO ref;
 CREATE VIEW account_activity AS
 SELECT a.name AS account_id, x.block_height, x.kind,
        CASE WHEN x.kind IN ('ft', 'nft', 'mt') THEN
-         (SELECT e.id FROM execution_outcomes_ids e WHERE e.tx_block_height = x.source_height AND e.tx_index = x.ref
-            AND e.outcome_index = ((x.position >> 24) & 65535)::integer)
+         (SELECT e.id FROM execution_outcomes_ids e WHERE e.tx_block_height = x.block_height - (x.position >> 40)
+            AND e.tx_index = x.ref AND e.outcome_index = ((x.position >> 24) & 65535)::integer)
        ELSE '' END AS ref_id,
        CASE WHEN x.kind IN ('ft', 'nft', 'mt') THEN (((x.position >> 16) & 255) << 32) | (x.position & 65535)
        ELSE x.position END AS position,
-       x.source_height, o.name AS other_account_id, c.name AS contract_id, x.amount
+       CASE WHEN x.kind IN ('ft', 'nft', 'mt') THEN x.block_height - (x.position >> 40) ELSE x.block_height END
+         AS source_height,
+       o.name AS other_account_id, c.name AS contract_id, x.amount
 FROM account_activity_ids x
 LEFT JOIN accounts a ON a.id = x.account
 LEFT JOIN accounts o ON o.id = x.other_account
@@ -75,15 +108,33 @@ AS $$ SELECT e.id FROM execution_outcomes_ids e
       WHERE e.tx_block_height = tx_height AND e.tx_index = $2 AND e.outcome_index = $3 $$;
 -- +goose StatementEnd
 
-DELETE FROM account_activity_ids
-WHERE kind IN ('ft', 'nft', 'mt') AND pg_temp.outcome_id(source_height, ref, ((position >> 24) & 65535)::integer) IS NULL;
-
-ALTER TABLE account_activity_ids
-    ALTER COLUMN ref TYPE text USING CASE WHEN kind IN ('ft', 'nft', 'mt')
-        THEN pg_temp.outcome_id(source_height, ref, ((position >> 24) & 65535)::integer) ELSE '' END,
-    ALTER COLUMN position TYPE bigint USING CASE WHEN kind IN ('ft', 'nft', 'mt')
-        THEN (((position >> 16) & 255) << 32) | (position & 65535) ELSE position END;
-ALTER TABLE account_activity_ids RENAME COLUMN ref TO ref_id;
+-- The table as 00018 left it, made anew.
+CREATE TABLE account_activity_refs (
+    account       integer NOT NULL,
+    block_height  bigint NOT NULL,
+    kind          activity_kind NOT NULL,
+    ref_id        text NOT NULL,
+    position      bigint NOT NULL,
+    source_height bigint NOT NULL,
+    other_account integer,
+    contract      integer,
+    amount        numeric(39,0)
+);
+INSERT INTO account_activity_refs
+SELECT x.account, x.block_height, x.kind, r.ref_id, r.position, x.source_height, x.other_account, x.contract, x.amount
+FROM (SELECT a.*, CASE WHEN a.kind IN ('ft', 'nft', 'mt') THEN a.block_height - (a.position >> 40) ELSE a.block_height END
+             AS source_height FROM account_activity_ids a) x,
+     LATERAL (SELECT CASE WHEN x.kind IN ('ft', 'nft', 'mt')
+                     THEN pg_temp.outcome_id(x.source_height, x.ref, ((x.position >> 24) & 65535)::integer) ELSE '' END
+                     AS ref_id,
+                     CASE WHEN x.kind IN ('ft', 'nft', 'mt') THEN (((x.position >> 16) & 255) << 32) | (x.position & 65535)
+                     ELSE x.position END AS position) r
+WHERE r.ref_id IS NOT NULL; -- a token row whose outcome row is gone
+DROP TABLE account_activity_ids;
+ALTER TABLE account_activity_refs RENAME TO account_activity_ids;
+ALTER TABLE account_activity_ids ADD CONSTRAINT account_activity_pkey
+    PRIMARY KEY (account, block_height, kind, ref_id, position);
+CREATE INDEX account_activity_source_height_idx ON account_activity_ids USING brin (source_height);
 
 -- The view as 00018 made it.
 CREATE VIEW account_activity AS

@@ -72,7 +72,7 @@ var (
 		"block_height", "contract", "version", "event", "item_index"}
 	ftEventColumns    = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "account", "other_account", "delta_amount", "memo")
 	tokenEventColumns = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "token_index", "token_id", "account", "other_account", "delta_amount", "authorized_id", "memo")
-	activityColumns   = []string{"account", "block_height", "kind", "ref", "position", "source_height", "other_account", "contract", "amount"}
+	activityColumns   = []string{"account", "block_height", "kind", "ref", "position", "other_account", "contract", "amount"}
 )
 
 // explorerTables are the tables Commit writes when events are on, after
@@ -88,7 +88,7 @@ var explorerTables = []table{
 		rows: func(r *rowSet) [][]any { return r.ex.nftEvents }, columns: tokenEventColumns},
 	{name: "mt_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
 		rows: func(r *rowSet) [][]any { return r.ex.mtEvents }, columns: tokenEventColumns},
-	{name: "account_activity_ids", heightColumn: "source_height", conflict: "ON CONFLICT DO NOTHING", named: true,
+	{name: "account_activity_ids", heightColumn: activitySourceHeight, conflict: "ON CONFLICT DO NOTHING", named: true,
 		rows: func(r *rowSet) [][]any { return r.ex.activity }, columns: activityColumns},
 }
 
@@ -97,8 +97,8 @@ var explorerTables = []table{
 func activityPosition(shard int32, index int) int64 { return int64(shard)<<32 | int64(index) }
 
 // Token event activity rows name their event by place (migration 00021):
-// ref is the status's index_in_block at source_height (the transaction's
-// block), and position packs the blocks from the transaction to the
+// ref is the status's index_in_block in the transaction's block, and
+// position packs the blocks from the transaction to the
 // execution (delay), the outcome's place in the status, the log's place in
 // the outcome and the event's among the log's rows, each in a field of
 // its own: the primary key stays unique (two transactions of different
@@ -111,6 +111,11 @@ const (
 	eventLogShift     = 16 // 8 bits
 	eventIndexBits    = 16
 )
+
+// activitySourceHeight is the block whose commit wrote an activity row
+// (a token row's transaction's: its block_height less its delay), which a
+// rewrite of a range deletes by (a BRIN index on it, migration 00021).
+const activitySourceHeight = `(CASE WHEN kind IN ('ft', 'nft', 'mt') THEN block_height - (position >> 40) ELSE block_height END)`
 
 // errEventPlace says a token event's place does not fit an activity row.
 var errEventPlace = errors.New("event place out of the activity position's range")
@@ -140,13 +145,13 @@ func (r *rowSet) addActivity(b *bundle.Bundle) {
 		for i, tx := range c.View.Transactions {
 			pos := activityPosition(shard, i)
 			r.ex.activity = append(r.ex.activity,
-				[]any{accountName(tx.SignerID), height, ActivityTxSigner, int32(0), pos, height, accountName(tx.ReceiverID), nil, nil},
-				[]any{accountName(tx.ReceiverID), height, ActivityTxReceiver, int32(0), pos, height, accountName(tx.SignerID), nil, nil})
+				[]any{accountName(tx.SignerID), height, ActivityTxSigner, int32(0), pos, accountName(tx.ReceiverID), nil, nil},
+				[]any{accountName(tx.ReceiverID), height, ActivityTxReceiver, int32(0), pos, accountName(tx.SignerID), nil, nil})
 		}
 		for i, rc := range c.View.Receipts {
 			if rc.Receipt.Action != nil {
 				r.ex.activity = append(r.ex.activity, []any{accountName(rc.ReceiverID), height, ActivityReceipt, int32(0),
-					activityPosition(shard, i), height, accountName(rc.PredecessorID), nil, nil})
+					activityPosition(shard, i), accountName(rc.PredecessorID), nil, nil})
 			}
 		}
 	}
@@ -230,7 +235,7 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, 
 				r.ex.unplaced = append(r.ex.unplaced, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: li, err: err})
 				continue
 			}
-			r.ex.activity = append(r.ex.activity, []any{account, height, kind, txIndex, pos, txHeight, other, contract, amount})
+			r.ex.activity = append(r.ex.activity, []any{account, height, kind, txIndex, pos, other, contract, amount})
 		}
 	}
 }
@@ -261,7 +266,7 @@ func (r *rowSet) finishExplorer() {
 		if a[3] != nil {
 			amount = a[3]
 		}
-		r.ex.activity = append(r.ex.activity, []any{a[0], height, ActivityBalance, int32(0), int64(0), height, nil, nil, amount})
+		r.ex.activity = append(r.ex.activity, []any{a[0], height, ActivityBalance, int32(0), int64(0), nil, nil, amount})
 	}
 }
 

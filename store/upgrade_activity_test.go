@@ -34,28 +34,29 @@ const activityRefRowsRead = `SELECT row(a.*)::text FROM account_activity a ORDER
 
 // TestActivityRowsNameTheirPlacesAndBack: migration 21 turns the
 // activity's ref_id into an integer ref, a token row's transaction index,
-// and packs its delay and outcome, log and event places into position;
-// the view reads every row and column as before (the receipt id from the
-// outcome's row); the down migration puts the receipt ids back.
+// packs its delay and outcome, log and event places into position, and
+// drops source_height; the view reads every row and column as before (the
+// receipt id from the outcome's row, source_height from the delay); the
+// down migration puts the receipt ids and source_height back.
 func TestActivityRowsNameTheirPlacesAndBack(t *testing.T) {
 	t.Parallel()
 	columns := `SELECT attname::text || ' ' || format_type(atttypid, atttypmod) FROM pg_attribute
 		WHERE attrelid = 'account_activity_ids'::regclass AND attnum > 0 AND NOT attisdropped
-		  AND attname IN ('ref', 'ref_id', 'position') ORDER BY attname`
+		  AND attname IN ('ref', 'ref_id', 'position', 'source_height') ORDER BY attname`
 	keyColumns := `SELECT substr(pg_get_constraintdef(oid), 13) FROM pg_constraint
 		WHERE conrelid = 'account_activity_ids'::regclass AND contype = 'p'`
 	pool := roundTrip(t, 21, activityRefRows, activityRefRowsRead, 10, func(pool *pgxpool.Pool) {
 		require.Equal(t, []string{"position bigint", "ref integer"}, rowList(t, pool, columns))
 		require.Equal(t, []string{"(account, block_height, kind, ref, \"position\")"}, rowList(t, pool, keyColumns))
 		require.Equal(t, []string{
-			"1 10 ft 0 2199040032768", // block 8's transaction, 2 blocks late, outcome 1
-			"1 10 ft 0 1099528404992", // block 9's, 1 block late
+			"1 10 ft 0 1099528404992", // block 9's transaction, 1 block late, outcome 1
+			"1 10 ft 0 2199040032768", // block 8's, 2 blocks late
 			"2 10 ft 0 2199040032769", // the transfer's second row
 			"2 9 mt 1 1099528536065",  // outcome 1 of transaction 1, log 2, event 1
 			"2 9 nft 0 1099545247747", // outcome 2, log 1, event 3
 		}, rowList(t, pool, `SELECT concat_ws(' ', account, block_height, kind, ref, position) FROM account_activity_ids
-			WHERE kind IN ('ft', 'nft', 'mt') ORDER BY account, block_height DESC, kind::text, source_height, position`))
+			WHERE kind IN ('ft', 'nft', 'mt') ORDER BY account, block_height DESC, kind::text, position`))
 	})
-	require.Equal(t, []string{"position bigint", "ref_id text"}, rowList(t, pool, columns))
+	require.Equal(t, []string{"position bigint", "ref_id text", "source_height bigint"}, rowList(t, pool, columns))
 	require.Equal(t, []string{"(account, block_height, kind, ref_id, \"position\")"}, rowList(t, pool, keyColumns))
 }
