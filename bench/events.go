@@ -61,12 +61,12 @@ func (e *benchEnv) lastBlock(ctx context.Context, h uint64) (uint64, error) {
 // showed (docs/database.md, "Token events and account activity"): the
 // account by its number (migration 00018), the other accounts' names
 // looked up for the page's rows only.
-const activityPageSQL = `SELECT block_height, kind, ref_id, position,
+const activityPageSQL = `SELECT block_height, kind, ref, position,
        (SELECT name FROM accounts WHERE id = a.other_account) AS other_account_id,
        (SELECT name FROM accounts WHERE id = a.contract) AS contract_id, amount
 FROM account_activity_ids a
-WHERE account = (SELECT id FROM accounts WHERE name = $1) AND (block_height, kind, ref_id, position) < ($2, $3, $4, $5)
-ORDER BY block_height DESC, kind DESC, ref_id DESC, position DESC
+WHERE account = (SELECT id FROM accounts WHERE name = $1) AND (block_height, kind, ref, position) < ($2, $3, $4, $5)
+ORDER BY block_height DESC, kind DESC, ref DESC, position DESC
 LIMIT 50`
 
 // events backfills --events-blocks heights with the explorer tables and
@@ -129,23 +129,24 @@ func (e *benchEnv) events(ctx context.Context) error {
 		depth := int64(frac * float64(r.total-50))
 		var (
 			height   int64
-			kind, id string
+			kind     string
+			ref      int32
 			position int64
 		)
 		// The cursor: the key of the row at that depth (not timed).
-		if err := conn.QueryRow(ctx, `SELECT block_height, kind, ref_id, position FROM account_activity_ids
-			WHERE account = (SELECT id FROM accounts WHERE name = $1) ORDER BY block_height DESC, kind DESC, ref_id DESC, position DESC OFFSET $2 LIMIT 1`, r.account, depth).
-			Scan(&height, &kind, &id, &position); err != nil {
+		if err := conn.QueryRow(ctx, `SELECT block_height, kind, ref, position FROM account_activity_ids
+			WHERE account = (SELECT id FROM accounts WHERE name = $1) ORDER BY block_height DESC, kind DESC, ref DESC, position DESC OFFSET $2 LIMIT 1`, r.account, depth).
+			Scan(&height, &kind, &ref, &position); err != nil {
 			return fmt.Errorf("cursor at depth %d: %w", depth, err)
 		}
 		if depth == 0 { // the first page: no cursor yet, above every height
 			// (kind stays a label of activity_kind: '' is not one).
-			height, id, position = 1<<62, "", 0
+			height, ref, position = 1<<62, 0, 0
 		}
 		var took []time.Duration
 		for range 200 {
 			began := time.Now()
-			rows, err := conn.Query(ctx, activityPageSQL, r.account, height, kind, id, position)
+			rows, err := conn.Query(ctx, activityPageSQL, r.account, height, kind, ref, position)
 			if err != nil {
 				return fmt.Errorf("activity page: %w", err)
 			}
@@ -165,7 +166,7 @@ func (e *benchEnv) events(ctx context.Context) error {
 		slices.Sort(took)
 		r.pages = append(r.pages, pageDepth{depth: depth, p50: took[len(took)/2], p99: took[len(took)*99/100]})
 		if frac == 0.5 {
-			r.plan, r.oneScan, err = explainPage(ctx, conn.Conn(), r.account, height, kind, id, position)
+			r.plan, r.oneScan, err = explainPage(ctx, conn.Conn(), r.account, height, kind, ref, position)
 			if err != nil {
 				return err
 			}

@@ -33,8 +33,9 @@
 //     the views read them from execution_outcomes, transaction_statuses
 //     and blocks (migration 00019).
 //     account_activity is keyed by account (one range scan per page) and
-//     rewritten by source_height. UpdateTxStatus replaces a transaction's
-//     events and adds their activity.
+//     rewritten by its source height, computed (migration 00021: a token
+//     row names its event by its delay and places, not its receipt id).
+//     UpdateTxStatus replaces a transaction's events and their activity.
 //   - The state history, activity and token event tables hold account ids
 //     as numbers (accounts.go, migration 00018): their rows are in
 //     <table>_ids, and views with the tables' names give the names back. A

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -19,13 +20,13 @@ import (
 
 // Kinds of account_activity rows.
 const (
-	ActivityTxSigner   = "tx_signer"   // signed a transaction (ref_id '': position names it)
-	ActivityTxReceiver = "tx_receiver" // received a transaction (ref_id '': position names it)
-	ActivityReceipt    = "receipt"     // received an action receipt (ref_id '': position names it)
-	ActivityFT         = "ft"          // a row of ft_events (ref_id: the receipt id)
+	ActivityTxSigner   = "tx_signer"   // signed a transaction (ref 0: position names it)
+	ActivityTxReceiver = "tx_receiver" // received a transaction (ref 0: position names it)
+	ActivityReceipt    = "receipt"     // received an action receipt (ref 0: position names it)
+	ActivityFT         = "ft"          // a row of ft_events (ref, position: its outcome's and event's places)
 	ActivityNFT        = "nft"         // a row of nft_events
 	ActivityMT         = "mt"          // a row of mt_events
-	ActivityBalance    = "balance"     // the account changed in the block (ref_id ''): account_history
+	ActivityBalance    = "balance"     // the account changed in the block (ref 0, position 0): account_history
 )
 
 // NotifyChannel is the PostgreSQL channel every commit notifies, with
@@ -41,6 +42,9 @@ type explorerRows struct {
 	// outcomes are the outcomes noted whose logs addEvents has not parsed
 	// yet.
 	outcomes []eventOutcome
+	// unplaced are the token events whose place does not fit an activity
+	// row's position (eventPosition): they have no activity row.
+	unplaced []malformedLog
 	// parsed are the outcomes whose logs were parsed, by transaction
 	// height and receipt id: should a status list an outcome twice (the
 	// simulator's did, before promiseID), its events count once.
@@ -68,7 +72,7 @@ var (
 		"block_height", "contract", "version", "event", "item_index"}
 	ftEventColumns    = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "account", "other_account", "delta_amount", "memo")
 	tokenEventColumns = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "token_index", "token_id", "account", "other_account", "delta_amount", "authorized_id", "memo")
-	activityColumns   = []string{"account", "block_height", "kind", "ref_id", "position", "source_height", "other_account", "contract", "amount"}
+	activityColumns   = []string{"account", "block_height", "kind", "ref", "position", "other_account", "contract", "amount"}
 )
 
 // explorerTables are the tables Commit writes when events are on, after
@@ -84,7 +88,7 @@ var explorerTables = []table{
 		rows: func(r *rowSet) [][]any { return r.ex.nftEvents }, columns: tokenEventColumns},
 	{name: "mt_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
 		rows: func(r *rowSet) [][]any { return r.ex.mtEvents }, columns: tokenEventColumns},
-	{name: "account_activity_ids", heightColumn: "source_height", conflict: "ON CONFLICT DO NOTHING", named: true,
+	{name: "account_activity_ids", heightColumn: activitySourceHeight, conflict: "ON CONFLICT DO NOTHING", named: true,
 		rows: func(r *rowSet) [][]any { return r.ex.activity }, columns: activityColumns},
 }
 
@@ -92,10 +96,45 @@ var explorerTables = []table{
 // block.
 func activityPosition(shard int32, index int) int64 { return int64(shard)<<32 | int64(index) }
 
+// Token event activity rows name their event by place (migration 00021):
+// ref is the status's index_in_block in the transaction's block, and
+// position packs the blocks from the transaction to the
+// execution (delay), the outcome's place in the status, the log's place in
+// the outcome and the event's among the log's rows, each in a field of
+// its own: the primary key stays unique (two transactions of different
+// blocks may have the same index) in 8 bytes. The limits are far above
+// the protocol's: 100 logs an outcome, 16 KiB of logs (fewer than 2¹³
+// rows), outcomes bounded by a transaction's gas.
+const (
+	eventDelayShift   = 40 // 23 bits: up to ~8.4 million blocks late
+	eventOutcomeShift = 24 // 16 bits
+	eventLogShift     = 16 // 8 bits
+	eventIndexBits    = 16
+)
+
+// activitySourceHeight is the block whose commit wrote an activity row
+// (a token row's transaction's: its block_height less its delay), which a
+// rewrite of a range deletes by (a BRIN index on it, migration 00021).
+const activitySourceHeight = `(CASE WHEN kind IN ('ft', 'nft', 'mt') THEN block_height - (position >> 40) ELSE block_height END)`
+
+// errEventPlace says a token event's place does not fit an activity row.
+var errEventPlace = errors.New("event place out of the activity position's range")
+
+// eventPosition is the activity position of the event at index of the log
+// at logIndex of the outcome at outcome of its status, executed delay
+// blocks after its transaction.
+func eventPosition(delay int64, outcome int32, logIndex, index int) (int64, error) {
+	if delay < 0 || delay >= 1<<(63-eventDelayShift) || outcome < 0 || outcome >= 1<<(eventDelayShift-eventOutcomeShift) ||
+		logIndex >= 1<<(eventOutcomeShift-eventLogShift) || index >= 1<<eventIndexBits {
+		return 0, fmt.Errorf("%w: delay %d, outcome %d, log %d, event %d", errEventPlace, delay, outcome, logIndex, index)
+	}
+	return delay<<eventDelayShift | int64(outcome)<<eventOutcomeShift | int64(logIndex)<<eventLogShift | int64(index), nil
+}
+
 // addActivity records a bundle's transactions for their signer and their
-// receiver, and its action receipts for their receiver. Their ref_id is ”
-// (migration 00015): the block height and position name the transactions
-// or receipts row that holds the hash.
+// receiver, and its action receipts for their receiver. Their ref is 0
+// (migration 00015 made it ” and 00021 an integer): the block height and
+// position name the transactions or receipts row that holds the hash.
 func (r *rowSet) addActivity(b *bundle.Bundle) {
 	if !r.events {
 		return
@@ -106,13 +145,13 @@ func (r *rowSet) addActivity(b *bundle.Bundle) {
 		for i, tx := range c.View.Transactions {
 			pos := activityPosition(shard, i)
 			r.ex.activity = append(r.ex.activity,
-				[]any{accountName(tx.SignerID), height, ActivityTxSigner, "", pos, height, accountName(tx.ReceiverID), nil, nil},
-				[]any{accountName(tx.ReceiverID), height, ActivityTxReceiver, "", pos, height, accountName(tx.SignerID), nil, nil})
+				[]any{accountName(tx.SignerID), height, ActivityTxSigner, int32(0), pos, accountName(tx.ReceiverID), nil, nil},
+				[]any{accountName(tx.ReceiverID), height, ActivityTxReceiver, int32(0), pos, accountName(tx.SignerID), nil, nil})
 		}
 		for i, rc := range c.View.Receipts {
 			if rc.Receipt.Action != nil {
-				r.ex.activity = append(r.ex.activity, []any{accountName(rc.ReceiverID), height, ActivityReceipt, "",
-					activityPosition(shard, i), height, accountName(rc.PredecessorID), nil, nil})
+				r.ex.activity = append(r.ex.activity, []any{accountName(rc.ReceiverID), height, ActivityReceipt, int32(0),
+					activityPosition(shard, i), accountName(rc.PredecessorID), nil, nil})
 			}
 		}
 	}
@@ -191,8 +230,12 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, 
 				r.ex.mtEvents = append(r.ex.mtEvents, append(key, int32(e.TokenIndex), e.TokenID, account, other,
 					amount, e.AuthorizedID, e.Memo))
 			}
-			r.ex.activity = append(r.ex.activity, []any{account, height, kind, o.ID, int64(li)<<32 | int64(e.Index),
-				txHeight, other, contract, amount})
+			pos, err := eventPosition(height-txHeight, index, li, e.Index)
+			if err != nil {
+				r.ex.unplaced = append(r.ex.unplaced, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: li, err: err})
+				continue
+			}
+			r.ex.activity = append(r.ex.activity, []any{account, height, kind, txIndex, pos, other, contract, amount})
 		}
 	}
 }
@@ -223,18 +266,31 @@ func (r *rowSet) finishExplorer() {
 		if a[3] != nil {
 			amount = a[3]
 		}
-		r.ex.activity = append(r.ex.activity, []any{a[0], height, ActivityBalance, "", int64(0), height, nil, nil, amount})
+		r.ex.activity = append(r.ex.activity, []any{a[0], height, ActivityBalance, int32(0), int64(0), nil, nil, amount})
 	}
 }
 
+// clearTxEventsSQL deletes the token events of the status at $2 of the
+// block at $1 from the table %[1]s and their activity rows (kind %[2]s),
+// found by key: a newer answer may list an outcome at another place (a
+// receipt's outcome before those of the receipts an earlier one made), so
+// its events' activity rows would be named otherwise.
+const clearTxEventsSQL = `WITH gone AS (
+    DELETE FROM %[1]s WHERE tx_block_height = $1 AND tx_index = $2
+    RETURNING account, block_height, outcome_index, log_index, event_index)
+DELETE FROM account_activity_ids a USING gone g
+WHERE a.account = g.account AND a.block_height = g.block_height AND a.kind = '%[2]s' AND a.ref = $2
+  AND a.position = ((g.block_height - $1) << 40) | (g.outcome_index::bigint << 24) | (g.log_index::bigint << 16)
+      | g.event_index`
+
 // replaceTxEvents replaces the token events of the status at txIndex of
-// the block at txHeight (a newer answer lists more outcomes) and adds their
+// the block at txHeight (a newer answer lists more outcomes) and their
 // activity; ids hold the numbers of the rows' accounts.
 func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHeight int64, txIndex int32, rows *rowSet, ids accountIDs) error {
+	kinds := map[string]string{"ft_events_ids": ActivityFT, "nft_events_ids": ActivityNFT, "mt_events_ids": ActivityMT}
 	for _, t := range explorerTables {
-		if t.heightColumn == "tx_block_height" {
-			q := fmt.Sprintf("DELETE FROM %s WHERE tx_block_height = $1 AND tx_index = $2", t.name)
-			if _, err := tx.Exec(ctx, q, txHeight, txIndex); err != nil {
+		if kind, ok := kinds[t.name]; ok {
+			if _, err := tx.Exec(ctx, fmt.Sprintf(clearTxEventsSQL, t.name, kind), txHeight, txIndex); err != nil {
 				return fmt.Errorf("clear %s of status %d of block %d: %w", t.name, txIndex, txHeight, err)
 			}
 		}
@@ -263,10 +319,15 @@ func notifyCommit(ctx context.Context, tx pgx.Tx, cursor string, first int64, c 
 	return nil
 }
 
-// logMalformed logs each event log skipped as malformed.
+// logMalformed logs each event log skipped as malformed and each token
+// event left without an activity row.
 func (s *Store) logMalformed(ex *explorerRows) {
 	for _, m := range ex.malformed {
 		s.logger.Warn("malformed event log skipped", "receipt_id", m.receiptID, "contract_id", m.contractID,
+			"log_index", m.logIndex, "error", m.err)
+	}
+	for _, m := range ex.unplaced {
+		s.logger.Warn("token event has no activity row", "receipt_id", m.receiptID, "contract_id", m.contractID,
 			"log_index", m.logIndex, "error", m.err)
 	}
 }

@@ -228,6 +228,38 @@ func TestUpdatedStatusAddsItsEvents(t *testing.T) {
 	require.Equal(t, 6, count(t, s, "ft_events"))
 }
 
+// TestUpdatedStatusMovesItsEventsActivity: a newer status may list an
+// outcome at another place (the outcomes of receipts an earlier one made
+// before it); the activity rows of its events, named by that place
+// (migration 00021), move with it, none left at the old place.
+func TestUpdatedStatusMovesItsEventsActivity(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 3})
+	full := eventBatch(t, c, 1, 3)
+	partial := eventBatch(t, c, 1, 3)
+	// Block 2's first status lists its events' outcome first, at place 1;
+	// the full one lists it after the receipt before it, at place 2.
+	st := &partial[1].TxStatuses[0]
+	var view near.FinalExecutionOutcomeView
+	require.NoError(t, json.Unmarshal(st.JSON, &view))
+	require.Equal(t, "token.near", view.ReceiptsOutcome[1].Outcome.ExecutorID)
+	view.ReceiptsOutcome = view.ReceiptsOutcome[1:2]
+	view.FinalExecutionStatus = "EXECUTED"
+	st.JSON, _ = json.Marshal(view)
+	_, err := s.Commit(ctx, partial)
+	require.NoError(t, err)
+
+	ref := bundle.TxRef{TxHash: st.TxHash, SignerID: st.SignerID, Height: 2}
+	require.NoError(t, s.UpdateTxStatus(ctx, ref, full[1].TxStatuses[0]))
+	other := storetest.NewStore(t)
+	_, err = other.Commit(ctx, full)
+	require.NoError(t, err)
+	require.Equal(t, archiveSums(t, other), archiveSums(t, s))
+	require.Equal(t, count(t, other, "account_activity"), count(t, s, "account_activity"))
+}
+
 func TestEveryCommitNotifiesItsBlocks(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -287,14 +319,14 @@ func TestEveryCommitNotifiesItsBlocks(t *testing.T) {
 // activityPageSQL is docs/database.md's page query (the joins naming its
 // rows' hashes left out) as a prepared statement: the account by name,
 // the cursor's key.
-const activityPageSQL = `PREPARE activity_page(text, bigint, activity_kind, text, bigint) AS
-SELECT a.block_height, a.kind, a.ref_id, a.position,
+const activityPageSQL = `PREPARE activity_page(text, bigint, activity_kind, integer, bigint) AS
+SELECT a.block_height, a.kind, a.ref, a.position,
        (SELECT name FROM accounts WHERE id = a.other_account) AS other_account_id,
        (SELECT name FROM accounts WHERE id = a.contract) AS contract_id, a.amount
 FROM account_activity_ids a
 WHERE a.account = (SELECT id FROM accounts WHERE name = $1)
-  AND (a.block_height, a.kind, a.ref_id, a.position) < ($2, $3, $4, $5)
-ORDER BY a.block_height DESC, a.kind DESC, a.ref_id DESC, a.position DESC
+  AND (a.block_height, a.kind, a.ref, a.position) < ($2, $3, $4, $5)
+ORDER BY a.block_height DESC, a.kind DESC, a.ref DESC, a.position DESC
 LIMIT 50`
 
 // TestActivityPageIsOneIndexScan: an account's activity page, in the
@@ -315,13 +347,13 @@ func TestActivityPageIsOneIndexScan(t *testing.T) {
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, activityPageSQL)
 	require.NoError(t, err)
-	plan := strings.Join(rowList(t, conn, `EXPLAIN EXECUTE activity_page('bob.near', 120, 'tx_receiver', '', 0)`), "\n")
+	plan := strings.Join(rowList(t, conn, `EXPLAIN EXECUTE activity_page('bob.near', 120, 'tx_receiver', 0, 0)`), "\n")
 	require.Contains(t, plan, "Index Scan Backward using account_activity_pkey", plan)
 	require.NotContains(t, plan, "Sort", plan)
 	require.Contains(t, plan, "Limit", plan)
 
 	pageRows := func(account string) int {
-		rows, err := conn.Query(ctx, fmt.Sprintf(`EXECUTE activity_page('%s', 120, 'tx_receiver', '', 0)`, account),
+		rows, err := conn.Query(ctx, fmt.Sprintf(`EXECUTE activity_page('%s', 120, 'tx_receiver', 0, 0)`, account),
 			pgx.QueryExecModeSimpleProtocol)
 		require.NoError(t, err)
 		n := 0

@@ -32,7 +32,7 @@ func (s *Store) PendingTxStatuses(ctx context.Context, maxHeight uint64, limit i
 // kept compact when its stored chunk holds its transaction, as a commit
 // keeps it.
 func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.TxStatus) error {
-	var malformed []malformedLog
+	var skipped explorerRows // the event logs and activity rows not written, logged after
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var (
 			height int64
@@ -64,7 +64,7 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 			return err
 		}
 		rows.addEvents()
-		malformed = rows.ex.malformed
+		skipped.malformed, skipped.unplaced = rows.ex.malformed, rows.ex.unplaced
 		if _, err := tx.Exec(ctx, `DELETE FROM execution_outcomes_ids WHERE tx_block_height = $1 AND tx_index = $2`,
 			height, index); err != nil {
 			return fmt.Errorf("clear outcomes of %s: %w", ref.TxHash, err)
@@ -102,6 +102,6 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 	if err != nil {
 		return fmt.Errorf("update status of tx %s: %w", ref.TxHash, err)
 	}
-	s.logMalformed(&explorerRows{malformed: malformed})
+	s.logMalformed(&skipped)
 	return nil
 }

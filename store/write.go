@@ -16,8 +16,9 @@ type table struct {
 	name    string
 	columns []string
 	rows    func(*rowSet) [][]any
-	// heightColumn, when set, is deleted over the batch's height range
-	// before the rows are copied (re-indexed heights).
+	// heightColumn, when set, is the column (or expression) deleted over
+	// the batch's height range before the rows are copied (re-indexed
+	// heights).
 	heightColumn string
 	// conflict, when set, loads through a temporary table and this
 	// ON CONFLICT clause instead of a plain COPY.
