@@ -37,6 +37,9 @@ const NotifyChannel = "nearline_blocks"
 // explorerRows are the explorer tables' rows of a batch.
 type explorerRows struct {
 	ftEvents, nftEvents, mtEvents, activity [][]any
+	// balances are the balance activity of the batch's account history
+	// rows, added to activity after the token events.
+	balances [][]any
 	// malformed are the event logs skipped, for the log and CommitStats.
 	malformed []malformedLog
 	// outcomes are the outcomes noted whose logs addEvents has not parsed
@@ -260,13 +263,16 @@ func (r *rowSet) finishExplorer() {
 		return
 	}
 	r.addEvents()
-	for _, a := range r.accounts {
-		height := a[1].(int64)
-		var amount any
-		if a[3] != nil {
-			amount = a[3]
-		}
-		r.ex.activity = append(r.ex.activity, []any{a[0], height, ActivityBalance, int32(0), int64(0), nil, nil, amount})
+	r.ex.activity = append(r.ex.activity, r.ex.balances...)
+	r.ex.balances = nil
+}
+
+// addBalanceActivity records that an account changed at height, with its
+// balance after (NULL when it was deleted); finishExplorer adds these
+// rows after the token events'.
+func (r *rowSet) addBalanceActivity(account any, height int64, amount any) {
+	if r.events {
+		r.ex.balances = append(r.ex.balances, []any{account, height, ActivityBalance, int32(0), int64(0), nil, nil, amount})
 	}
 }
 

@@ -177,6 +177,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 	switch key.kind {
 	case "account":
 		row := []any{accountName(key.accountID), height, deleted, nil, nil, nil, nil, nil, nil, nil, nil}
+		var amount any // NULL for a deletion
 		if !deleted {
 			if ch.Account == nil {
 				return fmt.Errorf("account_update of %s at %d without account", key.accountID, height)
@@ -197,10 +198,12 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 					globalHash = &id.CodeHash
 				}
 			}
-			row = []any{accountName(key.accountID), height, false, numeric(a.Amount), numeric(a.Locked), a.CodeHash,
+			amount = numeric(a.Amount)
+			row = []any{accountName(key.accountID), height, false, amount, numeric(a.Locked), a.CodeHash,
 				int64(a.StorageUsage), int64(a.StoragePaidAt), extra, globalHash, globalAccount}
 		}
 		r.accounts = append(r.accounts, row)
+		r.addBalanceActivity(accountName(key.accountID), height, amount)
 	case "access_key":
 		var nonce, permission, extra any // NULL for a deletion
 		if !deleted {
