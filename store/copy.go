@@ -123,7 +123,7 @@ func appendCopyValue(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, erro
 		return appendNull(buf), nil
 	case int64:
 		if oid == pgtype.Int8OID {
-			return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(buf, 8), uint64(v)), nil
+			return appendInt8(binary.BigEndian.AppendUint32(buf, 8), v), nil
 		}
 	case *int64:
 		if v == nil {
@@ -134,7 +134,7 @@ func appendCopyValue(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, erro
 		}
 	case int32:
 		if oid == pgtype.Int4OID {
-			return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(buf, 4), uint32(v)), nil
+			return appendInt4(binary.BigEndian.AppendUint32(buf, 4), v), nil
 		}
 	case int16:
 		if oid == pgtype.Int2OID {
@@ -150,10 +150,10 @@ func appendCopyValue(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, erro
 		}
 	case string:
 		if textLike(m, oid) {
-			return append(binary.BigEndian.AppendUint32(buf, uint32(len(v))), v...), nil
+			return appendBytes(buf, v), nil
 		}
 		if oid == pgtype.JSONBOID {
-			return append(append(binary.BigEndian.AppendUint32(buf, uint32(len(v)+1)), 1), v...), nil
+			return appendJSONB(buf, v), nil
 		}
 	case *string:
 		if v == nil {
@@ -167,59 +167,42 @@ func appendCopyValue(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, erro
 			return appendNull(buf), nil
 		}
 		if oid == pgtype.ByteaOID || oid == pgtype.TextOID || oid == pgtype.JSONOID {
-			return append(binary.BigEndian.AppendUint32(buf, uint32(len(v))), v...), nil
+			return appendBytes(buf, v), nil
 		}
 	case json.RawMessage:
 		if v == nil {
 			return appendNull(buf), nil
 		}
 		if oid == pgtype.JSONOID || oid == pgtype.TextOID {
-			return append(binary.BigEndian.AppendUint32(buf, uint32(len(v))), v...), nil
+			return appendBytes(buf, v), nil
 		}
 		if oid == pgtype.JSONBOID {
-			return append(append(binary.BigEndian.AppendUint32(buf, uint32(len(v)+1)), 1), v...), nil
+			return appendJSONB(buf, v), nil
 		}
 	case []string:
 		if oid == pgtype.TextArrayOID {
-			return appendArray(buf, pgtype.TextOID, v, func(b []byte, s string) ([]byte, bool) { return append(b, s...), true }), nil
+			return appendArray(buf, pgtype.TextOID, v, always(appendText)), nil
 		}
 	case []*string:
 		if oid == pgtype.TextArrayOID {
-			return appendArray(buf, pgtype.TextOID, v, func(b []byte, s *string) ([]byte, bool) {
-				if s == nil {
-					return b, false
-				}
-				return append(b, *s...), true
-			}), nil
+			return appendArray(buf, pgtype.TextOID, v, unlessNil(appendText)), nil
 		}
 	case []int32:
 		if oid == pgtype.Int4ArrayOID {
-			return appendArray(buf, pgtype.Int4OID, v, func(b []byte, n int32) ([]byte, bool) {
-				return binary.BigEndian.AppendUint32(b, uint32(n)), true
-			}), nil
+			return appendArray(buf, pgtype.Int4OID, v, always(appendInt4)), nil
 		}
 	case []*int32:
 		if oid == pgtype.Int4ArrayOID {
-			return appendArray(buf, pgtype.Int4OID, v, func(b []byte, n *int32) ([]byte, bool) {
-				if n == nil {
-					return b, false
-				}
-				return binary.BigEndian.AppendUint32(b, uint32(*n)), true
-			}), nil
+			return appendArray(buf, pgtype.Int4OID, v, unlessNil(appendInt4)), nil
 		}
 	case []*int64:
 		if oid == pgtype.Int8ArrayOID {
-			return appendArray(buf, pgtype.Int8OID, v, func(b []byte, n *int64) ([]byte, bool) {
-				if n == nil {
-					return b, false
-				}
-				return binary.BigEndian.AppendUint64(b, uint64(*n)), true
-			}), nil
+			return appendArray(buf, pgtype.Int8OID, v, unlessNil(appendInt8)), nil
 		}
 	case time.Time:
 		if oid == pgtype.TimestamptzOID {
 			us := v.Unix()*1_000_000 + int64(v.Nanosecond())/1000 - microsFromUnixToY2K
-			return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(buf, 8), uint64(us)), nil
+			return appendInt8(binary.BigEndian.AppendUint32(buf, 8), us), nil
 		}
 	}
 	// As pgx's CopyFrom: the type map's encoding, a nil one being NULL.
@@ -263,6 +246,38 @@ func appendArray[T any](buf []byte, elemOID uint32, items []T, elem func([]byte,
 	}
 	binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
 	return buf
+}
+
+// appendBytes appends text, JSON or bytea: its length and its bytes.
+func appendBytes[T ~string | ~[]byte](buf []byte, v T) []byte {
+	return append(binary.BigEndian.AppendUint32(buf, uint32(len(v))), v...)
+}
+
+// appendJSONB appends JSON for a jsonb column: its length, the format
+// version 1, its text.
+func appendJSONB[T ~string | ~[]byte](buf []byte, v T) []byte {
+	return append(append(binary.BigEndian.AppendUint32(buf, uint32(len(v)+1)), 1), v...)
+}
+
+// The bytes of an array's elements, without their length.
+func appendText(b []byte, s string) []byte { return append(b, s...) }
+func appendInt4(b []byte, n int32) []byte  { return binary.BigEndian.AppendUint32(b, uint32(n)) }
+func appendInt8(b []byte, n int64) []byte  { return binary.BigEndian.AppendUint64(b, uint64(n)) }
+
+// always makes an element encoder of appendArray that never says NULL.
+func always[T any](f func([]byte, T) []byte) func([]byte, T) ([]byte, bool) {
+	return func(b []byte, v T) ([]byte, bool) { return f(b, v), true }
+}
+
+// unlessNil makes an element encoder of appendArray for pointers: a nil
+// one is NULL.
+func unlessNil[T any](f func([]byte, T) []byte) func([]byte, *T) ([]byte, bool) {
+	return func(b []byte, v *T) ([]byte, bool) {
+		if v == nil {
+			return b, false
+		}
+		return f(b, *v), true
+	}
 }
 
 func appendNull(buf []byte) []byte { return binary.BigEndian.AppendUint32(buf, 0xffffffff) }
