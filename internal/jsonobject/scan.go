@@ -125,11 +125,7 @@ func skipValue(b []byte, i int, l layout, depth int) (int, error) {
 			if err := nest(i, depth+len(stack)); err != nil {
 				return 0, err
 			}
-			closing := byte(']')
-			if c == '{' {
-				closing = '}'
-			}
-			next, empty, err := enter(b, i, l, c, closing, "")
+			next, empty, err := enter(b, i, l, c, closer(c), "")
 			if err != nil {
 				return 0, err
 			}
@@ -170,11 +166,7 @@ func skipValue(b []byte, i int, l layout, depth int) (int, error) {
 				return i, nil
 			}
 			open := stack[len(stack)-1]
-			closing := byte(']')
-			if open == '{' {
-				closing = '}'
-			}
-			next, done, err := afterValue(b, i, l, closing)
+			next, done, err := afterValue(b, i, l, closer(open))
 			if err != nil {
 				return 0, err
 			}
@@ -191,6 +183,14 @@ func skipValue(b []byte, i int, l layout, depth int) (int, error) {
 			break
 		}
 	}
+}
+
+// closer is the byte that closes a container opened by open, '{' or '['.
+func closer(open byte) byte {
+	if open == '{' {
+		return '}'
+	}
+	return ']'
 }
 
 // memberName passes the name of an object's member at b[i] and its ':',
