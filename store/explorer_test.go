@@ -196,33 +196,41 @@ func TestExplorerTablesCanBeTurnedOff(t *testing.T) {
 	}
 }
 
+// withPartialStatus commits chain 1-3 with the events on, block 2's first
+// status replaced by an EXECUTED one listing only the receipt outcomes
+// keep leaves; it returns the store, the full batch and that status's ref.
+func withPartialStatus(t *testing.T, keep func([]near.ExecutionOutcomeWithIDView) []near.ExecutionOutcomeWithIDView) (*store.Store, []bundle.Bundle, bundle.TxRef) {
+	t.Helper()
+	s := storetest.NewStore(t)
+	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 3})
+	full := eventBatch(t, c, 1, 3)
+	partial := eventBatch(t, c, 1, 3)
+	st := &partial[1].TxStatuses[0]
+	var view near.FinalExecutionOutcomeView
+	require.NoError(t, json.Unmarshal(st.JSON, &view))
+	view.ReceiptsOutcome = keep(view.ReceiptsOutcome)
+	view.FinalExecutionStatus = "EXECUTED"
+	st.JSON, _ = json.Marshal(view)
+	_, err := s.Commit(context.Background(), partial)
+	require.NoError(t, err)
+	return s, full, bundle.TxRef{TxHash: st.TxHash, SignerID: st.SignerID, Height: 2}
+}
+
 // TestUpdatedStatusAddsItsEvents: a status stored before all its receipts
 // ran gets the events of the rest when it is replaced.
 func TestUpdatedStatusAddsItsEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 3})
-	full := eventBatch(t, c, 1, 3)
-	partial := eventBatch(t, c, 1, 3)
 	// Block 2's first status lists only its first receipt's outcome.
-	st := &partial[1].TxStatuses[0]
-	var view near.FinalExecutionOutcomeView
-	require.NoError(t, json.Unmarshal(st.JSON, &view))
-	view.ReceiptsOutcome = view.ReceiptsOutcome[:1]
-	view.FinalExecutionStatus = "EXECUTED"
-	st.JSON, _ = json.Marshal(view)
-	_, err := s.Commit(ctx, partial)
-	require.NoError(t, err)
+	s, full, ref := withPartialStatus(t, func(os []near.ExecutionOutcomeWithIDView) []near.ExecutionOutcomeWithIDView { return os[:1] })
 	require.Equal(t, 4, count(t, s, "ft_events"))
 
-	ref := bundle.TxRef{TxHash: st.TxHash, SignerID: st.SignerID, Height: 2}
 	require.NoError(t, s.UpdateTxStatus(ctx, ref, full[1].TxStatuses[0]))
 	require.NoError(t, s.UpdateTxStatus(ctx, ref, full[1].TxStatuses[0]))
 	want := archiveSums(t, s)
 
 	other := storetest.NewStore(t)
-	_, err = other.Commit(ctx, full)
+	_, err := other.Commit(ctx, full)
 	require.NoError(t, err)
 	require.Equal(t, archiveSums(t, other), want)
 	require.Equal(t, 6, count(t, s, "ft_events"))
@@ -235,26 +243,16 @@ func TestUpdatedStatusAddsItsEvents(t *testing.T) {
 func TestUpdatedStatusMovesItsEventsActivity(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := storetest.NewStore(t)
-	c := storetest.NewChain(storetest.ChainConfig{Start: 1, End: 3})
-	full := eventBatch(t, c, 1, 3)
-	partial := eventBatch(t, c, 1, 3)
 	// Block 2's first status lists its events' outcome first, at place 1;
 	// the full one lists it after the receipt before it, at place 2.
-	st := &partial[1].TxStatuses[0]
-	var view near.FinalExecutionOutcomeView
-	require.NoError(t, json.Unmarshal(st.JSON, &view))
-	require.Equal(t, "token.near", view.ReceiptsOutcome[1].Outcome.ExecutorID)
-	view.ReceiptsOutcome = view.ReceiptsOutcome[1:2]
-	view.FinalExecutionStatus = "EXECUTED"
-	st.JSON, _ = json.Marshal(view)
-	_, err := s.Commit(ctx, partial)
-	require.NoError(t, err)
+	s, full, ref := withPartialStatus(t, func(os []near.ExecutionOutcomeWithIDView) []near.ExecutionOutcomeWithIDView {
+		require.Equal(t, "token.near", os[1].Outcome.ExecutorID)
+		return os[1:2]
+	})
 
-	ref := bundle.TxRef{TxHash: st.TxHash, SignerID: st.SignerID, Height: 2}
 	require.NoError(t, s.UpdateTxStatus(ctx, ref, full[1].TxStatuses[0]))
 	other := storetest.NewStore(t)
-	_, err = other.Commit(ctx, full)
+	_, err := other.Commit(ctx, full)
 	require.NoError(t, err)
 	require.Equal(t, archiveSums(t, other), archiveSums(t, s))
 	require.Equal(t, count(t, other, "account_activity"), count(t, s, "account_activity"))
