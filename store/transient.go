@@ -15,13 +15,23 @@ import (
 // restarting, too many connections, a serialization failure or deadlock):
 // the same operation may succeed when tried again. Context cancellation
 // and errors about the data itself are not transient.
+//
+// A joined error is transient when any of its parts is: a COPY that met an
+// expected conflict and whose savepoint could not be rolled back because
+// the connection was terminated carries both, and the conflict is handled
+// on the next try.
 func IsTransient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code[:2] {
+	return anyInTree(err, transientPart)
+}
+
+// transientPart judges one error of a chain without unwrapping it.
+func transientPart(err error) bool {
+	switch e := err.(type) {
+	case *pgconn.PgError:
+		switch e.Code[:min(2, len(e.Code))] {
 		case "08", // connection exception
 			"53", // insufficient resources (too many connections, out of memory)
 			"57", // operator intervention: admin/crash shutdown, cannot connect now, statement timeout
@@ -29,13 +39,43 @@ func IsTransient(err error) bool {
 			return true
 		}
 		return false
+	case *pgconn.ConnectError, net.Error:
+		return true
 	}
 	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
 		return true
 	}
-	var netErr net.Error
-	var connectErr *pgconn.ConnectError
-	return errors.As(err, &netErr) || errors.As(err, &connectErr) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
+	switch err {
+	case io.EOF, io.ErrUnexpectedEOF, syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.EPIPE:
+		return true
+	}
+	return false
+}
+
+// anyInTree reports whether f holds for err or any error it wraps, through
+// both Unwrap() error and Unwrap() []error. A PostgreSQL error ends its
+// branch: what it wraps is not asked.
+func anyInTree(err error, f func(error) bool) bool {
+	for err != nil {
+		if f(err) {
+			return true
+		}
+		if _, ok := err.(*pgconn.PgError); ok {
+			return false
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if anyInTree(e, f) {
+					return true
+				}
+			}
+			return false
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return false
+		}
+	}
+	return false
 }

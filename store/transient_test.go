@@ -34,6 +34,16 @@ func TestIsTransient(t *testing.T) {
 		"context cancelled":  {fmt.Errorf("commit: %w", context.Canceled), false},
 		"plain error":        {errors.New("encode block 5: bad"), false},
 		"not found":          {fmt.Errorf("x: %w", store.ErrNotFound), false},
+		// A COPY met a conflict the staging path handles, and the
+		// savepoint's rollback found the connection terminated: the
+		// batch is tried again, not failed.
+		"conflict, then terminated": {fmt.Errorf("copy contract_codes: %w", errors.Join(
+			&pgconn.PgError{Code: "23505"}, &pgconn.PgError{Code: "57P01"})), true},
+		"conflict, then eof": {fmt.Errorf("copy x: %w", errors.Join(
+			&pgconn.PgError{Code: "23505"}, fmt.Errorf("rollback: %w", io.ErrUnexpectedEOF))), true},
+		"two data errors":   {errors.Join(pg("23505"), pg("22P02")), false},
+		"joined, cancelled": {errors.Join(pg("57P01"), context.Canceled), false},
+		"empty code":        {&pgconn.PgError{}, false},
 	} {
 		require.Equal(t, tc.want, store.IsTransient(tc.err), name)
 	}
