@@ -35,17 +35,22 @@ type realReport struct {
 	seconds  float64
 	user     float64 // indexer process, s
 	sys      float64
+	minflt   int64   // indexer process, minor page faults
 	maxRSS   int64   // bytes
 	pg       float64 // the database's backends, s
 	pgShared float64 // the server's background processes (every database), s
-	machine  cpuSample
-	statuses map[string]int64
-	requests int64 // documents the indexer fetched
-	heads    int64
-	serve    []realServe
-	workers  int
-	batch    int
-	events   bool
+	// warmCPU is the indexer's CPU per block past its first third of the
+	// blocks, over warmBlocks of them (0 when too few were read).
+	warmCPU    time.Duration
+	warmBlocks int64
+	machine    cpuSample
+	statuses   map[string]int64
+	requests   int64 // documents the indexer fetched
+	heads      int64
+	serve      []realServe
+	workers    int
+	batch      int
+	events     bool
 }
 
 type realServe struct {
@@ -149,8 +154,10 @@ func (e *benchEnv) real(ctx context.Context) error {
 		return err
 	}
 	hwm := watchHWM(proc.cmd.Process.Pid, 20*time.Millisecond)
+	steady := watchSteady(ctx, dbURL, proc.cmd.Process.Pid, int64(first)+int64(n)/3, 50*time.Millisecond)
 	runErr := proc.wait()
 	r.maxRSS = hwm.finish()
+	r.warmCPU, r.warmBlocks, _ = steady.finish()
 	r.seconds = since(began)
 	r.machine = sampleCPU(0).sub(cpu0)
 	if r.pg, r.pgShared, err = pg.finish(ctx); err != nil {
@@ -162,10 +169,11 @@ func (e *benchEnv) real(ctx context.Context) error {
 	if ru, ok := proc.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.user = time.Duration(ru.Utime.Nano()).Seconds()
 		r.sys = time.Duration(ru.Stime.Nano()).Seconds()
+		r.minflt = ru.Minflt
 	}
 	r.requests, r.heads = up.Documents.Load(), up.Heads.Load()
-	fmt.Fprintf(os.Stderr, "real: indexed %d blocks in %.1fs (%.1f blocks/s): indexer %.1f ms/block (user %.1fs, sys %.1fs), max RSS %s; PostgreSQL backends %.1f ms/block (server background %.1fs)\n",
-		n, r.seconds, float64(n)/r.seconds, 1000*(r.user+r.sys)/float64(n), r.user, r.sys, mib(float64(r.maxRSS)), 1000*r.pg/float64(n), r.pgShared)
+	fmt.Fprintf(os.Stderr, "real: indexed %d blocks in %.1fs (%.1f blocks/s): indexer %.1f ms/block (user %.1fs, sys %.1fs, %.0f page faults a block), max RSS %s; PostgreSQL backends %.1f ms/block (server background %.1fs)\n",
+		n, r.seconds, float64(n)/r.seconds, 1000*(r.user+r.sys)/float64(n), r.user, r.sys, float64(r.minflt)/float64(n), mib(float64(r.maxRSS)), 1000*r.pg/float64(n), r.pgShared)
 	if line := stageLine(filepath.Join(dir, "index.log")); line != "" {
 		fmt.Fprintf(os.Stderr, "real: %s\n", line)
 	}

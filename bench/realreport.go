@@ -33,7 +33,11 @@ func (r *realReport) print(w io.Writer) {
 	fmt.Fprintf(w, "| on disk: tables, TOAST and indexes | %s | %.2f× the gzip'd document, %.2f× its zstd, %.0f%% of its raw JSON; %s in all |\n",
 		kib(perBlock), perBlock/r.sizes.gzip, perBlock/r.sizes.zstd, 100*perBlock/r.sizes.raw, mib(float64(disk)))
 	indexer := r.user + r.sys
-	fmt.Fprintf(w, "| CPU, indexer process (user+sys, rusage) | %.1f ms | user %.1f s, sys %.1f s |\n", 1000*indexer/n, r.user, r.sys)
+	fmt.Fprintf(w, "| CPU, indexer process (user+sys, rusage) | %.1f ms | user %.1f s, sys %.1f s; %.0f minor page faults a block |\n", 1000*indexer/n, r.user, r.sys, float64(r.minflt)/n)
+	if r.warmBlocks > 0 {
+		fmt.Fprintf(w, "| CPU, indexer process, warm | %.1f ms | past its first third of the blocks: over %d blocks, its CPU (/proc) and cursor read every 50 ms |\n",
+			float64(r.warmCPU)/1e6, r.warmBlocks)
+	}
 	fmt.Fprintf(w, "| CPU, PostgreSQL (the database's backends, /proc) | %.1f ms | server's checkpointer, writers (all databases): %.1f s |\n", 1000*r.pg/n, r.pgShared)
 	cores := r.machine.total / max(r.seconds, 1e-9)
 	fmt.Fprintf(w, "| CPU, indexer and PostgreSQL | %.1f ms | CPU bound on %.0f cores: %.0f blocks/s |\n", 1000*(indexer+r.pg)/n, cores, n*cores/(indexer+r.pg))
