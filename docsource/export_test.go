@@ -1,0 +1,4 @@
+package docsource
+
+// CPUTime is cpuTime for the package's external tests.
+var CPUTime = cpuTime
