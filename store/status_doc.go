@@ -122,39 +122,40 @@ func (p *statusParts) addChunk(height int64, shard int32, served json.RawMessage
 // pack returns the block's statuses document, each status compact where
 // it can be.
 func (p *statusParts) pack(codec *packed.Codec, b statusBlock) []byte {
-	docs := make([]json.RawMessage, len(b.statuses))
+	docs := make([][][]byte, len(b.statuses))
 	for i, st := range b.statuses {
 		docs[i] = p.compact(b.height, b.hashes[i], st)
 	}
-	return codec.Pack(docs)
+	return codec.PackPieces(docs)
 }
 
-// compact returns the status of a transaction included at height in its
-// compact form when its transaction is found, byte for byte, in the
-// batch's chunks; else st. The skeleton is st with the transaction's bytes
-// cut out and 0 in their place, so that splicing them back gives st.
-func (p *statusParts) compact(height int64, txHash string, st json.RawMessage) json.RawMessage {
+// The pieces of a compact status around its skeleton's two sides.
+var (
+	compactOpen = []byte("[")
+	compactHole = []byte("0")
+)
+
+// compact returns, in pieces, the status of a transaction included at
+// height in its compact form when its transaction is found, byte for
+// byte, in the batch's chunks; else st. The skeleton is st with the
+// transaction's bytes cut out and 0 in their place, so that splicing them
+// back gives st. The pieces are slices of st: it is not copied.
+func (p *statusParts) compact(height int64, txHash string, st json.RawMessage) [][]byte {
 	at, ok := p.txs[txPlaceKey{height, txHash}]
 	if !ok {
-		return st
+		return [][]byte{st}
 	}
 	place := chunkPlace{chunkKey{height, at.shard}, at.index}
 	tx, err := p.chunks[place.chunkKey].transaction(place)
 	if err != nil {
-		return st
+		return [][]byte{st}
 	}
 	start, end, err := transactionValue(st)
 	if err != nil || !bytes.Equal(st[start:end], tx) {
-		return st
+		return [][]byte{st}
 	}
-	out := make([]byte, 0, len(st)-len(tx)+32)
-	out = append(out, '[')
-	out = append(out, st[:start]...)
-	out = append(out, '0')
-	out = append(out, st[end:]...)
-	out = append(out, ',')
-	out = appendPlace(out, place)
-	return append(out, ']')
+	tail := appendPlace(append(make([]byte, 0, 40), ','), place)
+	return [][]byte{compactOpen, st[:start], compactHole, st[end:], append(tail, ']')}
 }
 
 // transactionValue returns where the value of the first `transaction`

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -46,7 +47,7 @@ func chunkViews(p statusParts) func(chunkKey) (json.RawMessage, error) {
 
 func TestCompactStatusKeepsTheTransactionOnceAndExpandsByteForByte(t *testing.T) {
 	p := partsWith(fixtureTx)
-	stored := p.compact(10, "T", json.RawMessage(fixtureStatus))
+	stored := json.RawMessage(bytes.Join(p.compact(10, "T", json.RawMessage(fixtureStatus)), nil))
 	require.Equal(t, `[{"final_execution_status":"FINAL","status":{"SuccessValue":""},"transaction":0,`+
 		`"transaction_outcome":{"id":"T"},"receipts_outcome":[{"id":"RA"}],"receipts":[{"receipt_id":"RA"}]},[10,3,1]]`,
 		string(stored))
@@ -63,16 +64,16 @@ func TestStatusIsKeptAsServedUnlessItsTransactionIsFoundByteForByte(t *testing.T
 	status := json.RawMessage(fixtureStatus)
 	// The chunk's copy differs by a space.
 	p := partsWith(fixtureTx[:len(fixtureTx)-1] + ` }`)
-	require.Equal(t, fixtureStatus, string(p.compact(10, "T", status)))
+	require.Equal(t, fixtureStatus, string(bytes.Join(p.compact(10, "T", status), nil)))
 	p = partsWith(fixtureTx)
 	// Another block, or another hash.
-	require.Equal(t, fixtureStatus, string(p.compact(11, "T", status)))
-	require.Equal(t, fixtureStatus, string(p.compact(10, "U", status)))
+	require.Equal(t, fixtureStatus, string(bytes.Join(p.compact(11, "T", status), nil)))
+	require.Equal(t, fixtureStatus, string(bytes.Join(p.compact(10, "U", status), nil)))
 	// Not compact JSON: re-encoding it would change it.
 	spaced := `{"transaction": ` + fixtureTx + `}`
-	require.Equal(t, spaced, string(p.compact(10, "T", json.RawMessage(spaced))))
+	require.Equal(t, spaced, string(bytes.Join(p.compact(10, "T", json.RawMessage(spaced)), nil)))
 	// Not an object.
-	require.Equal(t, "null", string(p.compact(10, "T", json.RawMessage("null"))))
+	require.Equal(t, "null", string(bytes.Join(p.compact(10, "T", json.RawMessage("null")), nil)))
 	// Kept as served, it reads as layout 3 stored it.
 	require.Equal(t, fixtureStatus, string(expandWith(t, p, status, true)))
 	receipts, err := statusReceipts(status)

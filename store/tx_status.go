@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -57,7 +58,7 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 		if err != nil {
 			return err
 		}
-		statuses[index] = parts.compact(height, ref.TxHash, st.JSON)
+		statuses[index] = bytes.Join(parts.compact(height, ref.TxHash, st.JSON), nil)
 		rows := newRowSet(s.codec)
 		rows.events = s.events
 		if err := rows.addTxStatus(height, int(index), &st); err != nil {

@@ -63,22 +63,55 @@ var bodies sync.Pool
 
 // Pack returns the FormatZstd document of values.
 func (c *Codec) Pack(values []json.RawMessage) []byte {
-	size := binary.MaxVarintLen64 * (len(values) + 1)
+	size := 0
 	for _, v := range values {
 		size += len(v)
 	}
+	return c.pack(len(values), size, func(i int) int { return len(values[i]) },
+		func(body []byte, i int) []byte { return append(body, values[i]...) })
+}
+
+// PackPieces returns Pack's document of values each made of its pieces
+// back to back, without joining them first: a value that is another with
+// a part cut out is framed from the two sides of the cut.
+func (c *Codec) PackPieces(values [][][]byte) []byte {
+	size := 0
+	for _, v := range values {
+		for _, piece := range v {
+			size += len(piece)
+		}
+	}
+	length := func(i int) int {
+		n := 0
+		for _, piece := range values[i] {
+			n += len(piece)
+		}
+		return n
+	}
+	return c.pack(len(values), size, length, func(body []byte, i int) []byte {
+		for _, piece := range values[i] {
+			body = append(body, piece...)
+		}
+		return body
+	})
+}
+
+// pack frames n values of size bytes in all, each of length(i), written by
+// write, and compresses the frame: uvarint(n), the n lengths, the values.
+func (c *Codec) pack(n, size int, length func(i int) int, write func(body []byte, i int) []byte) []byte {
+	size += binary.MaxVarintLen64 * (n + 1)
 	var body []byte
 	if p, ok := bodies.Get().(*[]byte); ok && cap(*p) >= size {
 		body = (*p)[:0]
 	} else {
 		body = make([]byte, 0, size)
 	}
-	body = binary.AppendUvarint(body, uint64(len(values)))
-	for _, v := range values {
-		body = binary.AppendUvarint(body, uint64(len(v)))
+	body = binary.AppendUvarint(body, uint64(n))
+	for i := range n {
+		body = binary.AppendUvarint(body, uint64(length(i)))
 	}
-	for _, v := range values {
-		body = append(body, v...)
+	for i := range n {
+		body = write(body, i)
 	}
 	// JSON of blocks compresses about 4 to 1: a third of the body is
 	// room enough, mostly, for the document not to grow while encoded.

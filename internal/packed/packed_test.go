@@ -51,6 +51,36 @@ func TestPackUnpackRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPackPiecesIsPackOfTheJoinedValues: a value given in pieces (none,
+// one, empty ones, many) is the document Pack makes of it joined.
+func TestPackPiecesIsPackOfTheJoinedValues(t *testing.T) {
+	c, err := NewCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := values(40)
+	pieces := make([][][]byte, len(in))
+	for i, v := range in {
+		for len(v) > 0 { // cut at i%5+1 bytes, an empty piece between
+			k := min(len(v), i%5+1)
+			pieces[i] = append(pieces[i], v[:k], nil)
+			v = v[k:]
+		}
+	}
+	pieces = append(pieces, nil, [][]byte{{}})
+	in = append(in, json.RawMessage{}, json.RawMessage{})
+	if got, want := c.PackPieces(pieces), c.Pack(in); string(got) != string(want) {
+		t.Fatal("PackPieces differs from Pack of the joined values")
+	}
+	got, err := c.Unpack(c.PackPieces(pieces))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got, in, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+		t.Fatal("round trip of pieces differs")
+	}
+}
+
 func TestJSONFormatIsRead(t *testing.T) {
 	c, err := NewCodec()
 	if err != nil {
