@@ -76,7 +76,7 @@ func rawJSON(raw json.RawMessage, v any) (json.RawMessage, error) {
 func (r *rowSet) addBundle(b *bundle.Bundle) error {
 	h := b.Block.Header
 	height := int64(h.Height)
-	blockJSON, err := jsonText(b.BlockJSON, b.Block)
+	blockJSON, err := jsonText(b.BlockJSON, &b.Block)
 	if err != nil {
 		return fmt.Errorf("encode block %d: %w", h.Height, err)
 	}

@@ -43,7 +43,7 @@ var chunkTables = []table{
 }
 
 func (r *rowSet) addOlderChunk(c *bundle.Chunk) error {
-	v := c.View
+	v := &c.View
 	hdr := v.Header
 	if r.seenOlder[hdr.ChunkHash] {
 		return nil
@@ -53,19 +53,19 @@ func (r *rowSet) addOlderChunk(c *bundle.Chunk) error {
 	if err != nil {
 		return fmt.Errorf("encode chunk %s: %w", hdr.ChunkHash, err)
 	}
-	r.olderChunks = append(r.olderChunks, r.chunkRow(int64(hdr.HeightIncluded), &v, chunkJSON))
+	r.olderChunks = append(r.olderChunks, r.chunkRow(int64(hdr.HeightIncluded), v, chunkJSON))
 	return nil
 }
 
 func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
-	v := c.View
+	v := &c.View
 	hdr := v.Header
 	chunkJSON, err := rawJSON(c.JSON, v)
 	if err != nil {
 		return fmt.Errorf("encode chunk %s: %w", hdr.ChunkHash, err)
 	}
 	shard := int32(hdr.ShardID)
-	r.parts.addChunk(height, shard, chunkJSON, &v)
+	r.parts.addChunk(height, shard, chunkJSON, v)
 	var acts actionArrays
 	for i, tx := range v.Transactions {
 		r.transactions = append(r.transactions, []any{int32(i), tx.Hash, height, shard, accountName(tx.SignerID),
@@ -106,7 +106,7 @@ func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
 		r.receipts = append(r.receipts, []any{int32(i), rc.ReceiptID, height, shard,
 			accountName(rc.PredecessorID), accountName(rc.ReceiverID), kind, optAccount(signer)})
 	}
-	r.chunks = append(r.chunks, append(r.chunkRow(height, &v, chunkJSON), acts.values()...))
+	r.chunks = append(r.chunks, append(r.chunkRow(height, v, chunkJSON), acts.values()...))
 	return nil
 }
 

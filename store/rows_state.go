@@ -115,7 +115,7 @@ func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]js
 	}
 	for i := range changes {
 		c := &changes[i]
-		v := c.View
+		v := &c.View
 		text, err := rawJSON(c.JSON, v)
 		if err != nil {
 			return nil, changeColumns{}, fmt.Errorf("encode state change %d at %d: %w", i, height, err)
