@@ -25,22 +25,29 @@ type hwmWatch struct {
 func watchHWM(pid int, interval time.Duration) *hwmWatch {
 	w := &hwmWatch{stop: make(chan struct{})}
 	w.wg.Go(func() {
-		ticker := time.NewTicker(interval)
-		defer ticker.Stop()
-		for {
+		every(w.stop, interval, func() {
 			if m, err := procstat.ReadMemory(pid); err == nil {
 				w.mu.Lock()
 				w.peak = max(w.peak, m.Peak)
 				w.mu.Unlock()
 			}
-			select {
-			case <-w.stop:
-				return
-			case <-ticker.C:
-			}
-		}
+		})
 	})
 	return w
+}
+
+// every calls read at once and then every interval until stop is closed.
+func every(stop <-chan struct{}, interval time.Duration, read func()) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		read()
+		select {
+		case <-stop:
+			return
+		case <-ticker.C:
+		}
+	}
 }
 
 // finish stops the watch and returns the peak in bytes.

@@ -39,9 +39,7 @@ func watchSteady(ctx context.Context, dbURL string, pid int, warm int64, interva
 			return
 		}
 		defer conn.Close(context.WithoutCancel(ctx))
-		ticker := time.NewTicker(interval)
-		defer ticker.Stop()
-		for {
+		every(w.stop, interval, func() {
 			var h int64
 			// The cursor first: the CPU read after it has indexed at
 			// least the blocks it shows.
@@ -56,12 +54,7 @@ func watchSteady(ctx context.Context, dbURL string, pid int, warm int64, interva
 				}
 				w.mu.Unlock()
 			}
-			select {
-			case <-w.stop:
-				return
-			case <-ticker.C:
-			}
-		}
+		})
 	})
 	return w
 }
