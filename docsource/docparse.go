@@ -81,7 +81,13 @@ func parseDocument(d *BlockDocument) (*parsedDoc, error) {
 		return nil, fmt.Errorf("decode block: %w", err)
 	}
 	p.height, p.hash = p.block.Header.Height, p.block.Header.Hash
-	var changes []docChange
+	// A docChange holds a whole decoded view: the list is sized once,
+	// not grown by copying (a mainnet block has about a thousand).
+	total := 0
+	for _, sh := range d.Shards {
+		total += len(sh.StateChanges)
+	}
+	changes := make([]docChange, 0, total)
 	for _, sh := range d.Shards {
 		p.shardIDs = append(p.shardIDs, sh.ShardID)
 		if len(sh.Chunk) > 0 && string(sh.Chunk) != "null" {
@@ -327,7 +333,7 @@ func orderChanges(changes []docChange) ([]near.StateChangeKindView, []bundle.Sta
 		order[i] = int32(i)
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(changes[a].key, changes[b].key) })
-	effects := []near.StateChangeKindView{}
+	effects := make([]near.StateChangeKindView, 0, len(changes))
 	for i, at := range order {
 		ch := &changes[at]
 		if i > 0 && changes[order[i-1]].key == ch.key {
