@@ -92,24 +92,41 @@ func (s *Source) assemble(ctx context.Context, p *txProgress, upto uint64) (bund
 	default:
 		execution = "EXECUTED"
 	}
-	// Members in the order near.FinalExecutionOutcomeView has them;
-	// receipts omitted when empty, as it does.
-	parts := []jsonobject.Member{
-		{Key: "final_execution_status", Value: json.RawMessage(`"` + execution + `"`)},
-		{Key: "status", Value: status},
-		{Key: "transaction", Value: tx.raw},
-		{Key: "transaction_outcome", Value: tx.outcome.raw},
-		{Key: "receipts_outcome", Value: jsonobject.Array(outcomes)},
-	}
-	if len(receipts) > 0 {
-		parts = append(parts, jsonobject.Member{Key: "receipts", Value: jsonobject.Array(receipts)})
-	}
-	st.JSON = jsonobject.Object(parts)
+	st.JSON = statusJSON(execution, status, tx.raw, tx.outcome.raw, outcomes, receipts)
 	// What the store would decode of st.JSON, from the outcomes as they
 	// were decoded with their documents.
 	body.FinalExecutionStatus = execution
 	st.Body = body
 	return st, execution == "FINAL", nil
+}
+
+// statusJSON is a status as served, written in one buffer: its members
+// in the order near.FinalExecutionOutcomeView has them, receipts omitted
+// when there are none, as it does.
+func statusJSON(execution string, status, tx, txOutcome json.RawMessage, outcomes, receipts []json.RawMessage) json.RawMessage {
+	size := 128 + len(execution) + len(status) + len(tx) + len(txOutcome)
+	for _, o := range outcomes {
+		size += len(o) + 1
+	}
+	for _, r := range receipts {
+		size += len(r) + 1
+	}
+	out := make([]byte, 0, size)
+	out = append(out, `{"final_execution_status":"`...)
+	out = append(out, execution...)
+	out = append(out, `","status":`...)
+	out = append(out, status...)
+	out = append(out, `,"transaction":`...)
+	out = append(out, tx...)
+	out = append(out, `,"transaction_outcome":`...)
+	out = append(out, txOutcome...)
+	out = append(out, `,"receipts_outcome":`...)
+	out = jsonobject.AppendArray(out, outcomes)
+	if len(receipts) > 0 {
+		out = append(out, `,"receipts":`...)
+		out = jsonobject.AppendArray(out, receipts)
+	}
+	return append(out, '}')
 }
 
 // findOutcome returns receipt id's outcome from what p found, or looks for

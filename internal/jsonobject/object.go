@@ -111,15 +111,19 @@ func Array(items []json.RawMessage) json.RawMessage {
 	for _, it := range items {
 		size += len(it) + 1
 	}
-	out := make([]byte, 1, size)
-	out[0] = '['
+	return AppendArray(make([]byte, 0, size), items)
+}
+
+// AppendArray appends Array(items) to dst.
+func AppendArray(dst []byte, items []json.RawMessage) []byte {
+	dst = append(dst, '[')
 	for i, it := range items {
 		if i > 0 {
-			out = append(out, ',')
+			dst = append(dst, ',')
 		}
-		out = append(out, it...)
+		dst = append(dst, it...)
 	}
-	return append(out, ']')
+	return append(dst, ']')
 }
 
 // Join returns one JSON object holding the members of each of objs in
