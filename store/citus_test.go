@@ -74,7 +74,7 @@ func TestDistributeIsIdempotent(t *testing.T) {
 		}
 		require.Equal(t, groups[p.ColocateWith], colocation, "%s is colocated with %s", p.Table, p.ColocateWith)
 	}
-	require.Len(t, groups, 3)
+	require.Len(t, groups, 4)
 }
 
 // TestRowsOfAHeightShareAWorker: on a distributed archive a height's
