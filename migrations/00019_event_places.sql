@@ -23,6 +23,23 @@
 -- It rewrites the event tables (stop `index` and `serve`). An event whose
 -- transaction status or outcome row is gone cannot be named by place and
 -- is dropped, as 00017 dropped such outcomes.
+
+-- Not on a distributed archive (Citus 13.0.5 adds a key only in an ALTER
+-- TABLE of its own, and joins the event tables with the outcomes only
+-- when both are distributed): an archive is distributed at version 21 or
+-- later (docs/scaling.md, "Upgrades").
+-- +goose StatementBegin
+DO $$
+BEGIN
+  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition) THEN
+      RAISE EXCEPTION 'migration 00019 does not run on a distributed archive: undistribute its tables on the coordinator (SELECT undistribute_table(logicalrelid) FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid WHERE NOT c.relispartition), then run nearline migrate --citus again (docs/scaling.md)'
+        USING ERRCODE = 'feature_not_supported';
+    END IF;
+  END IF;
+END $$;
+-- +goose StatementEnd
+
 DROP VIEW ft_events, nft_events, mt_events;
 
 -- +goose StatementBegin

@@ -10,6 +10,22 @@
 -- without _id; a view with the old name and columns joins accounts back
 -- in, so SQL written before reads the same rows. It rewrites the three
 -- tables and their indexes: stop `index` and `serve`, take a backup.
+-- Not on a distributed archive (Citus 13.0.5 refuses the correlated
+-- NOT EXISTS of the INSERT into accounts, and would run the pg_temp
+-- function of the rewrites on the workers): an archive is distributed at
+-- version 21 or later (docs/scaling.md, "Upgrades").
+-- +goose StatementBegin
+DO $$
+BEGIN
+  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition) THEN
+      RAISE EXCEPTION 'migration 00020 does not run on a distributed archive: undistribute its tables on the coordinator (SELECT undistribute_table(logicalrelid) FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid WHERE NOT c.relispartition), then run nearline migrate --citus again (docs/scaling.md)'
+        USING ERRCODE = 'feature_not_supported';
+    END IF;
+  END IF;
+END $$;
+-- +goose StatementEnd
+
 INSERT INTO accounts (name)
 SELECT name FROM (
     SELECT predecessor_id AS name FROM receipts

@@ -22,10 +22,26 @@
 --
 -- It makes account_activity_ids anew, copying its rows, and builds its key
 -- (stop `index` and `serve`; it needs free disk about the table's size).
--- On Citus the new table is local until `nearline migrate --citus`
--- distributes it, as any table not yet placed (not run on a cluster). A
+-- On Citus it runs before the archive is distributed (below), and
+-- `nearline migrate --citus` then distributes the new table. A
 -- token row whose outcome row is gone, or whose place does not fit the
 -- packing (the store writes no such row), is dropped.
+-- Not on a distributed archive (Citus 13.0.5 does not call a STABLE
+-- function of a row's columns in the DELETE of distributed rows): an
+-- archive is distributed at version 21 or later (docs/scaling.md,
+-- "Upgrades").
+-- +goose StatementBegin
+DO $$
+BEGIN
+  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition) THEN
+      RAISE EXCEPTION 'migration 00021 does not run on a distributed archive: undistribute its tables on the coordinator (SELECT undistribute_table(logicalrelid) FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid WHERE NOT c.relispartition), then run nearline migrate --citus again (docs/scaling.md)'
+        USING ERRCODE = 'feature_not_supported';
+    END IF;
+  END IF;
+END $$;
+-- +goose StatementEnd
+
 DROP VIEW account_activity;
 
 -- The first outcome of the receipt at the transaction height: an outcome

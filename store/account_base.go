@@ -153,14 +153,19 @@ WITH listed AS MATERIALIZED (
     -- the account's history. A receipt is listed in a chunk at or below
     -- the height it runs at ($8, the highest candidate's): saying so
     -- prunes the partitions above. A query of its own, not a lateral
-    -- join: receipts are distributed by height on a Citus archive.
-    SELECT receipt_id, block_height, shard_id, index_in_chunk, predecessor_id, receiver_id
-    FROM receipts WHERE receipt_id = ANY($3::text[]) AND block_height <= $8
+    -- join: receipts are distributed by height on a Citus archive. The
+    -- accounts are named by number here and by name in cand: Citus
+    -- refuses a join of the receipts with accounts in the transaction
+    -- that copied both (25001).
+    SELECT receipt_id, block_height, shard_id, index_in_chunk, predecessor, receiver
+    FROM receipts_ids WHERE receipt_id = ANY($3::text[]) AND block_height <= $8
 ), cand AS MATERIALIZED (
     SELECT c.account_id, c.block_height, c.keys_or_code, r.block_height AS receipt_height, r.shard_id,
-           r.index_in_chunk, r.predecessor_id
+           r.index_in_chunk, p.name AS predecessor_id
     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::boolean[]) AS c(account_id, block_height, receipt_id, keys_or_code)
-    JOIN listed r ON r.receipt_id = c.receipt_id AND r.block_height <= c.block_height AND r.receiver_id = c.account_id
+    JOIN listed r ON r.receipt_id = c.receipt_id AND r.block_height <= c.block_height
+    JOIN accounts v ON v.id = r.receiver AND v.name = c.account_id
+    LEFT JOIN accounts p ON p.id = r.predecessor
 ), acts AS MATERIALIZED (
     SELECT c.block_height, c.shard_id, a.parent_index,
            bool_or(a.kind = 'CreateAccount' AND a.delegate_parent_index IS NULL) AS creates,

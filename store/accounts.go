@@ -80,13 +80,16 @@ func accountNames(tables []table, rs *rowSet) []string {
 // and never deadlock. The added rows are not in the statement's snapshot:
 // they come from RETURNING. A name another writer added after the
 // snapshot (ON CONFLICT DO NOTHING returns nothing for it) is missing from
-// the answer: internAccounts asks again.
+// the answer: internAccounts asks again. The names missing are an EXCEPT,
+// not a correlated NOT EXISTS, which Citus refuses over a CTE (0A000), nor
+// an anti-join (LEFT JOIN ... WHERE a.id IS NULL), which Citus 13.0.5
+// plans with no task and so inserts nothing.
 const internSQL = `
 WITH wanted AS (SELECT name FROM unnest($1::text[]) AS name),
 added AS (
     INSERT INTO accounts (name)
-    SELECT w.name FROM wanted w WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.name = w.name)
-    ORDER BY w.name
+    SELECT n.name FROM (SELECT name FROM wanted EXCEPT SELECT name FROM accounts) n
+    ORDER BY n.name
     ON CONFLICT (name) DO NOTHING
     RETURNING id, name)
 SELECT a.id, a.name FROM accounts a JOIN wanted w ON w.name = a.name

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,7 +75,7 @@ func TestDistributeIsIdempotent(t *testing.T) {
 		}
 		require.Equal(t, groups[p.ColocateWith], colocation, "%s is colocated with %s", p.Table, p.ColocateWith)
 	}
-	require.Len(t, groups, 3)
+	require.Len(t, groups, 4)
 }
 
 // TestRowsOfAHeightShareAWorker: on a distributed archive a height's
@@ -152,9 +153,11 @@ func TestPointReadsOnCitus(t *testing.T) {
 }
 
 // TestDistributedArchiveMigratesForward: an archive distributed at an
-// earlier schema version takes the later migrations on the cluster (they
-// rewrite, add and drop columns, indexes and tables), distributing it
-// again finds every table placed, and the archive then takes and serves
+// earlier schema version takes migrations 15 to 17 on the cluster (they
+// rewrite, add and drop columns, indexes and tables); 18 refuses it,
+// naming the statement that undistributes its tables. Once that has run,
+// the archive migrates, distributing it places every table, distributing
+// it again finds every one placed, and the archive then takes and serves
 // blocks.
 func TestDistributedArchiveMigratesForward(t *testing.T) {
 	t.Parallel()
@@ -164,21 +167,33 @@ func TestDistributedArchiveMigratesForward(t *testing.T) {
 	pool, err := pgxpool.New(ctx, url)
 	require.NoError(t, err)
 	defer pool.Close()
-	// From version 14 every migration runs on a distributed archive, and
-	// a new one must too. Migrations 10, 11, 13 and 14 do not (a
-	// constraint added beside other subcommands; a stable function over
-	// columns in an UPDATE; joins of distributed and local tables): an
-	// archive is distributed at version 16 or later (docs/scaling.md).
+	// Migrations 15 to 17 run on a distributed archive. Migrations 10,
+	// 11, 13 and 14 do not (a constraint added beside other subcommands;
+	// a stable function over columns in an UPDATE; joins of distributed
+	// and local tables), and 18 to 21 refuse one: an archive is
+	// distributed at version 21 or later (docs/scaling.md).
 	require.NoError(t, store.MigrateTo(ctx, pool, nil, 14))
 	res, err := store.Distribute(ctx, pool, nil)
 	require.NoError(t, err)
 	require.Contains(t, res.Distributed, "blocks")
-	require.Empty(t, res.Missing)
+
+	err = store.MigratePool(ctx, pool, nil)
+	require.ErrorContains(t, err, "migration 00018 does not run on a distributed archive")
+	var version int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT max(version_id) FROM goose_db_version`).Scan(&version))
+	require.EqualValues(t, 17, version)
+	undistribute := regexp.MustCompile(`SELECT undistribute_table.*relispartition`).FindString(err.Error())
+	require.NotEmpty(t, undistribute, "the refusal names the statement that undistributes the tables")
+	_, err = pool.Exec(ctx, undistribute)
+	require.NoError(t, err)
 
 	require.NoError(t, store.MigratePool(ctx, pool, nil))
 	res, err = store.Distribute(ctx, pool, nil)
 	require.NoError(t, err)
 	require.Empty(t, res.Missing)
+	require.Contains(t, res.Distributed, "blocks")
+	res, err = store.Distribute(ctx, pool, nil)
+	require.NoError(t, err)
 	require.Empty(t, res.Distributed)
 	require.Contains(t, res.Already, "blocks")
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -226,22 +227,24 @@ func (s *Store) ContractDataAt(ctx context.Context, accountID string, key []byte
 // the range read every history row of the account: ~10^5 for a busy
 // contract's few counters, BenchmarkViewStateManyUpdates). The caller
 // sorts the keys (the walk goes down); a key with no row at or below the
-// height is passed over.
+// height is passed over. The account is named by its number ($1), read
+// first: Citus runs a recursive CTE only with a filter on the
+// distribution column, and a subquery on accounts is not one.
 const stateAtSQL = `
 WITH RECURSIVE walk(data_key) AS (
     (SELECT data_key FROM contract_data_history_ids
-     WHERE account = (SELECT id FROM accounts WHERE name = $1) AND data_key >= $2 AND ($3::bytea IS NULL OR data_key < $3)
+     WHERE account = $1 AND data_key >= $2 AND ($3::bytea IS NULL OR data_key < $3)
      ORDER BY data_key DESC LIMIT 1)
     UNION ALL
     SELECT (SELECT h.data_key FROM contract_data_history_ids h
-            WHERE h.account = (SELECT id FROM accounts WHERE name = $1) AND h.data_key >= $2 AND h.data_key < walk.data_key
+            WHERE h.account = $1 AND h.data_key >= $2 AND h.data_key < walk.data_key
             ORDER BY h.data_key DESC LIMIT 1)
     FROM walk WHERE walk.data_key IS NOT NULL
 )
 SELECT walk.data_key, latest.deleted, latest.value FROM walk
 CROSS JOIN LATERAL (
     SELECT deleted, value FROM contract_data_history_ids
-    WHERE account = (SELECT id FROM accounts WHERE name = $1) AND data_key = walk.data_key AND block_height <= $4
+    WHERE account = $1 AND data_key = walk.data_key AND block_height <= $4
     ORDER BY block_height DESC LIMIT 1) AS latest
 WHERE walk.data_key IS NOT NULL`
 
@@ -265,14 +268,22 @@ func (s *Store) ContractStateAt(ctx context.Context, accountID string, prefix []
 	if prefix == nil {
 		prefix = []byte{}
 	}
-	rows, _ := s.pool.Query(ctx, stateAtSQL, accountID, prefix, prefixEnd(prefix), int64(height))
+	var account int32
+	err := s.pool.QueryRow(ctx, `SELECT id FROM accounts WHERE name = $1`, accountID).Scan(&account)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return []near.StateItem{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state of %s at %d: %w", accountID, height, err)
+	}
+	rows, _ := s.pool.Query(ctx, stateAtSQL, account, prefix, prefixEnd(prefix), int64(height))
 	var (
 		key, value []byte
 		deleted    bool
 		total      int
 		items      = []near.StateItem{}
 	)
-	_, err := pgx.ForEachRow(rows, []any{&key, &deleted, &value}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&key, &deleted, &value}, func() error {
 		if deleted {
 			return nil
 		}
