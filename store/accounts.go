@@ -72,67 +72,80 @@ func accountNames(tables []table, rs *rowSet) []string {
 	return names
 }
 
-// internSQL numbers the accounts of $1 (distinct, sorted) that have no
-// number yet and returns every one's. Only the names missing are inserted,
-// so ids are not spent on names that have one (a sequence value is taken
-// for every row an INSERT tries); they are inserted in name order, so two
-// writers adding some of the same names wait for each other in one order
-// and never deadlock. The added rows are not in the statement's snapshot:
-// they come from RETURNING. A name another writer added after the
-// snapshot (ON CONFLICT DO NOTHING returns nothing for it) is missing from
-// the answer: internAccounts asks again. The names missing are an EXCEPT,
-// not a correlated NOT EXISTS, which Citus refuses over a CTE (0A000), nor
-// an anti-join (LEFT JOIN ... WHERE a.id IS NULL), which Citus 13.0.5
-// plans with no task and so inserts nothing.
-const internSQL = `
-WITH wanted AS (SELECT name FROM unnest($1::text[]) AS name),
-added AS (
-    INSERT INTO accounts (name)
-    SELECT n.name FROM (SELECT name FROM wanted EXCEPT SELECT name FROM accounts) n
-    ORDER BY n.name
-    ON CONFLICT (name) DO NOTHING
-    RETURNING id, name)
-SELECT a.id, a.name FROM accounts a JOIN wanted w ON w.name = a.name
-UNION ALL
-SELECT id, name FROM added`
+// knownAccountsSQL reads the numbers of the names of $1 that have one: an
+// index lookup per name.
+const knownAccountsSQL = `SELECT id, name FROM accounts WHERE name = ANY($1::text[])`
+
+// addAccountsSQL numbers the names of $1, read as having no number, and
+// returns those it added. Only names without a number are given, so ids are
+// not spent on names that have one (a sequence value is taken for every
+// row an INSERT tries); they are inserted in name order, so two writers
+// adding some of the same names wait for each other in one order and never
+// deadlock. A name another writer added meanwhile is not returned (ON
+// CONFLICT DO NOTHING): it is read on the next round. The missing names
+// are found by a statement of their own, not a NOT EXISTS or an EXCEPT in
+// this one: Citus refuses a correlated subquery beside a CTE or a set
+// returning function (0A000), plans an anti-join with no task (13.0.5: it
+// inserts nothing), and an EXCEPT reads the whole accounts table.
+const addAccountsSQL = `
+INSERT INTO accounts (name)
+SELECT name FROM unnest($1::text[]) AS name
+ORDER BY name
+ON CONFLICT (name) DO NOTHING
+RETURNING id, name`
 
 // internAccounts returns the numbers of names (distinct, sorted),
-// numbering those that have none, in tx: one statement, a second when
-// another writer added some of them meanwhile. A transaction interns once
-// (a second call could wait on a writer that waits on it).
+// numbering those that have none, in tx: the numbers known are read, the
+// others added, and read again when another writer added some of them
+// meanwhile. A transaction interns once (a second call could wait on a
+// writer that waits on it).
 func internAccounts(ctx context.Context, tx pgx.Tx, names []string) (accountIDs, error) {
 	ids := make(accountIDs, len(names))
-	if len(names) == 0 {
-		return ids, nil
-	}
 	missing := names
 	for attempt := 0; len(missing) > 0; attempt++ {
 		if attempt == 3 {
 			return nil, fmt.Errorf("intern accounts: %d names still without a number, such as %q", len(missing), missing[0])
 		}
-		var (
-			id   int32
-			name string
-		)
-		rows, err := tx.Query(ctx, internSQL, missing)
-		if err != nil {
-			return nil, fmt.Errorf("intern accounts: %w", err)
-		}
-		if _, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
-			ids[name] = id
-			return nil
-		}); err != nil {
-			return nil, fmt.Errorf("intern accounts: %w", err)
-		}
-		next := missing[:0:0]
-		for _, n := range missing {
-			if _, ok := ids[n]; !ok {
-				next = append(next, n)
+		for _, sql := range []string{knownAccountsSQL, addAccountsSQL} {
+			if err := readAccountIDs(ctx, tx, sql, missing, ids); err != nil {
+				return nil, err
+			}
+			if missing = withoutID(missing, ids); len(missing) == 0 {
+				break
 			}
 		}
-		missing = next
 	}
 	return ids, nil
+}
+
+// readAccountIDs runs sql on names and records the ids it returns.
+func readAccountIDs(ctx context.Context, tx pgx.Tx, sql string, names []string, ids accountIDs) error {
+	var (
+		id   int32
+		name string
+	)
+	rows, err := tx.Query(ctx, sql, names)
+	if err != nil {
+		return fmt.Errorf("intern accounts: %w", err)
+	}
+	if _, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
+		ids[name] = id
+		return nil
+	}); err != nil {
+		return fmt.Errorf("intern accounts: %w", err)
+	}
+	return nil
+}
+
+// withoutID returns the names ids has no number for.
+func withoutID(names []string, ids accountIDs) []string {
+	var out []string
+	for _, n := range names {
+		if _, ok := ids[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // internTables interns the account names of tables' rows in rs.
