@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -151,4 +153,46 @@ func withoutID(names []string, ids accountIDs) []string {
 // internTables interns the account names of tables' rows in rs.
 func internTables(ctx context.Context, tx pgx.Tx, tables []table, rs *rowSet) (accountIDs, error) {
 	return internAccounts(ctx, tx, accountNames(tables, rs))
+}
+
+// accountNumbers remembers the numbers of the accounts reads have named:
+// an account's number never changes once it has one. It holds at most
+// maxKnownAccounts, and starts over when full.
+type accountNumbers struct {
+	mu    sync.Mutex
+	known map[string]int32
+}
+
+const maxKnownAccounts = 1 << 16
+
+// noAccount is the number a read names an account that has none by: no row
+// holds it (numbers start at 1), so the read finds nothing, as it would
+// by name.
+const noAccount int32 = -1
+
+// accountNumber returns the number of the account named, noAccount when it
+// has none. A read names the account by this number, a constant: Citus
+// then sends it to the one shard that holds the account's rows, where a
+// subquery on accounts would send it to every shard.
+func (s *Store) accountNumber(ctx context.Context, name string) (int32, error) {
+	s.numbers.mu.Lock()
+	id, ok := s.numbers.known[name]
+	s.numbers.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	err := s.pool.QueryRow(ctx, `SELECT id FROM accounts WHERE name = $1`, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return noAccount, nil // not remembered: it may have one later
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the number of account %s: %w", name, err)
+	}
+	s.numbers.mu.Lock()
+	if s.numbers.known == nil || len(s.numbers.known) >= maxKnownAccounts {
+		s.numbers.known = make(map[string]int32)
+	}
+	s.numbers.known[name] = id
+	s.numbers.mu.Unlock()
+	return id, nil
 }

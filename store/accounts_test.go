@@ -68,3 +68,30 @@ func TestWritersInternTheSameNames(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT last_value FROM accounts_id_seq`).Scan(&last))
 	require.Equal(t, int64(r.ids["d.near"]), last, "the sequence was not taken from again")
 }
+
+// TestAnAccountReadBeforeItHasANumberIsFoundOnceItHasOne: a read names an
+// account by its number, remembered once read; an account that has none
+// yet reads as not there, and is found once a commit numbers it.
+func TestAnAccountReadBeforeItHasANumberIsFoundOnceItHasOne(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.NewStore(t)
+	_, err := s.AccountAt(ctx, "late.near", 10)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.NoError(t, pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
+		ids, err := store.InternAccounts(ctx, tx, []string{"late.near"})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO account_history_ids (account, block_height, deleted, amount, locked, storage_usage, storage_paid_at)
+			VALUES ($1, 5, false, 7, 0, 100, 0)`, ids["late.near"])
+		return err
+	}))
+	for range 2 { // looked up, then remembered
+		acc, err := s.AccountAt(ctx, "late.near", 10)
+		require.NoError(t, err)
+		require.Equal(t, "7", acc.Amount.String())
+	}
+	_, err = s.AccountAt(ctx, "late.near", 4)
+	require.ErrorIs(t, err, store.ErrNotFound, "before its first row")
+}

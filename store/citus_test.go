@@ -134,6 +134,8 @@ func TestPointReadsOnCitus(t *testing.T) {
 	b, _ := c.Bundle(10)
 	tx := b.TxStatuses[0]
 	receipt := b.Chunks[0].View.Receipts[0].ReceiptID
+	var alice int32
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT id FROM accounts WHERE name = $1`, storetest.Alice).Scan(&alice))
 	for _, q := range []struct {
 		name  string
 		sql   string
@@ -141,7 +143,7 @@ func TestPointReadsOnCitus(t *testing.T) {
 		tasks int
 	}{
 		{"block by height", `SELECT view::text FROM blocks WHERE height = $1`, []any{int64(10)}, 1},
-		{"view_account", store.AccountAtSQL, []any{storetest.Alice, int64(10)}, 1},
+		{"view_account", store.AccountAtSQL, []any{alice, int64(10)}, 1},
 		{"tx by hash", store.TxStatusSQL, []any{tx.TxHash, tx.SignerID}, shards},
 		{"EXPERIMENTAL_receipt", store.ReceiptSQL, []any{receipt}, shards},
 		{"EXPERIMENTAL_receipt from its status", store.ReceiptStatusSQL, []any{receipt}, shards},

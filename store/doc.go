@@ -40,7 +40,8 @@
 //     as numbers (accounts.go, migration 00018): their rows are in
 //     <table>_ids, and views with the tables' names give the names back. A
 //     commit numbers the accounts it names in its own transaction; reads
-//     name an account by (SELECT id FROM accounts WHERE name = $1).
+//     look an account's number up first (and remember it) and name it by
+//     that constant.
 //   - Every Commit notifies NotifyChannel inside its transaction: a
 //     notification means the blocks are committed.
 //   - Every "not there" answer satisfies errors.Is(err, ErrNotFound).

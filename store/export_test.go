@@ -15,6 +15,7 @@ var MigrateTo = migrateTo
 // Statements of the read path, for their plans on Citus.
 const (
 	AccountAtSQL = accountAtSQL
+	DataAtSQL    = dataAtSQL
 	TxStatusSQL  = txStatusSQL
 	ReceiptSQL   = receiptSQL
 	// ReceiptStatusSQL: a receipt no chunk carries, from its status.

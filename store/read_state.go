@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -38,9 +37,11 @@ func uint64Of(n pgtype.Numeric) (uint64, error) {
 	return v.Lo, nil
 }
 
+// The reads of one account's state name it by its number ($1, from
+// accountNumber), not by a subquery on accounts.
 const accountAtSQL = `
 SELECT deleted, amount, locked, code_hash, storage_usage, storage_paid_at, extra::text
-FROM account_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2
+FROM account_history_ids WHERE account = $1 AND block_height <= $2
 ORDER BY block_height DESC LIMIT 1`
 
 // AccountAt returns the account after the block at height; ErrNotFound when
@@ -56,7 +57,11 @@ func (s *Store) AccountAt(ctx context.Context, accountID string, height uint64) 
 		err            error
 	)
 	what := fmt.Sprintf("account %s at %d", accountID, height)
-	if err := s.pool.QueryRow(ctx, accountAtSQL, accountID, int64(height)).Scan(&deleted, &amount, &locked, &codeHash, &usage, &paidAt, &extra); err != nil {
+	account, err := s.accountNumber(ctx, accountID)
+	if err != nil {
+		return near.Account{}, err
+	}
+	if err := s.pool.QueryRow(ctx, accountAtSQL, account, int64(height)).Scan(&deleted, &amount, &locked, &codeHash, &usage, &paidAt, &extra); err != nil {
 		return near.Account{}, notFound(err, what)
 	}
 	if deleted {
@@ -103,7 +108,7 @@ func decodeAccessKey(nonce pgtype.Numeric, permission string, extra *string) (ne
 
 const accessKeyAtSQL = `
 SELECT deleted, nonce, permission::text, extra::text
-FROM access_key_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND public_key = $2 AND block_height <= $3
+FROM access_key_history_ids WHERE account = $1 AND public_key = $2 AND block_height <= $3
 ORDER BY block_height DESC LIMIT 1`
 
 // AccessKeyAt returns an access key after the block at height.
@@ -114,7 +119,11 @@ func (s *Store) AccessKeyAt(ctx context.Context, accountID, publicKey string, he
 		permission, extra *string
 	)
 	what := fmt.Sprintf("access key %s of %s at %d", publicKey, accountID, height)
-	err := s.pool.QueryRow(ctx, accessKeyAtSQL, accountID, publicKey, int64(height)).Scan(&deleted, &nonce, &permission, &extra)
+	account, err := s.accountNumber(ctx, accountID)
+	if err != nil {
+		return near.AccessKeyView{}, err
+	}
+	err = s.pool.QueryRow(ctx, accessKeyAtSQL, account, publicKey, int64(height)).Scan(&deleted, &nonce, &permission, &extra)
 	if err != nil {
 		return near.AccessKeyView{}, notFound(err, what)
 	}
@@ -131,13 +140,17 @@ func (s *Store) AccessKeyAt(ctx context.Context, accountID, publicKey string, he
 // accessKeysAtSQL scans the account's keys once, newest row per key first.
 const accessKeysAtSQL = `
 SELECT DISTINCT ON (public_key) public_key, deleted, nonce, permission::text, extra::text
-FROM access_key_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2
+FROM access_key_history_ids WHERE account = $1 AND block_height <= $2
 ORDER BY public_key, block_height DESC`
 
 // AccessKeysAt returns the account's access keys after the block at height,
 // sorted as nearcore's trie holds them: by key type, then key bytes.
 func (s *Store) AccessKeysAt(ctx context.Context, accountID string, height uint64) ([]near.AccessKeyInfoView, error) {
-	rows, _ := s.pool.Query(ctx, accessKeysAtSQL, accountID, int64(height))
+	account, err := s.accountNumber(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	rows, _ := s.pool.Query(ctx, accessKeysAtSQL, account, int64(height))
 	var (
 		publicKey         string
 		deleted           bool
@@ -145,7 +158,7 @@ func (s *Store) AccessKeysAt(ctx context.Context, accountID string, height uint6
 		permission, extra *string
 		keys              = []near.AccessKeyInfoView{}
 	)
-	_, err := pgx.ForEachRow(rows, []any{&publicKey, &deleted, &nonce, &permission, &extra}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&publicKey, &deleted, &nonce, &permission, &extra}, func() error {
 		if deleted || permission == nil {
 			return nil
 		}
@@ -168,7 +181,7 @@ func (s *Store) AccessKeysAt(ctx context.Context, accountID string, height uint6
 const codeAtSQL = `
 SELECT h.deleted, h.code_hash, c.code
 FROM (SELECT deleted, code_hash FROM contract_code_history_ids
-      WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2 ORDER BY block_height DESC LIMIT 1) h
+      WHERE account = $1 AND block_height <= $2 ORDER BY block_height DESC LIMIT 1) h
 LEFT JOIN contract_codes c ON c.code_hash = h.code_hash`
 
 // ContractCodeAt returns the account's contract code and its hash after the
@@ -180,7 +193,11 @@ func (s *Store) ContractCodeAt(ctx context.Context, accountID string, height uin
 		code     []byte
 	)
 	what := fmt.Sprintf("contract code of %s at %d", accountID, height)
-	if err := s.pool.QueryRow(ctx, codeAtSQL, accountID, int64(height)).Scan(&deleted, &codeHash, &code); err != nil {
+	account, err := s.accountNumber(ctx, accountID)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.pool.QueryRow(ctx, codeAtSQL, account, int64(height)).Scan(&deleted, &codeHash, &code); err != nil {
 		return nil, "", notFound(err, what)
 	}
 	if deleted || codeHash == nil {
@@ -194,7 +211,7 @@ func (s *Store) ContractCodeAt(ctx context.Context, accountID string, height uin
 
 const dataAtSQL = `
 SELECT deleted, value FROM contract_data_history_ids
-WHERE account = (SELECT id FROM accounts WHERE name = $1) AND data_key = $2 AND block_height <= $3
+WHERE account = $1 AND data_key = $2 AND block_height <= $3
 ORDER BY block_height DESC LIMIT 1`
 
 // ContractDataAt returns one contract state value after the block at height.
@@ -207,7 +224,11 @@ func (s *Store) ContractDataAt(ctx context.Context, accountID string, key []byte
 		key = []byte{}
 	}
 	what := fmt.Sprintf("data key %x of %s at %d", key, accountID, height)
-	if err := s.pool.QueryRow(ctx, dataAtSQL, accountID, key, int64(height)).Scan(&deleted, &value); err != nil {
+	account, err := s.accountNumber(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.pool.QueryRow(ctx, dataAtSQL, account, key, int64(height)).Scan(&deleted, &value); err != nil {
 		return nil, notFound(err, what)
 	}
 	if deleted {
@@ -268,13 +289,9 @@ func (s *Store) ContractStateAt(ctx context.Context, accountID string, prefix []
 	if prefix == nil {
 		prefix = []byte{}
 	}
-	var account int32
-	err := s.pool.QueryRow(ctx, `SELECT id FROM accounts WHERE name = $1`, accountID).Scan(&account)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return []near.StateItem{}, nil
-	}
+	account, err := s.accountNumber(ctx, accountID)
 	if err != nil {
-		return nil, fmt.Errorf("read state of %s at %d: %w", accountID, height, err)
+		return nil, err
 	}
 	rows, _ := s.pool.Query(ctx, stateAtSQL, account, prefix, prefixEnd(prefix), int64(height))
 	var (

@@ -185,11 +185,12 @@ func TestStateQueriesUseIndexScans(t *testing.T) {
 		require.NoError(t, err)
 		return strings.Join(rowList(t, tx, "EXPLAIN "+q, args...), "\n")
 	}
-	var contract int32
+	var alice, contract int32
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT id FROM accounts WHERE name = $1`, storetest.Alice).Scan(&alice))
 	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT id FROM accounts WHERE name = $1`, storetest.Contract).Scan(&contract))
 	for name, p := range map[string]string{
-		"account at":   plan(`SELECT * FROM account_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND block_height <= $2 ORDER BY block_height DESC LIMIT 1`, storetest.Alice, int64(10)),
-		"data at":      plan(`SELECT * FROM contract_data_history_ids WHERE account = (SELECT id FROM accounts WHERE name = $1) AND data_key = $2 AND block_height <= $3 ORDER BY block_height DESC LIMIT 1`, storetest.Contract, []byte("k1"), int64(10)),
+		"account at":   plan(store.AccountAtSQL, alice, int64(10)),
+		"data at":      plan(store.DataAtSQL, contract, []byte("k1"), int64(10)),
 		"state prefix": plan(store.StateAtSQL, contract, []byte("k"), []byte("l"), int64(10)),
 	} {
 		require.Contains(t, p, "Index", "%s plan:\n%s", name, p)

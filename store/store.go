@@ -90,6 +90,8 @@ type Store struct {
 	partitions partitions
 	// labels are the enum labels known to exist.
 	labels labels
+	// numbers are the account numbers reads have looked up.
+	numbers accountNumbers
 }
 
 // Open connects to the database at url; logger receives the store's logs
