@@ -53,15 +53,11 @@ func transientPart(err error) bool {
 }
 
 // anyInTree reports whether f holds for err or any error it wraps, through
-// both Unwrap() error and Unwrap() []error. A PostgreSQL error ends its
-// branch: what it wraps is not asked.
+// both Unwrap() error and Unwrap() []error.
 func anyInTree(err error, f func(error) bool) bool {
 	for err != nil {
 		if f(err) {
 			return true
-		}
-		if _, ok := err.(*pgconn.PgError); ok {
-			return false
 		}
 		switch u := err.(type) {
 		case interface{ Unwrap() []error }:
