@@ -63,11 +63,7 @@ var bodies sync.Pool
 
 // Pack returns the FormatZstd document of values.
 func (c *Codec) Pack(values []json.RawMessage) []byte {
-	size := 0
-	for _, v := range values {
-		size += len(v)
-	}
-	return c.pack(len(values), size, func(i int) int { return len(values[i]) },
+	return c.pack(len(values), func(i int) int { return len(values[i]) },
 		func(body []byte, i int) []byte { return append(body, values[i]...) })
 }
 
@@ -75,12 +71,6 @@ func (c *Codec) Pack(values []json.RawMessage) []byte {
 // back to back, without joining them first: a value that is another with
 // a part cut out is framed from the two sides of the cut.
 func (c *Codec) PackPieces(values [][][]byte) []byte {
-	size := 0
-	for _, v := range values {
-		for _, piece := range v {
-			size += len(piece)
-		}
-	}
 	length := func(i int) int {
 		n := 0
 		for _, piece := range values[i] {
@@ -88,7 +78,7 @@ func (c *Codec) PackPieces(values [][][]byte) []byte {
 		}
 		return n
 	}
-	return c.pack(len(values), size, length, func(body []byte, i int) []byte {
+	return c.pack(len(values), length, func(body []byte, i int) []byte {
 		for _, piece := range values[i] {
 			body = append(body, piece...)
 		}
@@ -96,10 +86,13 @@ func (c *Codec) PackPieces(values [][][]byte) []byte {
 	})
 }
 
-// pack frames n values of size bytes in all, each of length(i), written by
-// write, and compresses the frame: uvarint(n), the n lengths, the values.
-func (c *Codec) pack(n, size int, length func(i int) int, write func(body []byte, i int) []byte) []byte {
-	size += binary.MaxVarintLen64 * (n + 1)
+// pack frames n values, each of length(i), written by write, and
+// compresses the frame: uvarint(n), the n lengths, the values.
+func (c *Codec) pack(n int, length func(i int) int, write func(body []byte, i int) []byte) []byte {
+	size := binary.MaxVarintLen64 * (n + 1)
+	for i := range n {
+		size += length(i)
+	}
 	var body []byte
 	if p, ok := bodies.Get().(*[]byte); ok && cap(*p) >= size {
 		body = (*p)[:0]
