@@ -39,8 +39,9 @@ type realReport struct {
 	maxRSS   int64   // bytes
 	pg       float64 // the database's backends, s
 	pgShared float64 // the server's background processes (every database), s
-	// warmCPU is the indexer's CPU per block past its first third of the
-	// blocks, over warmBlocks of them (0 when too few were read).
+	// warmCPU is the indexer's CPU per block from its first third of the
+	// blocks to its second, over warmBlocks of them (0 when too few were
+	// read).
 	warmCPU    time.Duration
 	warmBlocks int64
 	machine    cpuSample
@@ -154,7 +155,7 @@ func (e *benchEnv) real(ctx context.Context) error {
 		return err
 	}
 	hwm := watchHWM(proc.cmd.Process.Pid, 20*time.Millisecond)
-	steady := watchSteady(ctx, dbURL, proc.cmd.Process.Pid, int64(first)+int64(n)/3, 50*time.Millisecond)
+	steady := watchSteady(ctx, dbURL, proc.cmd.Process.Pid, int64(first)+int64(n)/3, int64(first)+2*int64(n)/3, 50*time.Millisecond)
 	runErr := proc.wait()
 	r.maxRSS = hwm.finish()
 	r.warmCPU, r.warmBlocks, _ = steady.finish()

@@ -35,7 +35,7 @@ func (r *realReport) print(w io.Writer) {
 	indexer := r.user + r.sys
 	fmt.Fprintf(w, "| CPU, indexer process (user+sys, rusage) | %.1f ms | user %.1f s, sys %.1f s; %.0f minor page faults a block |\n", 1000*indexer/n, r.user, r.sys, float64(r.minflt)/n)
 	if r.warmBlocks > 0 {
-		fmt.Fprintf(w, "| CPU, indexer process, warm | %.1f ms | past its first third of the blocks: over %d blocks, its CPU (/proc) and cursor read every 50 ms |\n",
+		fmt.Fprintf(w, "| CPU, indexer process, warm | %.1f ms | from its first third of the blocks to its second, the pipeline full: over %d blocks, its CPU (/proc) and cursor read every 50 ms |\n",
 			float64(r.warmCPU)/1e6, r.warmBlocks)
 	}
 	fmt.Fprintf(w, "| CPU, PostgreSQL (the database's backends, /proc) | %.1f ms | server's checkpointer, writers (all databases): %.1f s |\n", 1000*r.pg/n, r.pgShared)
