@@ -15,8 +15,8 @@ import (
 // accounts (id, name) instead of the account's name. A batch's rows are
 // built without the database, naming each account by an accountName; the
 // write that copies them first interns the batch's names (internAccounts,
-// one statement) and copies each row with its names replaced by their ids
-// (accountIDs.rows).
+// one statement) and copies the rows, each name written as its number
+// (copyIn).
 
 // accountName is an account id, in a row of a table whose account columns
 // hold integers: the write replaces it by the account's number.
@@ -32,26 +32,6 @@ func optAccount(name *string) any {
 
 // accountIDs are the numbers of a batch's accounts, by name.
 type accountIDs map[string]int32
-
-// rows returns t's rows with every accountName replaced by its number; the
-// rows of a table without account columns as they are. The rows given are
-// left as they were (a failed write is retried with them).
-func (ids accountIDs) rows(t table, rows [][]any) [][]any {
-	if !t.named || len(rows) == 0 {
-		return rows
-	}
-	out := make([][]any, len(rows))
-	for i, row := range rows {
-		r := slices.Clone(row)
-		for j, v := range r {
-			if name, ok := v.(accountName); ok {
-				r[j] = ids[string(name)]
-			}
-		}
-		out[i] = r
-	}
-	return out
-}
 
 // accountNames returns the distinct names of the rows, sorted.
 func accountNames(tables []table, rs *rowSet) []string {

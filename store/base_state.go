@@ -42,7 +42,7 @@ func copyBaseRows(ctx context.Context, tx pgx.Tx, rows *rowSet) error {
 		return err
 	}
 	for _, t := range written {
-		if _, err := copyRows(ctx, tx, t, ids.rows(t, t.rows(rows))); err != nil {
+		if _, err := copyRows(ctx, tx, t, t.rows(rows), ids); err != nil {
 			return err
 		}
 	}

@@ -84,3 +84,59 @@ func TestCopyInAgreesWithCopyFrom(t *testing.T) {
 	}
 	require.Equal(t, got, text("a"), "a refused COPY writes nothing")
 }
+
+// TestCopyInEncodesNumericsAsPgxDoes: the numeric values the store encodes
+// itself (magnitudes up to 2^128-1, either sign, zero, digits of zeros
+// inside and at the end, NULL, and arrays holding NULLs) are stored as
+// pgx's CopyFrom stores the same numbers as pgtype.Numeric; a magnitude
+// above 128 bits goes through pgx's encoding.
+func TestCopyInEncodesNumericsAsPgxDoes(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, storetest.NewEmptyDatabaseURL(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	_, err = conn.Exec(ctx, `CREATE TABLE a (i integer, n numeric, n39 numeric(39,0), narr numeric[]);
+		CREATE TABLE b (LIKE a)`)
+	require.NoError(t, err)
+	num := func(s string) *big.Int {
+		v, ok := new(big.Int).SetString(s, 10)
+		require.True(t, ok, s)
+		return v
+	}
+	u128max := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 128), big.NewInt(1))
+	values := []*big.Int{big.NewInt(0), big.NewInt(1), big.NewInt(-1), big.NewInt(9999), big.NewInt(10000),
+		big.NewInt(10001), big.NewInt(100000000), num("100000000000000000000000000"), num("18446744073709551615"),
+		num("18446744073709551616"), num("-1000000000000000000000000"), num("340282366920938463463374607431768211455"),
+		u128max, new(big.Int).Neg(u128max), num("10000000000000000000000000000000000000"), num("12345678901234567890123")}
+	columns := []string{"i", "n", "n39", "narr"}
+	var ours, theirs [][]any
+	for i, v := range values {
+		arr := []*big.Int{v, nil, big.NewInt(int64(i))}
+		pgArr := []pgtype.Numeric{{Int: v, Valid: true}, {}, {Int: big.NewInt(int64(i)), Valid: true}}
+		ours = append(ours, []any{int32(i), store.NumericOf(v), store.NumericOf(v), store.NumericArrayOf(arr)})
+		theirs = append(theirs, []any{int32(i), pgtype.Numeric{Int: v, Valid: true}, pgtype.Numeric{Int: v, Valid: true}, pgArr})
+	}
+	above := new(big.Int).Lsh(big.NewInt(3), 140)
+	ours = append(ours, []any{int32(100), store.NumericOf(above), nil, store.NumericArrayOf(nil)},
+		[]any{int32(101), store.NumericOf(nil), store.NumericOf(nil), store.NumericArrayOf([]*big.Int{nil})})
+	theirs = append(theirs, []any{int32(100), pgtype.Numeric{Int: above, Valid: true}, nil, []pgtype.Numeric{}},
+		[]any{int32(101), nil, nil, []pgtype.Numeric{{}}})
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	_, err = store.CopyIn(ctx, tx, "a", columns, ours)
+	require.NoError(t, err)
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"b"}, columns, pgx.CopyFromRows(theirs))
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+	text := func(table string) []string {
+		rs, err := conn.Query(ctx, fmt.Sprintf(`SELECT row(t.*)::text FROM %s t ORDER BY i`, table))
+		require.NoError(t, err)
+		out, err := pgx.CollectRows(rs, pgx.RowTo[string])
+		require.NoError(t, err)
+		return out
+	}
+	got := text("a")
+	require.Equal(t, text("b"), got)
+	require.Contains(t, got, "(12,340282366920938463463374607431768211455,340282366920938463463374607431768211455,\"{340282366920938463463374607431768211455,NULL,12}\")")
+	require.Contains(t, got, "(3,9999,9999,\"{9999,NULL,3}\")")
+}

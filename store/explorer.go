@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/events"
@@ -220,7 +219,7 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, 
 			}
 			account := accountName(e.AccountID)
 			kind := ActivityFT
-			var amount any = pgtype.Numeric{Int: e.Delta, Valid: true}
+			amount := numericBig(e.Delta)
 			switch e.Standard {
 			case events.NEP141:
 				r.ex.ftEvents = append(r.ex.ftEvents, append(key, account, other, amount, e.Memo))
@@ -300,7 +299,7 @@ func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHeight int64, txIndex int
 				return fmt.Errorf("clear %s of status %d of block %d: %w", t.name, txIndex, txHeight, err)
 			}
 		}
-		if _, err := copyRows(ctx, tx, t, ids.rows(t, t.rows(rows))); err != nil {
+		if _, err := copyRows(ctx, tx, t, t.rows(rows), ids); err != nil {
 			return err
 		}
 	}

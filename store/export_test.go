@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"math/big"
 
 	"github.com/jackc/pgx/v5"
 
@@ -80,4 +81,22 @@ func InternAccounts(ctx context.Context, tx pgx.Tx, names []string) (map[string]
 }
 
 // CopyIn is the store's binary COPY, for its agreement with pgx's.
-var CopyIn = copyIn
+func CopyIn(ctx context.Context, tx pgx.Tx, table string, columns []string, rows [][]any) (int64, error) {
+	return copyIn(ctx, tx, table, columns, rows, nil)
+}
+
+// NumericOf is v as the rows hold a numeric value: encoded by CopyIn
+// itself when it fits 128 bits.
+func NumericOf(v *big.Int) any { return numericBig(v) }
+
+// NumericArrayOf is vs as the rows hold an array of numeric values, a nil
+// element NULL.
+func NumericArrayOf(vs []*big.Int) any {
+	out := make([]numericValue, len(vs))
+	for i, v := range vs {
+		if v != nil {
+			out[i] = numericBig(v).(numericValue)
+		}
+	}
+	return out
+}

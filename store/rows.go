@@ -3,14 +3,10 @@ package store
 import (
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/packed"
-	"github.com/nearline/nearline/near"
 )
 
 // rowSet holds the rows of a batch, per table, in COPY column order.
@@ -49,14 +45,6 @@ func newRowSet(codec *packed.Codec) *rowSet {
 	return &rowSet{codec: codec, seenCodes: map[string]bool{}, seenProtocols: map[string]bool{}, seenOlder: map[string]bool{},
 		epochFirst: map[string]int64{}, unknown: map[string]int{}, labels: labelSet{},
 		receiptFacts: map[string][]receiptFacts{}, parts: newStatusParts()}
-}
-
-func numeric(v near.U128) pgtype.Numeric {
-	return pgtype.Numeric{Int: v.Big(), Valid: true}
-}
-
-func numeric64(v uint64) pgtype.Numeric {
-	return pgtype.Numeric{Int: new(big.Int).SetUint64(v), Valid: true}
 }
 
 // jsonText returns raw when set, else v encoded.

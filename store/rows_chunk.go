@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
 )
@@ -187,7 +185,7 @@ type actionArrays struct {
 	parentIndexes, indexes                                                []int32
 	methods, publicKeys, beneficiaries, codeHashes, details, bys, senders []*string
 	gas                                                                   []*int64
-	deposits                                                              []pgtype.Numeric
+	deposits                                                              []numericValue
 	delegateParents                                                       []*int32
 }
 
@@ -210,7 +208,7 @@ func (r *rowSet) addAction(acts *actionArrays, p actionParent, index int, a near
 	var (
 		method, publicKey, beneficiary, codeHash *string
 		gas                                      *int64
-		deposit                                  *pgtype.Numeric
+		deposit                                  numericValue
 		// typed: every member of the action is in a typed column, in
 		// contract_codes (code) or only in the chunk's document (a
 		// call's arguments, a Delegate's nonce, max_block_height and
@@ -228,14 +226,11 @@ func (r *rowSet) addAction(acts *actionArrays, p actionParent, index int, a near
 		method = &a.FunctionCall.MethodName
 		g := int64(a.FunctionCall.Gas)
 		gas = &g
-		d := numeric(a.FunctionCall.Deposit)
-		deposit = &d
+		deposit = numeric(a.FunctionCall.Deposit)
 	case a.Transfer != nil:
-		d := numeric(a.Transfer.Deposit)
-		deposit = &d
+		deposit = numeric(a.Transfer.Deposit)
 	case a.Stake != nil:
-		d := numeric(a.Stake.Stake)
-		deposit = &d
+		deposit = numeric(a.Stake.Stake)
 		publicKey = &a.Stake.PublicKey
 	case a.AddKey != nil:
 		publicKey = &a.AddKey.PublicKey
@@ -272,16 +267,13 @@ func (r *rowSet) addAction(acts *actionArrays, p actionParent, index int, a near
 		by, sender, parentIndex = &d.by, &d.sender, d.parentIndex
 	}
 	r.labels.add(labelActionKind, a.Kind())
-	if deposit == nil {
-		deposit = &pgtype.Numeric{}
-	}
 	acts.parentKinds = append(acts.parentKinds, parentKind)
 	acts.parentIndexes = append(acts.parentIndexes, int32(parent))
 	acts.indexes = append(acts.indexes, int32(index))
 	acts.kinds = append(acts.kinds, a.Kind())
 	acts.methods = append(acts.methods, method)
 	acts.gas = append(acts.gas, gas)
-	acts.deposits = append(acts.deposits, *deposit)
+	acts.deposits = append(acts.deposits, deposit)
 	acts.publicKeys = append(acts.publicKeys, publicKey)
 	acts.beneficiaries = append(acts.beneficiaries, beneficiary)
 	acts.codeHashes = append(acts.codeHashes, codeHash)

@@ -125,7 +125,7 @@ func (s *Store) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats,
 					return fmt.Errorf("clear %s %d-%d: %w", t.name, lo, hi, err)
 				}
 			}
-			n, err := copyRows(ctx, tx, t, ids.rows(t, t.rows(rows)))
+			n, err := copyRows(ctx, tx, t, t.rows(rows), ids)
 			if err != nil {
 				return err
 			}
@@ -198,12 +198,12 @@ func storedIn(ctx context.Context, tx pgx.Tx, lo, hi int64) (bool, error) {
 	return stored, nil
 }
 
-func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error) {
+func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any, ids accountIDs) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
 	if t.conflict == "" {
-		n, err := copyIn(ctx, tx, t.name, t.columns, rows)
+		n, err := copyIn(ctx, tx, t.name, t.columns, rows, ids)
 		if err != nil {
 			return 0, fmt.Errorf("copy %s: %w", t.name, err)
 		}
@@ -220,7 +220,7 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error
 	if err != nil {
 		return 0, fmt.Errorf("savepoint for %s: %w", t.name, err)
 	}
-	n, err := copyIn(ctx, sp, t.name, t.columns, rows)
+	n, err := copyIn(ctx, sp, t.name, t.columns, rows, ids)
 	if err == nil {
 		if err := sp.Commit(ctx); err != nil {
 			return 0, fmt.Errorf("release savepoint for %s: %w", t.name, err)
@@ -237,7 +237,7 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any) (int, error
 	if _, err := tx.Exec(ctx, "TRUNCATE "+stage); err != nil {
 		return 0, fmt.Errorf("truncate stage %s: %w", t.name, err)
 	}
-	if _, err := copyIn(ctx, tx, stage, t.columns, rows); err != nil {
+	if _, err := copyIn(ctx, tx, stage, t.columns, rows, ids); err != nil {
 		return 0, fmt.Errorf("copy %s: %w", t.name, err)
 	}
 	list := strings.Join(t.columns, ", ")
