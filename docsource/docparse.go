@@ -76,7 +76,12 @@ func parseOutcome(raw json.RawMessage) (docOutcome, error) {
 // decoded once: the block and chunk views and the state changes into
 // their types, the outcomes into what statuses are assembled from.
 func parseDocument(d *BlockDocument) (*parsedDoc, error) {
-	p := &parsedDoc{raw: d.Block, chunks: map[uint64]bundle.Chunk{}, txs: map[uint64][]docTx{}, outcomes: map[string]docOutcome{}}
+	executed := 0
+	for _, sh := range d.Shards {
+		executed += len(sh.ReceiptExecutionOutcomes)
+	}
+	p := &parsedDoc{raw: d.Block, chunks: make(map[uint64]bundle.Chunk, len(d.Shards)), txs: make(map[uint64][]docTx, len(d.Shards)),
+		outcomes: make(map[string]docOutcome, executed)}
 	if err := fastjson.Unmarshal(d.Block, &p.block); err != nil {
 		return nil, fmt.Errorf("decode block: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/events"
+	"github.com/nearline/nearline/internal/jsonobject"
 )
 
 // The explorer tables (migration 00008): token events parsed from the
@@ -198,6 +199,9 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, 
 		r.ex.parsed = map[outcomeKey]bool{}
 	}
 	r.ex.parsed[key] = true
+	if !mayHoldEvents(o.Outcome.Logs) {
+		return
+	}
 	var logs []string
 	if err := json.Unmarshal(o.Outcome.Logs, &logs); err != nil {
 		r.ex.malformed = append(r.ex.malformed, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: -1, err: err})
@@ -244,6 +248,26 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, 
 
 // succeeded reports whether an outcome status is a success (NEP-297: only
 // the events of successful executions count).
+// mayHoldEvents reports whether an outcome's logs may hold an event: false
+// only for an array of strings none of which can begin with events.Prefix,
+// its bytes nowhere holding the prefix nor a \u escape (which could spell
+// it), told without decoding them. Any other logs are decoded, for their
+// events or for their error.
+func mayHoldEvents(logs json.RawMessage) bool {
+	if bytes.Contains(logs, []byte(events.Prefix)) || bytes.Contains(logs, []byte(`\u`)) {
+		return true
+	}
+	end, err := jsonobject.ScanArray(logs, 0, func(at int) (int, error) {
+		if logs[at] != '"' {
+			return 0, errNotString
+		}
+		return jsonobject.SkipValue(logs, at)
+	})
+	return err != nil || jsonobject.Trailing(logs, end) != nil
+}
+
+var errNotString = errors.New("not a string")
+
 func succeeded(status json.RawMessage) bool {
 	var s struct {
 		SuccessValue     *json.RawMessage `json:"SuccessValue"`

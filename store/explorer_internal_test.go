@@ -39,3 +39,29 @@ func TestEventPosition(t *testing.T) {
 		})
 	}
 }
+
+// TestMayHoldEvents: an outcome's logs are passed over undecoded only when
+// they are an array of strings none of which can be an event; logs that
+// hold the prefix (even escaped), are not an array of strings or are not
+// JSON are decoded, for their events or their error, as before.
+func TestMayHoldEvents(t *testing.T) {
+	t.Parallel()
+	for logs, want := range map[string]bool{
+		`[]`:                          false,
+		`["Transfer 5 from a to b"]`:  false,
+		`["a \"quoted\" log","b\\n"]`: false,
+		`["EVENT_JSON:{}"]`:           true,
+		`["x","EVENT_JSON:{\"standard\":\"nep141\"}"]`: true,
+		`["\u0045VENT_JSON:{}"]`:                       true,
+		`["plain \u00e9"]`:                             true,
+		`[1]`:                                          true,
+		`["a",null]`:                                   true,
+		`null`:                                         true,
+		`{"a":"b"}`:                                    true,
+		`["a"] `:                                       true,
+		`["a"`:                                         true,
+		``:                                             true,
+	} {
+		require.Equal(t, want, mayHoldEvents([]byte(logs)), logs)
+	}
+}

@@ -25,10 +25,14 @@ const maxLabelBytes = 63
 type labelSet map[string]map[string]bool
 
 func (l labelSet) add(typ, label string) {
-	if l[typ] == nil {
-		l[typ] = map[string]bool{}
+	seen := l[typ]
+	if seen == nil {
+		seen = map[string]bool{}
+		l[typ] = seen
 	}
-	l[typ][label] = true
+	if !seen[label] {
+		seen[label] = true
+	}
 }
 
 // labels remembers the labels known to exist, by enum type.

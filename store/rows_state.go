@@ -105,7 +105,7 @@ func (r *rowSet) addChanges(height int64, changes []bundle.StateChange, effects 
 // addChangeRows writes the history rows of a block's changes and returns
 // each change as served and their typed columns.
 func (r *rowSet) addChangeRows(height int64, changes []bundle.StateChange) ([]json.RawMessage, changeColumns, error) {
-	last := map[historyKey]int{}
+	last := make(map[historyKey]int, len(changes))
 	var order []historyKey
 	texts := make([]json.RawMessage, len(changes))
 	var cols changeColumns // NULLs for a block without changes
