@@ -106,7 +106,11 @@ func scanShard(b []byte, at int, sh *DocumentShard) (end int, hasID bool, err er
 			hasID = true
 			return end, nil
 		case "chunk":
-			return rawValue(b, at, &sh.Chunk)
+			end, c, err := scanChunk(b, at)
+			if err == nil {
+				sh.Chunk, sh.chunk = b[at:end], c
+			}
+			return end, err
 		case "receipt_execution_outcomes":
 			return scanList(b, at, &sh.ReceiptExecutionOutcomes, func(at int) (DocumentReceiptOutcome, int, error) {
 				var ro DocumentReceiptOutcome
@@ -160,4 +164,98 @@ func rawValue(b []byte, at int, v *json.RawMessage) (int, error) {
 		*v = b[at:end]
 	}
 	return end, err
+}
+
+// chunkScan is a document's chunk as its scan found it: its members in
+// order, as jsonobject.Members gives them, and for each transactions
+// member that is an array of objects, each item's transaction and
+// execution outcome (txs; nil for any other member, or one of another
+// shape, which parseChunk takes apart itself).
+type chunkScan struct {
+	members []jsonobject.Member
+	txs     [][]scannedTx
+}
+
+// scannedTx is an item of a chunk's transactions: the last value of its
+// transaction member and of its outcome's execution_outcome member, nil
+// when it has none, outcome null when its outcome is.
+type scannedTx struct {
+	tx, outcome, executed json.RawMessage
+}
+
+// scanChunk passes the chunk at b[at], taking it apart as parseChunk
+// reads it, in the one scan that validates it; a chunk that is not an
+// object is passed over (nil), for parseChunk's error.
+func scanChunk(b []byte, at int) (int, *chunkScan, error) {
+	if at >= len(b) || b[at] != '{' {
+		end, err := jsonobject.SkipValue(b, at)
+		return end, nil, err
+	}
+	c := &chunkScan{}
+	end, err := jsonobject.ScanMembers(b, at, func(key []byte, name string, at int) (int, error) {
+		var txs []scannedTx
+		var end int
+		var err error
+		if name == "transactions" {
+			end, txs, err = scanChunkTransactions(b, at)
+		} else {
+			end, err = jsonobject.SkipValue(b, at)
+		}
+		if err != nil {
+			return 0, err
+		}
+		c.members = append(c.members, jsonobject.Member{Key: name, RawKey: key, Value: b[at:end]})
+		c.txs = append(c.txs, txs)
+		return end, nil
+	})
+	return end, c, err
+}
+
+// scanChunkTransactions passes a chunk's transactions at b[at]: txs is nil
+// unless it is an array of objects whose outcomes are objects or null.
+func scanChunkTransactions(b []byte, at int) (int, []scannedTx, error) {
+	if b[at] != '[' {
+		end, err := jsonobject.SkipValue(b, at)
+		return end, nil, err
+	}
+	txs, shaped := []scannedTx{}, true
+	end, err := jsonobject.ScanArray(b, at, func(at int) (int, error) {
+		if b[at] != '{' {
+			shaped = false
+			return jsonobject.SkipValue(b, at)
+		}
+		var t scannedTx
+		end, err := jsonobject.ScanObject(b, at, func(name string, at int) (int, error) {
+			switch name {
+			case "transaction":
+				return rawValue(b, at, &t.tx)
+			case "outcome":
+				if b[at] != '{' {
+					end, err := rawValue(b, at, &t.outcome)
+					shaped = shaped && string(t.outcome) == "null"
+					t.executed = nil
+					return end, err
+				}
+				t.executed = nil
+				end, err := jsonobject.ScanObject(b, at, func(name string, at int) (int, error) {
+					if name == "execution_outcome" {
+						return rawValue(b, at, &t.executed)
+					}
+					return jsonobject.SkipValue(b, at)
+				})
+				if err != nil {
+					return 0, err
+				}
+				t.outcome = b[at:end]
+				return end, nil
+			}
+			return jsonobject.SkipValue(b, at)
+		})
+		txs = append(txs, t)
+		return end, err
+	})
+	if !shaped {
+		txs = nil
+	}
+	return end, txs, err
 }

@@ -1,8 +1,11 @@
 package docsource
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,7 +60,7 @@ func TestChunkAnswerKeepsMembersAsTheyCame(t *testing.T) {
 	eo := `{"proof":[],"block_hash":"B","id":"H","outcome":{"logs":[],"receipt_ids":["R"],"gas_burnt":1,"tokens_burnt":"2","executor_id":"s.near","status":{"SuccessReceiptId":"R"},"metadata":{"version":1,"gas_profile":null}}}`
 	raw := `{"author":"a","header":{"chunk_hash":"C","shard_id":0},"transactions":[{"transaction":` + tx + `,"outcome":{"execution_outcome":` + eo + `,"receipt":null}}],` +
 		`"receipts":[],"local_receipts":[{"x":1}],"instant_receipts":[{"x":2}],"new\u005fmember":{"y":[1]}}`
-	c, txs, err := parseChunk(json.RawMessage(raw))
+	c, txs, err := parseChunkBothWays(t, raw)
 	require.NoError(t, err)
 	require.Equal(t, `{"author":"a","header":{"chunk_hash":"C","shard_id":0},"transactions":[`+tx+`],"receipts":[],"new\u005fmember":{"y":[1]}}`, string(c.JSON))
 	require.Equal(t, uint64(9007199254740993), c.View.Transactions[0].Nonce)
@@ -78,7 +81,13 @@ func TestRealDocumentDecodesAsEncodingJSONDoes(t *testing.T) {
 	require.NoError(t, err)
 	var want BlockDocument
 	require.NoError(t, json.Unmarshal(body, &want))
-	require.True(t, reflect.DeepEqual(want, *d), "the document's parts as encoding/json splits them")
+	parts := *d
+	parts.Shards = slices.Clone(d.Shards)
+	for i := range parts.Shards {
+		require.NotNil(t, parts.Shards[i].chunk, "shard %d's chunk taken apart as it was scanned", i)
+		parts.Shards[i].chunk = nil
+	}
+	require.True(t, reflect.DeepEqual(want, parts), "the document's parts as encoding/json splits them")
 	p, err := parseDocument(d)
 	require.NoError(t, err)
 	require.Equal(t, 313, len(p.outcomes))
@@ -123,11 +132,79 @@ func TestChunkAnswerFollowsChunkView(t *testing.T) {
 		{"a member nearcore adds", obj(author, header, `"next":{"x":[1]}`, txs, receipts, instant), obj(author, header, `"next":{"x":[1]}`, txs, receipts)},
 		{"an added member, out of order", obj(receipts, `"next":1`, author, header, txs), obj(author, `"next":1`, header, txs, receipts)},
 	} {
-		c, _, err := parseChunk(json.RawMessage(tc.doc))
+		c, _, err := parseChunkBothWays(t, tc.doc)
 		require.NoError(t, err, tc.name)
 		require.Equal(t, tc.want, string(c.JSON), tc.name)
 		require.NotContains(t, string(c.JSON), "instant", tc.name)
 		require.Equal(t, "a", c.View.Author, tc.name)
 		require.Len(t, c.View.Receipts, 1, tc.name)
 	}
+}
+
+// parseChunkBothWays parses a document's chunk as parseDocument does, from
+// what the document's scan found of it, and from its bytes alone, and
+// holds the two to the same answer, transactions and error.
+func parseChunkBothWays(t *testing.T, raw string) (bundle.Chunk, []docTx, error) {
+	t.Helper()
+	c, txs, err := parseChunk(json.RawMessage(raw), nil)
+	end, scan, scanErr := scanChunk([]byte(raw), 0)
+	if scanErr != nil {
+		require.Error(t, err, "a chunk the document's scan refuses is refused by its parse")
+		return c, txs, err
+	}
+	require.Equal(t, len(raw), end)
+	sc, stxs, serr := parseChunk(json.RawMessage(raw), scan)
+	require.Equal(t, fmt.Sprint(err), fmt.Sprint(serr), raw)
+	require.Equal(t, string(c.JSON), string(sc.JSON), raw)
+	require.Equal(t, c.View, sc.View, raw)
+	require.Equal(t, txs, stxs, raw)
+	return c, txs, err
+}
+
+// TestChunkTransactionsOfAnotherShape: a chunk whose transactions are not
+// a list of {transaction, outcome} objects is refused with the same error
+// whether its parts come from the document's scan or from its bytes.
+func TestChunkTransactionsOfAnotherShape(t *testing.T) {
+	t.Parallel()
+	eo := `{"proof":[],"block_hash":"B","id":"H","outcome":{"logs":[],"receipt_ids":[],"gas_burnt":1,"tokens_burnt":"2","executor_id":"s.near","status":{"SuccessValue":""},"metadata":{"version":1,"gas_profile":null}}}`
+	tx := `{"signer_id":"s.near","public_key":"ed25519:K","nonce":1,"receiver_id":"r.near","actions":[],"priority_fee":0,"signature":"ed25519:S","hash":"H"}`
+	chunk := func(txs string) string {
+		return `{"author":"a","header":{"chunk_hash":"C","shard_id":0},"transactions":` + txs + `,"receipts":[]}`
+	}
+	for txs, want := range map[string]string{
+		`{"a":1}`: "decode chunk transactions",
+		`[1]`:     "decode chunk transaction 0",
+		`[{"transaction":` + tx + `,"outcome":{"execution_outcome":` + eo + `}},{"outcome":null}]`:                  "decode chunk transaction 1: no transaction",
+		`[{"transaction":` + tx + `,"outcome":null}]`:                                                               "decode chunk transaction 0: no execution_outcome",
+		`[{"transaction":` + tx + `,"outcome":[1]}]`:                                                                "decode chunk transaction 0 outcome",
+		`[{"transaction":` + tx + `,"outcome":{"execution_outcome":` + eo + `}},{"transaction":1,"outcome":"x"}]`:   "decode chunk transaction 1 outcome",
+		`[{"transaction":` + tx + `,"outcome":{"execution_outcome":` + eo + `},"outcome":null}]`:                    "decode chunk transaction 0: no execution_outcome",
+		`[{"outcome":{"execution_outcome":1},"transaction":` + tx + `,"outcome":{"execution_outcome":` + eo + `}}]`: "",
+	} {
+		_, got, err := parseChunkBothWays(t, chunk(txs))
+		if want == "" {
+			require.NoError(t, err, txs)
+			require.Len(t, got, 1, txs)
+			require.Equal(t, eo, string(got[0].outcome.raw), txs)
+			continue
+		}
+		require.ErrorContains(t, err, want, txs)
+	}
+}
+
+// FuzzParseChunkBothWays: for any compact chunk, the parts the document's
+// scan finds give the answer, transactions and error its bytes alone give.
+func FuzzParseChunkBothWays(f *testing.F) {
+	eo := `{"proof":[],"block_hash":"B","id":"H","outcome":{"logs":[],"receipt_ids":["R"],"gas_burnt":1,"tokens_burnt":"2","executor_id":"s.near","status":{"SuccessReceiptId":"R"},"metadata":{"version":1,"gas_profile":null}}}`
+	tx := `{"signer_id":"s.near","public_key":"ed25519:K","nonce":1,"receiver_id":"r.near","actions":[],"priority_fee":0,"signature":"ed25519:S","hash":"H"}`
+	f.Add(`{"author":"a","header":{"chunk_hash":"C","shard_id":0},"transactions":[{"transaction":` + tx + `,"outcome":{"execution_outcome":` + eo + `,"receipt":null}}],"receipts":[],"local_receipts":[]}`)
+	f.Add(`{"author":"a","header":{"chunk_hash":"C","shard_id":0},"transactions":[{"outcome":null,"transaction":1}],"receipts":[]}`)
+	f.Add(`{"transactions":null,"author":"a","header":{},"receipts":[],"transactions":[]}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		var buf bytes.Buffer
+		if json.Compact(&buf, []byte(raw)) != nil {
+			return
+		}
+		_, _, _ = parseChunkBothWays(t, buf.String())
+	})
 }

@@ -96,7 +96,7 @@ func parseDocument(d *BlockDocument) (*parsedDoc, error) {
 	for _, sh := range d.Shards {
 		p.shardIDs = append(p.shardIDs, sh.ShardID)
 		if len(sh.Chunk) > 0 && string(sh.Chunk) != "null" {
-			chunk, txs, err := parseChunk(sh.Chunk)
+			chunk, txs, err := parseChunk(sh.Chunk, sh.chunk)
 			if err != nil {
 				return nil, fmt.Errorf("block %d shard %d: %w", p.height, sh.ShardID, err)
 			}
@@ -186,19 +186,23 @@ func chunkViewOrder(ms []jsonobject.Member) {
 // indexer-only members left out, ChunkView's members in its order, every
 // other member kept in place as it came. The answer is decoded once into
 // its view; the transactions' hashes and signers come from it.
-func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
-	ms, err := jsonobject.Members(raw)
-	if err != nil {
-		return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
+func parseChunk(raw json.RawMessage, scan *chunkScan) (bundle.Chunk, []docTx, error) {
+	if scan == nil {
+		ms, err := jsonobject.Members(raw)
+		if err != nil {
+			return bundle.Chunk{}, nil, fmt.Errorf("decode chunk: %w", err)
+		}
+		scan = &chunkScan{members: ms, txs: make([][]scannedTx, len(ms))}
 	}
 	var txs []docTx
-	out := make([]jsonobject.Member, 0, len(ms))
-	for _, m := range ms {
+	var err error
+	out := make([]jsonobject.Member, 0, len(scan.members))
+	for i, m := range scan.members {
 		if slices.Contains(indexerOnlyMembers, m.Key) {
 			continue
 		}
 		if m.Key == "transactions" {
-			if txs, m.Value, err = chunkTransactions(m.Value); err != nil {
+			if txs, m.Value, err = chunkTransactions(m.Value, scan.txs[i]); err != nil {
 				return bundle.Chunk{}, nil, err
 			}
 		}
@@ -220,39 +224,36 @@ func parseChunk(raw json.RawMessage) (bundle.Chunk, []docTx, error) {
 
 // chunkTransactions splits a chunk's [{transaction, outcome}] into the
 // transactions as served (the chunk answer's member) and each one's
-// outcome.
-func chunkTransactions(raw json.RawMessage) ([]docTx, json.RawMessage, error) {
+// outcome; scanned, when not nil, is what the document's scan found of
+// them (scanChunkTransactions).
+func chunkTransactions(raw json.RawMessage, scanned []scannedTx) ([]docTx, json.RawMessage, error) {
 	if string(raw) == "null" {
 		return nil, json.RawMessage("[]"), nil
 	}
-	list, err := jsonobject.Items(raw)
-	if err != nil {
-		return nil, nil, fmt.Errorf("decode chunk transactions: %w", err)
-	}
-	txs := make([]docTx, len(list))
-	raws := make([]json.RawMessage, len(list))
-	for i, it := range list {
-		ms, err := jsonobject.Members(it)
-		if err != nil {
-			return nil, nil, fmt.Errorf("decode chunk transaction %d: %w", i, err)
+	var list []json.RawMessage
+	n := len(scanned)
+	if scanned == nil {
+		var err error
+		if list, err = jsonobject.Items(raw); err != nil {
+			return nil, nil, fmt.Errorf("decode chunk transactions: %w", err)
 		}
-		var tx, outcome json.RawMessage
-		for _, m := range ms {
-			switch m.Key {
-			case "transaction":
-				tx = m.Value
-			case "outcome":
-				outcome = m.Value
+		n = len(list)
+	}
+	txs := make([]docTx, n)
+	raws := make([]json.RawMessage, n)
+	for i := range n {
+		var it scannedTx
+		if scanned != nil {
+			it = scanned[i]
+		} else {
+			var err error
+			if it, err = scanTransactionItem(list[i], i); err != nil {
+				return nil, nil, err
 			}
 		}
+		tx, executed := it.tx, it.executed
 		if tx == nil {
 			return nil, nil, fmt.Errorf("decode chunk transaction %d: no transaction", i)
-		}
-		var executed json.RawMessage
-		if outcome != nil && string(outcome) != "null" {
-			if executed, err = memberValue(outcome, "execution_outcome"); err != nil {
-				return nil, nil, fmt.Errorf("decode chunk transaction %d outcome: %w", i, err)
-			}
 		}
 		if executed == nil {
 			return nil, nil, fmt.Errorf("decode chunk transaction %d: no execution_outcome", i)
@@ -265,6 +266,34 @@ func chunkTransactions(raw json.RawMessage) ([]docTx, json.RawMessage, error) {
 		txs[i] = docTx{raw: tx, outcome: o}
 	}
 	return txs, jsonobject.Array(raws), nil
+}
+
+// scanTransactionItem takes item i of a chunk's transactions apart as
+// scanChunkTransactions does, for a list of another shape, saying which
+// part of it is not as a chunk's transaction is.
+func scanTransactionItem(it json.RawMessage, i int) (scannedTx, error) {
+	var t scannedTx
+	ms, err := jsonobject.Members(it)
+	if err != nil {
+		return t, fmt.Errorf("decode chunk transaction %d: %w", i, err)
+	}
+	for _, m := range ms {
+		switch m.Key {
+		case "transaction":
+			t.tx = m.Value
+		case "outcome":
+			t.outcome = m.Value
+		}
+	}
+	if t.tx == nil {
+		return t, fmt.Errorf("decode chunk transaction %d: no transaction", i)
+	}
+	if t.outcome != nil && string(t.outcome) != "null" {
+		if t.executed, err = memberValue(t.outcome, "execution_outcome"); err != nil {
+			return t, fmt.Errorf("decode chunk transaction %d outcome: %w", i, err)
+		}
+	}
+	return t, nil
 }
 
 // docChange is a state change with the trie key nearcore stores it under,

@@ -64,6 +64,9 @@ type DocumentShard struct {
 	Chunk                    json.RawMessage          `json:"chunk"`
 	ReceiptExecutionOutcomes []DocumentReceiptOutcome `json:"receipt_execution_outcomes"`
 	StateChanges             []json.RawMessage        `json:"state_changes"`
+	// chunk is what the document's scan found of Chunk (scanChunk); nil
+	// when Chunk was not taken apart as it was scanned.
+	chunk *chunkScan
 }
 
 // DocumentReceiptOutcome is a receipt executed in the shard at this block.

@@ -78,7 +78,13 @@ func SkipValue(b []byte, at int) (int, error) { return skipValue(b, at, compact,
 // returns the offset past; an error from value ends the scan and is
 // returned as it is. ScanObject returns the offset past the object.
 func ScanObject(b []byte, at int, value func(name string, at int) (int, error)) (int, error) {
-	return scanMembers(b, at, compact, func(_ []byte, name string, at int) (int, error) { return value(name, at) })
+	return ScanMembers(b, at, func(_ []byte, name string, at int) (int, error) { return value(name, at) })
+}
+
+// ScanMembers is ScanObject handing value each member's key as written
+// (quoted, a slice of b) beside its name.
+func ScanMembers(b []byte, at int, value func(key []byte, name string, at int) (int, error)) (int, error) {
+	return scanMembers(b, at, compact, value)
 }
 
 // ScanArray passes the compact array at b[at] as ScanObject passes an
