@@ -13,6 +13,7 @@
 package packed
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -106,16 +107,39 @@ func (c *Codec) pack(n int, length func(i int) int, write func(body []byte, i in
 	for i := range n {
 		body = write(body, i)
 	}
-	// JSON of blocks compresses about 4 to 1: a third of the body is
-	// room enough, mostly, for the document not to grow while encoded.
-	doc := c.enc.EncodeAll(body, append(make([]byte, 0, 64+len(body)/3), FormatZstd))
-	if cap(body) <= maxPooled {
-		bodies.Put(&body)
+	// The frame is written into a buffer it cannot outgrow (zstd stores
+	// a block it cannot shrink as it is), then copied out at its size:
+	// grown as it was written, a document was copied a second time
+	// whenever it compressed less than guessed, and kept its spare room.
+	var out []byte
+	if p, ok := outputs.Get().(*[]byte); ok && cap(*p) >= maxFrame(len(body)) {
+		out = (*p)[:0]
+	} else {
+		out = make([]byte, 0, maxFrame(len(body)))
 	}
+	out = c.enc.EncodeAll(body, append(out, FormatZstd))
+	doc := bytes.Clone(out)
+	release(&bodies, body)
+	release(&outputs, out)
 	return doc
 }
 
-// maxPooled is the largest body Pack keeps for reuse.
+// release keeps b in pool for reuse, unless it is larger than maxPooled.
+func release(pool *sync.Pool, b []byte) {
+	if cap(b) <= maxPooled {
+		pool.Put(&b)
+	}
+}
+
+// outputs are the buffers Pack compresses into.
+var outputs sync.Pool
+
+// maxFrame bounds the FormatZstd document of a body of n bytes: the
+// format byte, the frame's header, each block of at most 128 KiB stored
+// as it is with its 3-byte header, and a checksum.
+func maxFrame(n int) int { return 1 + 18 + n + 3*(n/(128<<10)+1) + 4 }
+
+// maxPooled is the largest buffer Pack keeps for reuse.
 const maxPooled = 16 << 20
 
 // Unpack returns every value of doc, in order.
