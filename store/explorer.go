@@ -202,8 +202,8 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, 
 	if !mayHoldEvents(o.Outcome.Logs) {
 		return
 	}
-	var logs []string
-	if err := json.Unmarshal(o.Outcome.Logs, &logs); err != nil {
+	logs, err := jsonobject.Strings(o.Outcome.Logs)
+	if err != nil {
 		r.ex.malformed = append(r.ex.malformed, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: -1, err: err})
 		return
 	}
