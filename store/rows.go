@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nearline/nearline/bundle"
@@ -93,7 +95,11 @@ func (r *rowSet) addBundle(b *bundle.Bundle) error {
 		}
 		r.blockChunks = append(r.blockChunks, []any{height, int32(shard), c.ChunkHash, int64(c.HeightIncluded)})
 	}
-	for i := range b.Chunks {
+	// The chunks' rows in the order of their tables' keys (height, shard,
+	// index), not the document's (mainnet's shard ids are not in order):
+	// appended at the right of the keys' indexes, their leaves fill up
+	// rather than split in two halves.
+	for _, i := range byShard(b.Chunks) {
 		if err := r.addChunk(height, &b.Chunks[i]); err != nil {
 			return err
 		}
@@ -147,4 +153,16 @@ var blockTables = []table{
 		columns: []string{"protocol_version", "first_height", "view"}},
 	{name: "epoch_protocol_versions", rows: func(r *rowSet) [][]any { return r.epochs },
 		conflict: "ON CONFLICT (epoch_id) DO NOTHING", columns: []string{"epoch_id", "protocol_version"}},
+}
+
+// byShard returns the indexes of chunks in the order of their shard ids.
+func byShard(chunks []bundle.Chunk) []int {
+	order := make([]int, len(chunks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(chunks[a].View.Header.ShardID, chunks[b].View.Header.ShardID)
+	})
+	return order
 }
