@@ -16,8 +16,9 @@ import (
 // copyIn writes rows (values in the order of columns) into table with one
 // COPY ... FROM STDIN in PostgreSQL's binary format. It is pgx's CopyFrom
 // with the values of the types rows mostly hold (integers, text, JSON,
-// bytea, booleans, times, NULL, and arrays of text and integers) encoded here, each with one type
-// switch, rather than through a per-value plan lookup of pgx's type map;
+// bytea, booleans, times, numericValue, NULL, and arrays of text, integers
+// and numerics) encoded here, each with one type switch, rather than
+// through a per-value plan lookup of pgx's type map;
 // any other value, or a value for a column of another type, is encoded by
 // the connection's type map as pgx's CopyFrom encodes it. An accountName
 // is written as its number in ids (the rows are copied as they are, not
