@@ -214,13 +214,13 @@ func scanChunk(b []byte, at int) (int, *chunkScan, error) {
 // scanChunkTransactions passes a chunk's transactions at b[at]: txs is nil
 // unless it is an array of objects whose outcomes are objects or null.
 func scanChunkTransactions(b []byte, at int) (int, []scannedTx, error) {
-	if b[at] != '[' {
+	if at >= len(b) || b[at] != '[' {
 		end, err := jsonobject.SkipValue(b, at)
 		return end, nil, err
 	}
 	txs, shaped := []scannedTx{}, true
 	end, err := jsonobject.ScanArray(b, at, func(at int) (int, error) {
-		if b[at] != '{' {
+		if at >= len(b) || b[at] != '{' {
 			shaped = false
 			return jsonobject.SkipValue(b, at)
 		}
@@ -230,7 +230,7 @@ func scanChunkTransactions(b []byte, at int) (int, []scannedTx, error) {
 			case "transaction":
 				return rawValue(b, at, &t.tx)
 			case "outcome":
-				if b[at] != '{' {
+				if at >= len(b) || b[at] != '{' {
 					end, err := rawValue(b, at, &t.outcome)
 					shaped = shaped && string(t.outcome) == "null"
 					t.executed = nil

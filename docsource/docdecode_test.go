@@ -208,3 +208,37 @@ func FuzzParseChunkBothWays(f *testing.F) {
 		_, _, _ = parseChunkBothWays(t, buf.String())
 	})
 }
+
+// documentShapes is a document with a part of every shape the scan takes
+// apart: a chunk with a transaction and its outcome, a receipt's outcome,
+// a state change.
+const documentShapes = `{"block":{"header":{"height":1}},"shards":[{"shard_id":0,"chunk":{"author":"a","header":{"shard_id":0},` +
+	`"transactions":[{"transaction":{"hash":"H"},"outcome":{"execution_outcome":{"id":"H"},"receipt":null}}],"receipts":[]},` +
+	`"receipt_execution_outcomes":[{"execution_outcome":{"id":"R","outcome":{"logs":[]}},"receipt":{"receipt_id":"R"},"tx_hash":"H"}],` +
+	`"state_changes":[{"type":"account_update","change":{"account_id":"a"}}]}]}`
+
+// TestTruncatedDocumentsAreRefused: every document cut short, wherever
+// the cut falls, is refused with an error, never a panic.
+func TestTruncatedDocumentsAreRefused(t *testing.T) {
+	t.Parallel()
+	_, err := decodeDocument([]byte(documentShapes))
+	require.NoError(t, err)
+	for i := range len(documentShapes) - 1 {
+		require.NotPanics(t, func() {
+			_, err := decodeDocument([]byte(documentShapes[:i]))
+			require.Error(t, err, "cut after %d bytes", i)
+		}, "cut after %d bytes", i)
+	}
+}
+
+// FuzzDecodeDocument: a document the scan takes is JSON, and no text makes
+// it panic.
+func FuzzDecodeDocument(f *testing.F) {
+	f.Add(documentShapes)
+	f.Add(`{"block":{},"shards":[{"chunk":{"transactions":[1,{"outcome":[]}]}}]}`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		if _, err := decodeDocument([]byte(doc)); err == nil {
+			require.True(t, json.Valid([]byte(doc)), "%q", doc)
+		}
+	})
+}
