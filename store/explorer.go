@@ -258,7 +258,7 @@ func mayHoldEvents(logs json.RawMessage) bool {
 		return true
 	}
 	end, err := jsonobject.ScanArray(logs, 0, func(at int) (int, error) {
-		if logs[at] != '"' {
+		if at >= len(logs) || logs[at] != '"' {
 			return 0, errNotString
 		}
 		return jsonobject.SkipValue(logs, at)

@@ -60,6 +60,8 @@ func TestMayHoldEvents(t *testing.T) {
 		`{"a":"b"}`:                                    true,
 		`["a"] `:                                       true,
 		`["a"`:                                         true,
+		`[`:                                            true,
+		`["a",`:                                        true,
 		``:                                             true,
 	} {
 		require.Equal(t, want, mayHoldEvents([]byte(logs)), logs)
