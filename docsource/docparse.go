@@ -115,12 +115,15 @@ func parseDocument(d *BlockDocument) (*parsedDoc, error) {
 			p.outcomes[o.id] = o
 		}
 		for _, raw := range sh.StateChanges {
-			ch, ok, err := parseChange(raw)
+			// Decoded in its place in the list (a change is large):
+			// dropped again when `changes` does not list its kind.
+			changes = append(changes, docChange{})
+			ok, err := parseChange(raw, &changes[len(changes)-1])
 			if err != nil {
 				return nil, fmt.Errorf("block %d shard %d: %w", p.height, sh.ShardID, err)
 			}
-			if ok {
-				changes = append(changes, ch)
+			if !ok {
+				changes = changes[:len(changes)-1]
 			}
 		}
 	}
@@ -318,36 +321,45 @@ var columnEffects = map[byte]string{
 	2: near.EffectAccessKeyTouched, 9: near.EffectDataTouched,
 }
 
-// parseChange decodes a state change; ok is false for a kind `changes`
-// does not list.
-func parseChange(raw json.RawMessage) (docChange, bool, error) {
-	sc := bundle.StateChange{JSON: raw}
-	if err := near.DecodeStateChange(raw, &sc.View); err != nil {
-		return docChange{}, false, fmt.Errorf("decode state change: %w", err)
+// parseChange decodes a state change into ch; ok is false for a kind
+// `changes` does not list.
+func parseChange(raw json.RawMessage, ch *docChange) (bool, error) {
+	ch.sc.JSON = raw
+	if err := near.DecodeStateChange(raw, &ch.sc.View); err != nil {
+		return false, fmt.Errorf("decode state change: %w", err)
 	}
-	col, ok := changeColumns[sc.View.Type]
+	col, ok := changeColumns[ch.sc.View.Type]
 	if !ok {
-		return docChange{}, false, nil
+		return false, nil
 	}
-	v := sc.View.Change
-	var key strings.Builder
-	key.WriteByte(col)
-	key.WriteString(v.AccountID)
+	v := &ch.sc.View.Change
+	// The key nearcore's trie stores the change under, which orders the
+	// answers: the column, the account, then the access key's public key
+	// (borsh) or the data's key.
+	var sep byte
+	var sub []byte
 	switch col {
 	case 2:
 		if v.PublicKey == nil {
-			return docChange{}, false, errors.New("access key change without public_key")
+			return false, errors.New("access key change without public_key")
 		}
-		key.WriteByte(col)
-		key.Write(near.PublicKeyBorsh(*v.PublicKey))
+		sep, sub = col, near.PublicKeyBorsh(*v.PublicKey)
 	case 9:
 		if v.KeyBase64 == nil {
-			return docChange{}, false, errors.New("data change without key_base64")
+			return false, errors.New("data change without key_base64")
 		}
-		key.WriteByte(',')
-		key.Write(*v.KeyBase64)
+		sep, sub = ',', *v.KeyBase64
 	}
-	return docChange{col: col, key: key.String(), sc: sc}, true, nil
+	var key strings.Builder
+	key.Grow(2 + len(v.AccountID) + len(sub))
+	key.WriteByte(col)
+	key.WriteString(v.AccountID)
+	if sep != 0 {
+		key.WriteByte(sep)
+		key.Write(sub)
+	}
+	ch.col, ch.key = col, key.String()
+	return true, nil
 }
 
 // changesOrder is the order of the kinds in Bundle.Changes (changeKinds).
