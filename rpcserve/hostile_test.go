@@ -156,7 +156,11 @@ func TestExpectContinueTooLargeIsRefusedAtOnce(t *testing.T) {
 func TestBodiesWaitForBodyMemory(t *testing.T) {
 	t.Parallel()
 	const limit = 200 << 10
-	srv := httptest.NewServer(newTestHandler(t, &fakeBackend{}, Config{MaxBodyBytes: limit, MaxBodyMemory: limit, QueueWait: 100 * time.Millisecond}, nil))
+	// The slow request takes its room while large ones come and go: it
+	// waits for the room one of them holds at most QueueWait, so that
+	// must be long beside the time a loaded machine takes to answer
+	// one, or it is refused and never holds its room.
+	srv := httptest.NewServer(newTestHandler(t, &fakeBackend{}, Config{MaxBodyBytes: limit, MaxBodyMemory: limit, QueueWait: 2 * time.Second}, nil))
 	t.Cleanup(srv.Close)
 	slow, err := net.Dial("tcp", srv.Listener.Addr().String())
 	require.NoError(t, err)
@@ -168,7 +172,7 @@ func TestBodiesWaitForBodyMemory(t *testing.T) {
 
 	big := `{"id":1,"method":"gas_price","params":[3],"pad":"` + strings.Repeat("a", 100<<10) + `"}`
 	var status int
-	wait.Until(5*time.Second, func() bool { // until the slow request holds its room
+	wait.Until(30*time.Second, func() bool { // until the slow request holds its room
 		resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(big))
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
@@ -188,7 +192,7 @@ func TestBodiesWaitForBodyMemory(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "a small body needs no room: %s", body)
 
 	require.NoError(t, slow.Close()) // its room is released
-	wait.Until(5*time.Second, func() bool {
+	wait.Until(30*time.Second, func() bool {
 		resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(big))
 		require.NoError(t, err)
 		resp.Body.Close()
