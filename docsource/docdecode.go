@@ -230,13 +230,12 @@ func scanChunkTransactions(b []byte, at int) (int, []scannedTx, error) {
 			case "transaction":
 				return rawValue(b, at, &t.tx)
 			case "outcome":
+				t.executed = nil // the last outcome's, as the last member wins
 				if at >= len(b) || b[at] != '{' {
 					end, err := rawValue(b, at, &t.outcome)
 					shaped = shaped && string(t.outcome) == "null"
-					t.executed = nil
 					return end, err
 				}
-				t.executed = nil
 				end, err := jsonobject.ScanObject(b, at, func(name string, at int) (int, error) {
 					if name == "execution_outcome" {
 						return rawValue(b, at, &t.executed)

@@ -76,9 +76,13 @@ func parseOutcome(raw json.RawMessage) (docOutcome, error) {
 // decoded once: the block and chunk views and the state changes into
 // their types, the outcomes into what statuses are assembled from.
 func parseDocument(d *BlockDocument) (*parsedDoc, error) {
-	executed := 0
+	// The outcomes' map and the changes' list are sized once, not grown
+	// (a mainnet block has about 300 outcomes and a thousand changes, and
+	// a docChange holds a whole decoded view).
+	executed, total := 0, 0
 	for _, sh := range d.Shards {
 		executed += len(sh.ReceiptExecutionOutcomes)
+		total += len(sh.StateChanges)
 	}
 	p := &parsedDoc{raw: d.Block, chunks: make(map[uint64]bundle.Chunk, len(d.Shards)), txs: make(map[uint64][]docTx, len(d.Shards)),
 		outcomes: make(map[string]docOutcome, executed)}
@@ -86,12 +90,6 @@ func parseDocument(d *BlockDocument) (*parsedDoc, error) {
 		return nil, fmt.Errorf("decode block: %w", err)
 	}
 	p.height, p.hash = p.block.Header.Height, p.block.Header.Hash
-	// A docChange holds a whole decoded view: the list is sized once,
-	// not grown by copying (a mainnet block has about a thousand).
-	total := 0
-	for _, sh := range d.Shards {
-		total += len(sh.StateChanges)
-	}
 	changes := make([]docChange, 0, total)
 	for _, sh := range d.Shards {
 		p.shardIDs = append(p.shardIDs, sh.ShardID)

@@ -99,8 +99,7 @@ func (v numericValue) pgNumeric() pgtype.Numeric {
 	if !v.valid {
 		return pgtype.Numeric{}
 	}
-	n := new(big.Int).Lsh(new(big.Int).SetUint64(v.abs.Hi), 64)
-	n.Or(n, new(big.Int).SetUint64(v.abs.Lo))
+	n := v.abs.Big()
 	if v.neg {
 		n.Neg(n)
 	}
