@@ -56,6 +56,11 @@ type Bundle struct {
 	// Skipped are heights below this block, after the previous committed
 	// block, where the chain produced no block. Set by the indexer.
 	Skipped []uint64
+	// Release, when set, is called once the block is written (its batch
+	// committed), after which nothing may read the bundle: its source
+	// then reuses the memory its parts are in. A bundle dropped unwritten
+	// is left to the garbage collector.
+	Release func()
 }
 
 // Height returns the block's height.

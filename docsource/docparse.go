@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/internal/fastjson"
@@ -35,6 +36,52 @@ type parsedDoc struct {
 	// EXPERIMENTAL_changes answers, as rpcsource.Source collects them.
 	effects []near.StateChangeKindView
 	changes []bundle.StateChange
+	// buf is the fetcher's buffer the document's parts are slices of, nil
+	// when it is in none.
+	buf *docBuffer
+}
+
+// docBuffer is a document's buffer (BlockDocument.body), given back to
+// its fetcher once (released) unless it must never be (pinned): all a
+// bundle keeps to release it, not its document.
+type docBuffer struct {
+	body  []byte
+	state atomic.Int32 // bufHeld, bufReleased or bufPinned
+}
+
+// The states of a docBuffer.
+const (
+	bufHeld int32 = iota
+	bufReleased
+	bufPinned
+)
+
+// release gives b's buffer back to r, unless it is pinned or was given
+// back already.
+func (b *docBuffer) release(r recycler) {
+	if b.state.CompareAndSwap(bufHeld, bufReleased) {
+		r.recycle(b.body)
+	}
+}
+
+// pin keeps b from being given back, and reports whether it is still held
+// (false: it was given back, and its document must not be read). A nil
+// docBuffer (a document in no pool's buffer) is always held.
+func (b *docBuffer) pin() bool {
+	if b == nil {
+		return true
+	}
+	b.state.CompareAndSwap(bufHeld, bufPinned)
+	return b.state.Load() == bufPinned
+}
+
+// isReleased reports whether b was given back.
+func (b *docBuffer) isReleased() bool { return b != nil && b.state.Load() == bufReleased }
+
+// recycler is a Fetcher whose documents' buffers may be reused once
+// nothing reads them.
+type recycler interface {
+	recycle(body []byte)
 }
 
 // docTx is a transaction of a chunk and its outcome.

@@ -245,6 +245,15 @@ func (s *Source) loadProbing(ctx context.Context, height uint64, probe bool) (*p
 			return nil, ctx.Err()
 		case <-e.ready:
 		}
+		if e.err == nil && e.doc != nil && e.doc.buf.isReleased() {
+			// Its block is written and its buffer reused: fetch it again.
+			s.mu.Lock()
+			if s.entries[height] == e {
+				delete(s.entries, height)
+			}
+			s.mu.Unlock()
+			continue
+		}
 		if e.err == nil || !(errors.Is(e.err, context.Canceled) || errors.Is(e.err, context.DeadlineExceeded)) {
 			return e.doc, e.err
 		}
@@ -271,6 +280,9 @@ func (s *Source) fetch(ctx context.Context, height uint64, probe bool) (*parsedD
 	p, err := parseDocument(d)
 	if err != nil {
 		return nil, fmt.Errorf("block document %d: %w", height, err)
+	}
+	if d.body != nil {
+		p.buf = &docBuffer{body: d.body}
 	}
 	if p.height != height {
 		return nil, fmt.Errorf("block document %d holds block %d", height, p.height)
@@ -350,6 +362,13 @@ func (s *Source) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, err
 	}
 	b := &bundle.Bundle{Block: d.block, BlockJSON: d.raw, Effects: d.effects, Changes: d.changes,
 		Chunks: []bundle.Chunk{}, OlderChunks: []bundle.Chunk{}, ShardIDs: bundle.LayoutShardIDs(d.block.Chunks, d.shardIDs)}
+	if r, ok := s.docs.(recycler); ok && d.buf != nil {
+		// Once the block is written nothing reads its document: the
+		// blocks whose statuses hold parts of it are below it, written
+		// by then, and loads no longer find it (loadProbing).
+		buf := d.buf
+		b.Release = func() { buf.release(r) }
+	}
 	floor := s.chunkFloor.Load()
 	var txs []docTx
 	for _, c := range d.block.Chunks {
@@ -374,7 +393,7 @@ func (s *Source) Bundle(ctx context.Context, height uint64) (*bundle.Bundle, err
 	g.SetLimit(s.cfg.Concurrency)
 	for i, tx := range txs {
 		g.Go(func() error {
-			st, _, err := s.txStatus(gctx, newTxProgress(d.height, tx), s.cfg.TxLookahead, true)
+			st, _, err := s.txStatus(gctx, newTxProgress(d, tx), s.cfg.TxLookahead, true)
 			b.TxStatuses[i] = st
 			return err
 		})
@@ -420,9 +439,12 @@ func (s *Source) loadWaiting(ctx context.Context, height uint64) (*parsedDoc, er
 }
 
 // olderChunk reads a repeated chunk from the document of the block that
-// included it.
+// included it, which it pins: that block may be written before this one.
 func (s *Source) olderChunk(ctx context.Context, c near.ChunkHeaderView) (bundle.Chunk, error) {
 	d, err := s.load(ctx, c.HeightIncluded)
+	for err == nil && d != nil && !d.buf.pin() {
+		d, err = s.load(ctx, c.HeightIncluded) // given back meanwhile: load fetches it again
+	}
 	if err != nil {
 		return bundle.Chunk{}, fmt.Errorf("fetch chunk %s (shard %d): %w", c.ChunkHash, c.ShardID, err)
 	}
@@ -478,7 +500,7 @@ func (s *Source) TxStatus(ctx context.Context, ref bundle.TxRef) (bundle.TxStatu
 			for _, txs := range d.txs {
 				for _, tx := range txs {
 					if tx.hash == ref.TxHash && tx.signerID == ref.SignerID {
-						p = newTxProgress(d.height, tx)
+						p = newTxProgress(d, tx)
 					}
 				}
 			}
@@ -529,7 +551,8 @@ func (s *Source) txStatus(ctx context.Context, p *txProgress, lookahead int, wai
 }
 
 // keepProgress remembers a status that is not final for its revisit, and
-// forgets a final one.
+// forgets a final one. The documents a kept status holds parts of are
+// pinned: its revisit reads them after their blocks are written.
 func (s *Source) keepProgress(p *txProgress, final bool) {
 	key := bundle.TxRef{TxHash: p.tx.hash, SignerID: p.tx.signerID, Height: p.height}
 	s.mu.Lock()
@@ -537,6 +560,11 @@ func (s *Source) keepProgress(p *txProgress, final bool) {
 	if final {
 		delete(s.pending, key)
 		return
+	}
+	for _, d := range p.docs {
+		if !d.buf.pin() {
+			return // a revisit reads its documents again
+		}
 	}
 	if len(s.pending) >= maxPending {
 		clear(s.pending)

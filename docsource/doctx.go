@@ -24,6 +24,8 @@ type txProgress struct {
 	tx     docTx
 	found  map[string]foundOutcome
 	next   uint64
+	// docs are the documents tx and found are parts of.
+	docs []*parsedDoc
 }
 
 type foundOutcome struct {
@@ -31,8 +33,8 @@ type foundOutcome struct {
 	height  uint64
 }
 
-func newTxProgress(height uint64, tx docTx) *txProgress {
-	return &txProgress{height: height, tx: tx, found: map[string]foundOutcome{}, next: height}
+func newTxProgress(d *parsedDoc, tx docTx) *txProgress {
+	return &txProgress{height: d.height, tx: tx, found: map[string]foundOutcome{}, next: d.height, docs: []*parsedDoc{d}}
 }
 
 // assemble builds the transaction's EXPERIMENTAL_tx_status from what p
@@ -153,6 +155,9 @@ func (s *Source) findOutcome(ctx context.Context, p *txProgress, id string, end 
 		if o, ok := doc.outcomes[id]; ok {
 			f := foundOutcome{outcome: o, height: h}
 			p.found[id] = f
+			if !slices.Contains(p.docs, doc) {
+				p.docs = append(p.docs, doc)
+			}
 			return f, true, nil
 		}
 	}

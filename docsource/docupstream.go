@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nearline/nearline/bundle"
+	"github.com/nearline/nearline/internal/bufpool"
 	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/internal/jsonobject"
 	"github.com/nearline/nearline/near"
@@ -53,6 +54,9 @@ type Fetcher interface {
 type BlockDocument struct {
 	Block  json.RawMessage `json:"block"`
 	Shards []DocumentShard `json:"shards"`
+	// body is the buffer of the fetcher's pool the document was read
+	// into (its parts are slices of it), nil when it is in none.
+	body []byte
 }
 
 // DocumentShard is one shard's part of a block document (IndexerShard).
@@ -81,7 +85,8 @@ type DocumentReceiptOutcome struct {
 // for by the server) and GET /v0/last_block/final (a redirect naming the
 // final height).
 type NeardataFetcher struct {
-	get *upstream.Getter
+	get     *upstream.Getter
+	buffers *bufpool.Pool
 }
 
 var _ Fetcher = (*NeardataFetcher)(nil)
@@ -91,13 +96,27 @@ var _ Fetcher = (*NeardataFetcher)(nil)
 // with FastNEAR's key, which every request carries; or the key as
 // cfg.BearerToken, sent as a header with every request), with cfg's
 // timeouts, retries and failover; logger receives the retries (nil: none).
+// Documents are read into the buffers of cfg.Buffers, or of a pool of
+// documentBuffers bytes when it is nil; Source gives each back once its
+// block is written.
 func NewNeardataFetcher(cfg upstream.Config, logger *slog.Logger) (*NeardataFetcher, error) {
+	if cfg.Buffers == nil {
+		cfg.Buffers = bufpool.New(documentBuffers)
+	}
 	g, err := upstream.NewGetter(cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("configure neardata: %w", err)
 	}
-	return &NeardataFetcher{get: g}, nil
+	return &NeardataFetcher{get: g, buffers: cfg.Buffers}, nil
 }
+
+// documentBuffers is what a NeardataFetcher's own pool keeps of buffers
+// given back: about twenty mainnet documents, more than the workers and
+// the read-ahead have in flight.
+const documentBuffers = 32 << 20
+
+// recycle gives body, a document's buffer, back to f's pool.
+func (f *NeardataFetcher) recycle(body []byte) { f.buffers.Put(body) }
 
 // Document fetches the document at height.
 func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDocument, error) {
@@ -114,7 +133,7 @@ func (f *NeardataFetcher) Document(ctx context.Context, height uint64) (*BlockDo
 			if err != nil {
 				return fmt.Errorf("%w: %w", upstream.ErrMalformedAnswer, err)
 			}
-			doc = d
+			d.body, doc = a.Body, d
 			return nil
 		case http.StatusNotFound:
 			var e struct {

@@ -482,6 +482,11 @@ func (ix *Indexer) consume(ctx context.Context, in <-chan linkedBatch, prog *pro
 			}
 			ix.budget.release(l.weight)
 			l.weight = 0
+			for _, b := range l.batch.Bundles {
+				if b.Release != nil {
+					b.Release()
+				}
+			}
 			ix.cfg.Metrics.committed(stats, last, time.Since(began))
 			ix.stages.add(&ix.stages.write, began)
 			ix.stages.blocks.Add(int64(stats.Blocks))

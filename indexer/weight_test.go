@@ -47,9 +47,10 @@ func (m blockMemory) retained() int64 { return m.bundle + m.rows }
 // The budget must not count less than that, nor many times more.
 //
 // Measured (go1.26, linux/amd64): 1,601,571 bytes of JSON parts a block (a
-// 1,735,275-byte document); the bundle holds 6.28 MB and its rows 1.44 MB,
-// 7.72 MB in all, 4.82 per JSON byte, steady within a few KB from run to
-// run; the weight, 9.61 MB, is 1.24 times that. The upper bound, twice
+// 1,735,275-byte document); the bundle holds 6.03 MB (its document's
+// buffer, from the fetcher's pool, has an eighth to spare) and its rows
+// 1.20 MB, 7.23 MB in all, 4.51 per JSON byte, steady within a few KB
+// from run to run; the weight, 9.61 MB, is 1.33 times that. The upper bound, twice
 // what a block holds, fails once a block holds about 40% less than now
 // (weightPerByte should then come down).
 //

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nearline/nearline/internal/bounds"
 
+	"github.com/nearline/nearline/internal/bufpool"
 	"github.com/nearline/nearline/internal/httpcall"
 	"github.com/nearline/nearline/internal/logs"
 	"github.com/nearline/nearline/internal/retry"
@@ -86,6 +87,10 @@ type Config struct {
 	// HTTPClient sends the requests. Default: a client without its own
 	// timeout (Timeout applies per request).
 	HTTPClient *http.Client
+	// Buffers, when set, holds the buffers large response bodies are read
+	// into (httpcall.Client.Buffers): an Answer's Body may then be one,
+	// owned by the accept it is handed to. Default: none.
+	Buffers *bufpool.Pool
 	// RequestRate bounds a Getter's requests to this many a second, over
 	// all its endpoints (retries included); a 429's Retry-After pauses
 	// them all. 0: no bound. (Client calls are bounded by their callers'
@@ -141,7 +146,7 @@ func (c Config) validate() error {
 // exchange is how c's requests go: its HTTP client, its key as a Bearer
 // header, its bound on a response.
 func (c Config) exchange() httpcall.Client {
-	return httpcall.Client{HTTP: c.HTTPClient, Bearer: c.BearerToken, Limit: c.MaxResponseBytes}
+	return httpcall.Client{HTTP: c.HTTPClient, Bearer: c.BearerToken, Limit: c.MaxResponseBytes, Buffers: c.Buffers}
 }
 
 // parseEndpoint parses an upstream URL, which must be an absolute http://

@@ -18,6 +18,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/nearline/nearline/internal/bufpool"
 )
 
 // Client is how one upstream is asked: the HTTP client that sends, the
@@ -31,6 +33,10 @@ type Client struct {
 	Bearer string
 	// Limit bounds a response body: a longer one is TooLarge.
 	Limit int64
+	// Buffers, when set, holds the buffers bodies of MinSize bytes or
+	// more are read into: the caller owns such a Body, and may Put it
+	// back once nothing reads it any more.
+	Buffers *bufpool.Pool
 }
 
 // PostJSON posts body to url as application/json and reads the response
@@ -64,8 +70,9 @@ type Response struct {
 }
 
 // do sends req, with the key when there is one, and reads at most Limit
-// bytes of the response body (in one allocation when the server announces
-// its length), then closes it. Its error is the HTTP client's or the
+// bytes of the response body (in one buffer when the server announces
+// its length, from Buffers when it is set and the body is large), then
+// closes it. Its error is the HTTP client's or the
 // read's as it came (the URL it names redacted), so that a caller can tell
 // a timeout from a refused connection; a body over the limit is not an
 // error but TooLarge, so that a caller can weigh the status first (a 429
@@ -80,8 +87,13 @@ func (c Client) do(req *http.Request) (Response, error) {
 	}
 	defer resp.Body.Close()
 	var buf bytes.Buffer
-	if n := resp.ContentLength; n > 0 && n <= c.Limit {
+	switch n := resp.ContentLength; {
+	case n > 0 && n <= c.Limit && c.Buffers != nil && n >= bufpool.MinSize:
+		buf = *bytes.NewBuffer(c.Buffers.Get(int(n) + bytes.MinRead))
+	case n > 0 && n <= c.Limit:
 		buf.Grow(int(n) + bytes.MinRead)
+	case n < 0 && c.Buffers != nil: // not announced (chunked, or decompressed on the way)
+		buf = *bytes.NewBuffer(c.Buffers.Get(bufpool.MinSize))
 	}
 	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, c.Limit+1)); err != nil {
 		return Response{}, err

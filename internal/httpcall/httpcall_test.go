@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearline/nearline/internal/bufpool"
 	"github.com/nearline/nearline/internal/httpcall"
 )
 
@@ -44,6 +45,46 @@ func TestClientReadsWithinTheLimit(t *testing.T) {
 			require.Equal(t, c.tooLarge, resp.TooLarge, "%s size %d", path, c.size)
 			require.Equal(t, strings.Repeat("x", min(c.size, 11)), string(resp.Body), "%s size %d", path, c.size)
 		}
+	}
+}
+
+// TestClientReadsLargeBodiesIntoItsBuffers: with Buffers, a body of
+// bufpool.MinSize or more is read into a buffer given back before, its
+// length announced or not; a smaller one, and one over the limit, are read
+// as without them.
+func TestClientReadsLargeBodiesIntoItsBuffers(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		if r.URL.Query().Has("chunked") {
+			w.(http.Flusher).Flush()
+		}
+		_, _ = io.WriteString(w, strings.Repeat("x", n))
+	}))
+	t.Cleanup(srv.Close)
+	const limit = 1 << 20
+	pool := bufpool.New(8 << 20)
+	c := httpcall.Client{HTTP: srv.Client(), Limit: limit, Buffers: pool}
+	for _, q := range []string{"", "&chunked"} {
+		given := pool.Get(limit)
+		pool.Put(given)
+		resp, err := c.Get(context.Background(), srv.URL+"/?n="+strconv.Itoa(bufpool.MinSize)+q)
+		require.NoError(t, err)
+		require.Equal(t, strings.Repeat("x", bufpool.MinSize), string(resp.Body))
+		require.Same(t, &given[:1][0], &resp.Body[0], "read into the buffer given back %q", q)
+
+		pool.Put(resp.Body)
+		resp, err = c.Get(context.Background(), srv.URL+"/?n=100"+q)
+		require.NoError(t, err)
+		require.Equal(t, strings.Repeat("x", 100), string(resp.Body))
+		if q == "" {
+			require.NotSame(t, &given[:1][0], &resp.Body[0], "a small body takes no pooled buffer")
+		}
+		resp, err = c.Get(context.Background(), srv.URL+"/?n="+strconv.Itoa(limit+1)+q)
+		require.NoError(t, err)
+		require.True(t, resp.TooLarge)
+		require.Len(t, resp.Body, limit+1)
+		pool.Get(limit) // empty the pool for the next round
 	}
 }
 
