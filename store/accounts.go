@@ -13,42 +13,26 @@ import (
 // Account ids are interned (migration 00018): the state history, the
 // activity and the token event tables hold an integer naming a row of
 // accounts (id, name) instead of the account's name. A batch's rows are
-// built without the database, naming each account by an accountName; the
-// write that copies them first interns the batch's names (internAccounts,
-// one statement) and copies the rows, each name written as its number
-// (copyIn).
-
-// accountName is an account id, in a row of a table whose account columns
-// hold integers: the write replaces it by the account's number.
-type accountName string
-
-// optAccount is an optional account column: NULL, or the account's name.
-func optAccount(name *string) any {
-	if name == nil {
-		return nil
-	}
-	return accountName(*name)
-}
+// built without the database, naming each account by its name in a
+// column declared as an account's (accountCol); the write that copies
+// them first interns the batch's names (internAccounts) and copies the
+// rows, each name written as its number (copyWriter.account).
 
 // accountIDs are the numbers of a batch's accounts, by name.
 type accountIDs map[string]int32
 
-// accountNames returns the distinct names of the rows, sorted.
+// accountNames returns the distinct names of the accounts tables' rows of
+// rs hold by number, sorted.
 func accountNames(tables []table, rs *rowSet) []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, t := range tables {
-		if !t.named {
-			continue
-		}
-		for _, row := range t.rows(rs) {
-			for _, v := range row {
-				if name, ok := v.(accountName); ok && !seen[string(name)] {
-					seen[string(name)] = true
-					names = append(names, string(name))
-				}
+		t.of(rs).accounts(func(name string) {
+			if !seen[name] {
+				seen[name] = true
+				names = append(names, name)
 			}
-		}
+		})
 	}
 	slices.Sort(names)
 	return names

@@ -32,7 +32,7 @@ func (s *Store) PutBaseState(ctx context.Context, height uint64, changes []bundl
 func copyBaseRows(ctx context.Context, tx pgx.Tx, rows *rowSet) error {
 	var written []table
 	for _, t := range tables {
-		switch t.name {
+		switch t.spec().name {
 		case "account_history_ids", "access_key_history_ids", "contract_data_history_ids", "contract_code_history_ids", "contract_codes":
 			written = append(written, t)
 		}
@@ -42,7 +42,7 @@ func copyBaseRows(ctx context.Context, tx pgx.Tx, rows *rowSet) error {
 		return err
 	}
 	for _, t := range written {
-		if _, err := copyRows(ctx, tx, t, t.rows(rows), ids); err != nil {
+		if _, err := copyRows(ctx, tx, t, rows, ids); err != nil {
 			return err
 		}
 	}

@@ -13,18 +13,14 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// copyIn writes rows (values in the order of columns) into table with one
-// COPY ... FROM STDIN in PostgreSQL's binary format. It is pgx's CopyFrom
-// with the values of the types rows mostly hold (integers, text, JSON,
-// bytea, booleans, times, numericValue, NULL, and arrays of text, integers
-// and numerics) encoded here, each with one type switch, rather than
-// through a per-value plan lookup of pgx's type map;
-// any other value, or a value for a column of another type, is encoded by
-// the connection's type map as pgx's CopyFrom encodes it. An accountName
-// is written as its number in ids (the rows are copied as they are, not
-// rewritten first). TestCopyInAgreesWithCopyFrom holds the two to the same
-// rows.
-func copyIn(ctx context.Context, tx pgx.Tx, table string, columns []string, rows [][]any, ids accountIDs) (int64, error) {
+// copyIn writes rows into table's columns with one COPY ... FROM STDIN in
+// PostgreSQL's binary format. It is pgx's CopyFrom with the values of
+// typed rows written by the functions of their types (copyWriter), each
+// a branch rather than a per-value plan lookup of pgx's type map; a value
+// for a column of another type is encoded by the connection's type map as
+// pgx's CopyFrom encodes it. An account is written as its number in ids.
+// TestCopyInAgreesWithCopyFrom holds the two to the same values.
+func copyIn(ctx context.Context, tx pgx.Tx, table string, columns []string, rows tableRows, ids accountIDs) (int64, error) {
 	quoted := make([]string, len(columns))
 	for i, c := range columns {
 		quoted[i] = pgx.Identifier{c}.Sanitize()
@@ -43,7 +39,7 @@ func copyIn(ctx context.Context, tx pgx.Tx, table string, columns []string, rows
 	for i, f := range sd.Fields {
 		oids[i] = f.DataTypeOID
 	}
-	r := &copyReader{m: tx.Conn().TypeMap(), oids: oids, rows: rows, ids: ids}
+	r := &copyReader{w: copyWriter{m: tx.Conn().TypeMap(), oids: oids, ids: ids}, rows: rows}
 	tag, err := tx.Conn().PgConn().CopyFrom(ctx, r, "COPY "+name+" ("+list+") FROM STDIN (FORMAT binary)")
 	if err != nil {
 		return 0, err
@@ -57,13 +53,10 @@ const copyChunk = 64 << 10
 // copyReader reads as the binary COPY stream of rows: the header, the
 // rows encoded a chunk at a time, the trailer.
 type copyReader struct {
-	m      *pgtype.Map
-	oids   []uint32
-	rows   [][]any
-	ids    accountIDs // the numbers of the rows' accountNames
-	next   int        // the row to encode next
-	buf    []byte
-	at     int // what of buf has been read
+	w      copyWriter // buf holds the chunk encoded
+	rows   tableRows
+	next   int // the row to encode next
+	at     int // what of w.buf has been read
 	header bool
 	done   bool
 }
@@ -73,7 +66,7 @@ type copyReader struct {
 var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 
 func (r *copyReader) Read(p []byte) (int, error) {
-	if r.at == len(r.buf) {
+	if r.at == len(r.w.buf) {
 		if r.done {
 			return 0, io.EOF
 		}
@@ -81,43 +74,30 @@ func (r *copyReader) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	n := copy(p, r.buf[r.at:])
+	n := copy(p, r.w.buf[r.at:])
 	r.at += n
 	return n, nil
 }
 
-// fill encodes the next chunk of rows into buf (the header before the
+// fill encodes the next chunk of rows into w.buf (the header before the
 // first, the trailer after the last).
 func (r *copyReader) fill() error {
-	r.buf, r.at = r.buf[:0], 0
+	r.w.buf, r.at = r.w.buf[:0], 0
 	if !r.header {
 		r.header = true
-		r.buf = append(r.buf, copyHeader...)
+		r.w.buf = append(r.w.buf, copyHeader...)
 	}
-	for r.next < len(r.rows) && len(r.buf) < copyChunk {
-		row := r.rows[r.next]
-		if len(row) != len(r.oids) {
-			return fmt.Errorf("row %d has %d values for %d columns", r.next, len(row), len(r.oids))
-		}
-		r.buf = binary.BigEndian.AppendUint16(r.buf, uint16(len(row)))
-		for i, v := range row {
-			if name, ok := v.(accountName); ok {
-				id, known := r.ids[string(name)]
-				if !known || r.oids[i] != pgtype.Int4OID {
-					return fmt.Errorf("row %d, column %d: account %q has no number for a column of type %d", r.next, i+1, name, r.oids[i])
-				}
-				r.buf = appendInt4(binary.BigEndian.AppendUint32(r.buf, 4), id)
-				continue
-			}
-			var err error
-			if r.buf, err = appendCopyValue(r.buf, r.m, r.oids[i], v); err != nil {
-				return fmt.Errorf("row %d, column %d: %w", r.next, i+1, err)
-			}
+	n := r.rows.len()
+	for r.next < n && len(r.w.buf) < copyChunk {
+		r.w.buf = binary.BigEndian.AppendUint16(r.w.buf, uint16(len(r.w.oids)))
+		r.rows.encode(&r.w, r.next)
+		if r.w.err != nil {
+			return fmt.Errorf("row %d, %w", r.next, r.w.err)
 		}
 		r.next++
 	}
-	if r.next == len(r.rows) {
-		r.buf = binary.BigEndian.AppendUint16(r.buf, 0xffff)
+	if r.next == n {
+		r.w.buf = binary.BigEndian.AppendUint16(r.w.buf, 0xffff)
 		r.done = true
 	}
 	return nil
@@ -128,111 +108,63 @@ func (r *copyReader) fill() error {
 const microsFromUnixToY2K = 946_684_800 * 1_000_000
 
 // appendCopyValue appends v as a field of the binary COPY format for a
-// column of type oid: its length and its bytes, or -1 for NULL.
+// column of type oid: its length and its bytes, or -1 for NULL. The values
+// of typed rows are written by the function of their type below (through
+// copyWriter); this is the same for a value of any type.
 func appendCopyValue(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return appendNull(buf), nil
 	case int64:
-		if oid == pgtype.Int8OID {
-			return appendInt8(binary.BigEndian.AppendUint32(buf, 8), v), nil
-		}
+		return appendInt8Value(buf, m, oid, v)
 	case *int64:
 		if v == nil {
 			return appendNull(buf), nil
 		}
-		if oid == pgtype.Int8OID {
-			return appendCopyValue(buf, m, oid, *v)
-		}
+		return appendInt8Value(buf, m, oid, *v)
 	case int32:
-		if oid == pgtype.Int4OID {
-			return appendInt4(binary.BigEndian.AppendUint32(buf, 4), v), nil
-		}
+		return appendInt4Value(buf, m, oid, v)
 	case int16:
-		if oid == pgtype.Int2OID {
-			return binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint32(buf, 2), uint16(v)), nil
-		}
+		return appendInt2Value(buf, m, oid, v)
 	case bool:
-		if oid == pgtype.BoolOID {
-			b := byte(0)
-			if v {
-				b = 1
-			}
-			return append(binary.BigEndian.AppendUint32(buf, 1), b), nil
-		}
+		return appendBoolValue(buf, m, oid, v)
 	case string:
-		if textLike(m, oid) {
-			return appendBytes(buf, v), nil
-		}
-		if oid == pgtype.JSONBOID {
-			return appendJSONB(buf, v), nil
-		}
+		return appendTextValue(buf, m, oid, v)
 	case *string:
 		if v == nil {
 			return appendNull(buf), nil
 		}
-		if textLike(m, oid) || oid == pgtype.JSONBOID {
-			return appendCopyValue(buf, m, oid, *v)
-		}
+		return appendTextValue(buf, m, oid, *v)
 	case []byte:
-		if v == nil {
-			return appendNull(buf), nil
-		}
-		if oid == pgtype.ByteaOID || oid == pgtype.TextOID || oid == pgtype.JSONOID {
-			return appendBytes(buf, v), nil
-		}
+		return appendBytesValue(buf, m, oid, v)
 	case json.RawMessage:
-		if v == nil {
-			return appendNull(buf), nil
-		}
-		if oid == pgtype.JSONOID || oid == pgtype.TextOID {
-			return appendBytes(buf, v), nil
-		}
-		if oid == pgtype.JSONBOID {
-			return appendJSONB(buf, v), nil
-		}
+		return appendJSONValue(buf, m, oid, v)
 	case []string:
-		if oid == pgtype.TextArrayOID {
-			return appendArray(buf, pgtype.TextOID, v, always(appendText)), nil
-		}
+		return appendTextsValue(buf, m, oid, v)
 	case []*string:
-		if oid == pgtype.TextArrayOID {
-			return appendArray(buf, pgtype.TextOID, v, unlessNil(appendText)), nil
-		}
+		return appendOptTextsValue(buf, m, oid, v)
 	case []int32:
-		if oid == pgtype.Int4ArrayOID {
-			return appendArray(buf, pgtype.Int4OID, v, always(appendInt4)), nil
-		}
+		return appendInt4sValue(buf, m, oid, v)
 	case []*int32:
-		if oid == pgtype.Int4ArrayOID {
-			return appendArray(buf, pgtype.Int4OID, v, unlessNil(appendInt4)), nil
-		}
+		return appendOptInt4sValue(buf, m, oid, v)
 	case []*int64:
-		if oid == pgtype.Int8ArrayOID {
-			return appendArray(buf, pgtype.Int8OID, v, unlessNil(appendInt8)), nil
-		}
+		return appendOptInt8sValue(buf, m, oid, v)
 	case numericValue:
-		if !v.valid {
-			return appendNull(buf), nil
-		}
-		if oid == pgtype.NumericOID {
-			at := len(buf)
-			buf = appendNumeric(binary.BigEndian.AppendUint32(buf, 0), v)
-			binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
-			return buf, nil
-		}
-		return appendCopyValue(buf, m, oid, v.pgNumeric())
+		return appendNumericValue(buf, m, oid, v)
+	case bigNumeric:
+		return appendBigNumericValue(buf, m, oid, v)
 	case []numericValue:
-		if oid == pgtype.NumericArrayOID {
-			return appendArray(buf, pgtype.NumericOID, v, appendNumericElem), nil
-		}
+		return appendNumericsValue(buf, m, oid, v)
 	case time.Time:
-		if oid == pgtype.TimestamptzOID {
-			us := v.Unix()*1_000_000 + int64(v.Nanosecond())/1000 - microsFromUnixToY2K
-			return appendInt8(binary.BigEndian.AppendUint32(buf, 8), us), nil
-		}
+		return appendTimeValue(buf, m, oid, v)
 	}
-	// As pgx's CopyFrom: the type map's encoding, a nil one being NULL.
+	return appendByMap(buf, m, oid, v)
+}
+
+// appendByMap appends v as pgx's CopyFrom does: by the type map's
+// encoding, a nil one being NULL. It is how a value is written to a
+// column of a type its own function does not write.
+func appendByMap(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, error) {
 	at := len(buf)
 	buf = appendNull(buf)
 	out, err := m.Encode(oid, pgtype.BinaryFormatCode, v, buf)
@@ -244,6 +176,147 @@ func appendCopyValue(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, erro
 	}
 	binary.BigEndian.PutUint32(out[at:], uint32(len(out)-at-4))
 	return out, nil
+}
+
+// The values of each type, for a column of type oid.
+
+func appendInt8Value(buf []byte, m *pgtype.Map, oid uint32, v int64) ([]byte, error) {
+	if oid == pgtype.Int8OID {
+		return appendInt8(binary.BigEndian.AppendUint32(buf, 8), v), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+func appendInt4Value(buf []byte, m *pgtype.Map, oid uint32, v int32) ([]byte, error) {
+	if oid == pgtype.Int4OID {
+		return appendInt4(binary.BigEndian.AppendUint32(buf, 4), v), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+func appendInt2Value(buf []byte, m *pgtype.Map, oid uint32, v int16) ([]byte, error) {
+	if oid == pgtype.Int2OID {
+		return binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint32(buf, 2), uint16(v)), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+func appendBoolValue(buf []byte, m *pgtype.Map, oid uint32, v bool) ([]byte, error) {
+	if oid == pgtype.BoolOID {
+		b := byte(0)
+		if v {
+			b = 1
+		}
+		return append(binary.BigEndian.AppendUint32(buf, 1), b), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+// appendTextValue appends text, an enum's label or JSON's text.
+func appendTextValue(buf []byte, m *pgtype.Map, oid uint32, v string) ([]byte, error) {
+	if textLike(m, oid) {
+		return appendBytes(buf, v), nil
+	}
+	if oid == pgtype.JSONBOID {
+		return appendJSONB(buf, v), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+// appendBytesValue appends bytea (or text, or JSON), NULL when v is nil.
+func appendBytesValue(buf []byte, m *pgtype.Map, oid uint32, v []byte) ([]byte, error) {
+	if v == nil {
+		return appendNull(buf), nil
+	}
+	if oid == pgtype.ByteaOID || oid == pgtype.TextOID || oid == pgtype.JSONOID {
+		return appendBytes(buf, v), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+// appendJSONValue appends JSON, NULL when v is nil.
+func appendJSONValue(buf []byte, m *pgtype.Map, oid uint32, v json.RawMessage) ([]byte, error) {
+	switch {
+	case v == nil:
+		return appendNull(buf), nil
+	case oid == pgtype.JSONOID || oid == pgtype.TextOID:
+		return appendBytes(buf, v), nil
+	case oid == pgtype.JSONBOID:
+		return appendJSONB(buf, v), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+func appendTextsValue(buf []byte, m *pgtype.Map, oid uint32, v []string) ([]byte, error) {
+	if oid == pgtype.TextArrayOID {
+		return appendArray(buf, pgtype.TextOID, v, always(appendText)), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+func appendOptTextsValue(buf []byte, m *pgtype.Map, oid uint32, v []*string) ([]byte, error) {
+	if oid == pgtype.TextArrayOID {
+		return appendArray(buf, pgtype.TextOID, v, unlessNil(appendText)), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+func appendInt4sValue(buf []byte, m *pgtype.Map, oid uint32, v []int32) ([]byte, error) {
+	if oid == pgtype.Int4ArrayOID {
+		return appendArray(buf, pgtype.Int4OID, v, always(appendInt4)), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+func appendOptInt4sValue(buf []byte, m *pgtype.Map, oid uint32, v []*int32) ([]byte, error) {
+	if oid == pgtype.Int4ArrayOID {
+		return appendArray(buf, pgtype.Int4OID, v, unlessNil(appendInt4)), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+func appendOptInt8sValue(buf []byte, m *pgtype.Map, oid uint32, v []*int64) ([]byte, error) {
+	if oid == pgtype.Int8ArrayOID {
+		return appendArray(buf, pgtype.Int8OID, v, unlessNil(appendInt8)), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+// appendNumericValue appends v, NULL unless valid.
+func appendNumericValue(buf []byte, m *pgtype.Map, oid uint32, v numericValue) ([]byte, error) {
+	if !v.valid {
+		return appendNull(buf), nil
+	}
+	if oid == pgtype.NumericOID {
+		at := len(buf)
+		buf = appendNumeric(binary.BigEndian.AppendUint32(buf, 0), v)
+		binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+		return buf, nil
+	}
+	return appendByMap(buf, m, oid, v.pgNumeric())
+}
+
+// appendBigNumericValue appends v: above 128 bits through pgx's numeric.
+func appendBigNumericValue(buf []byte, m *pgtype.Map, oid uint32, v bigNumeric) ([]byte, error) {
+	if v.big != nil {
+		return appendByMap(buf, m, oid, pgtype.Numeric{Int: v.big, Valid: true})
+	}
+	return appendNumericValue(buf, m, oid, v.small)
+}
+
+func appendNumericsValue(buf []byte, m *pgtype.Map, oid uint32, v []numericValue) ([]byte, error) {
+	if oid == pgtype.NumericArrayOID {
+		return appendArray(buf, pgtype.NumericOID, v, appendNumericElem), nil
+	}
+	return appendByMap(buf, m, oid, v)
+}
+
+func appendTimeValue(buf []byte, m *pgtype.Map, oid uint32, v time.Time) ([]byte, error) {
+	if oid == pgtype.TimestamptzOID {
+		us := v.Unix()*1_000_000 + int64(v.Nanosecond())/1000 - microsFromUnixToY2K
+		return appendInt8(binary.BigEndian.AppendUint32(buf, 8), us), nil
+	}
+	return appendByMap(buf, m, oid, v)
 }
 
 // appendArray appends items as a one-dimensional array of elements of

@@ -36,10 +36,12 @@ const NotifyChannel = "nearline_blocks"
 
 // explorerRows are the explorer tables' rows of a batch.
 type explorerRows struct {
-	ftEvents, nftEvents, mtEvents, activity [][]any
+	ftEvents            []ftEventRow
+	nftEvents, mtEvents []tokenEventRow
+	activity            []activityRow
 	// balances are the balance activity of the batch's account history
 	// rows, added to activity after the token events.
-	balances [][]any
+	balances []activityRow
 	// malformed are the event logs skipped, for the log and CommitStats.
 	malformed []malformedLog
 	// outcomes are the outcomes noted whose logs addEvents has not parsed
@@ -65,18 +67,38 @@ type malformedLog struct {
 	err                   error
 }
 
-var (
-	// The token tables have no standard column (one per table: their
-	// views give it), hold accounts by number (migration 00018), and name
-	// their outcome by its place (tx_index, the status's place in its
-	// block; outcome_index, the outcome's in the status), their block time
-	// by block_height (00019).
-	eventKeyColumns = []string{"tx_block_height", "tx_index", "outcome_index", "log_index", "event_index",
-		"block_height", "contract", "version", "event", "item_index"}
-	ftEventColumns    = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "account", "other_account", "delta_amount", "memo")
-	tokenEventColumns = append(eventKeyColumns[:len(eventKeyColumns):len(eventKeyColumns)], "token_index", "token_id", "account", "other_account", "delta_amount", "authorized_id", "memo")
-	activityColumns   = []string{"account", "block_height", "kind", "ref", "position", "other_account", "contract", "amount"}
-)
+// eventKeyColumns are the columns of a token event row's key: the token
+// tables have no standard column (one per table: their views give it),
+// hold accounts by number (migration 00018), and name their outcome by
+// its place (tx_index, the status's place in its block; outcome_index,
+// the outcome's in the status), their block time by block_height (00019).
+func eventKeyColumns[R any](key func(r *R) *eventKey) []column[R] {
+	return []column[R]{
+		col("tx_block_height", func(w *copyWriter, r *R) { w.int8(key(r).txHeight) }),
+		col("tx_index", func(w *copyWriter, r *R) { w.int4(key(r).txIndex) }),
+		col("outcome_index", func(w *copyWriter, r *R) { w.int4(key(r).outcomeIndex) }),
+		col("log_index", func(w *copyWriter, r *R) { w.int4(key(r).logIndex) }),
+		col("event_index", func(w *copyWriter, r *R) { w.int4(key(r).eventIndex) }),
+		col("block_height", func(w *copyWriter, r *R) { w.int8(key(r).height) }),
+		accountCol("contract", func(r *R) string { return key(r).contract }),
+		col("version", func(w *copyWriter, r *R) { w.text(key(r).version) }),
+		col("event", func(w *copyWriter, r *R) { w.text(key(r).event) }),
+		col("item_index", func(w *copyWriter, r *R) { w.int4(key(r).itemIndex) }),
+	}
+}
+
+// tokenEventColumns are the columns of an NFT or MT event row; delta
+// writes its delta_amount.
+func tokenEventColumns(delta func(w *copyWriter, r *tokenEventRow)) []column[tokenEventRow] {
+	return append(eventKeyColumns(func(r *tokenEventRow) *eventKey { return &r.key }),
+		col("token_index", func(w *copyWriter, r *tokenEventRow) { w.int4(r.tokenIndex) }),
+		col("token_id", func(w *copyWriter, r *tokenEventRow) { w.text(r.tokenID) }),
+		accountCol("account", func(r *tokenEventRow) string { return r.account }),
+		optAccountCol("other_account", func(r *tokenEventRow) *string { return r.other }),
+		col("delta_amount", delta),
+		col("authorized_id", func(w *copyWriter, r *tokenEventRow) { w.optText(r.authorizedID) }),
+		col("memo", func(w *copyWriter, r *tokenEventRow) { w.optText(r.memo) }))
+}
 
 // explorerTables are the tables Commit writes when events are on, after
 // the others.
@@ -85,15 +107,67 @@ var explorerTables = []table{
 	// under the first status of the batch that lists it (the key names
 	// that status's and the outcome's places); should a row come twice
 	// anyway, the key keeps it once rather than stop the indexer.
-	{name: "ft_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
-		rows: func(r *rowSet) [][]any { return r.ex.ftEvents }, columns: ftEventColumns},
-	{name: "nft_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
-		rows: func(r *rowSet) [][]any { return r.ex.nftEvents }, columns: tokenEventColumns},
-	{name: "mt_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING", named: true,
-		rows: func(r *rowSet) [][]any { return r.ex.mtEvents }, columns: tokenEventColumns},
-	{name: "account_activity_ids", heightColumn: activitySourceHeight, conflict: "ON CONFLICT DO NOTHING", named: true,
-		rows: func(r *rowSet) [][]any { return r.ex.activity }, columns: activityColumns},
+	newTable(tableSpec{name: "ft_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING"},
+		func(r *rowSet) []ftEventRow { return r.ex.ftEvents },
+		append(eventKeyColumns(func(r *ftEventRow) *eventKey { return &r.key }),
+			accountCol("account", func(r *ftEventRow) string { return r.account }),
+			optAccountCol("other_account", func(r *ftEventRow) *string { return r.other }),
+			col("delta_amount", func(w *copyWriter, r *ftEventRow) { w.bigNumeric(r.amount) }),
+			col("memo", func(w *copyWriter, r *ftEventRow) { w.optText(r.memo) }))...),
+	newTable(tableSpec{name: "nft_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING"},
+		func(r *rowSet) []tokenEventRow { return r.ex.nftEvents },
+		tokenEventColumns(func(w *copyWriter, r *tokenEventRow) { w.int2(r.nftDelta) })...),
+	newTable(tableSpec{name: "mt_events_ids", heightColumn: "tx_block_height", conflict: "ON CONFLICT DO NOTHING"},
+		func(r *rowSet) []tokenEventRow { return r.ex.mtEvents },
+		tokenEventColumns(func(w *copyWriter, r *tokenEventRow) { w.bigNumeric(r.amount) })...),
+	newTable(tableSpec{name: "account_activity_ids", heightColumn: activitySourceHeight, conflict: "ON CONFLICT DO NOTHING"},
+		func(r *rowSet) []activityRow { return r.ex.activity },
+		accountCol("account", func(r *activityRow) string { return r.account }),
+		col("block_height", func(w *copyWriter, r *activityRow) { w.int8(r.height) }),
+		col("kind", func(w *copyWriter, r *activityRow) { w.text(r.kind) }),
+		col("ref", func(w *copyWriter, r *activityRow) { w.int4(r.ref) }),
+		col("position", func(w *copyWriter, r *activityRow) { w.int8(r.position) }),
+		optAccountCol("other_account", func(r *activityRow) *string { return r.other }),
+		optAccountCol("contract", func(r *activityRow) *string { return r.contract }),
+		col("amount", func(w *copyWriter, r *activityRow) { w.bigNumeric(r.amount) })),
 }
+
+// The explorer tables' rows.
+type (
+	// eventKey is what names a token event row.
+	eventKey struct {
+		txHeight, height                                       int64
+		txIndex, outcomeIndex, logIndex, eventIndex, itemIndex int32
+		contract, version, event                               string
+	}
+	ftEventRow struct {
+		key     eventKey
+		account string
+		other   *string
+		amount  bigNumeric
+		memo    *string
+	}
+	// tokenEventRow is an NFT event's (nftDelta, 1 or -1) or an MT
+	// event's (amount).
+	tokenEventRow struct {
+		key                eventKey
+		tokenIndex         int32
+		tokenID, account   string
+		other              *string
+		nftDelta           int16
+		amount             bigNumeric
+		authorizedID, memo *string
+	}
+	activityRow struct {
+		account         string
+		height          int64
+		kind            string
+		ref             int32
+		position        int64
+		other, contract *string
+		amount          bigNumeric
+	}
+)
 
 // activityPosition orders a chunk's transactions and receipts within a
 // block.
@@ -148,13 +222,13 @@ func (r *rowSet) addActivity(b *bundle.Bundle) {
 		for i, tx := range c.View.Transactions {
 			pos := activityPosition(shard, i)
 			r.ex.activity = append(r.ex.activity,
-				[]any{accountName(tx.SignerID), height, ActivityTxSigner, int32(0), pos, accountName(tx.ReceiverID), nil, nil},
-				[]any{accountName(tx.ReceiverID), height, ActivityTxReceiver, int32(0), pos, accountName(tx.SignerID), nil, nil})
+				activityRow{account: tx.SignerID, height: height, kind: ActivityTxSigner, position: pos, other: &tx.ReceiverID},
+				activityRow{account: tx.ReceiverID, height: height, kind: ActivityTxReceiver, position: pos, other: &tx.SignerID})
 		}
 		for i, rc := range c.View.Receipts {
 			if rc.Receipt.Action != nil {
-				r.ex.activity = append(r.ex.activity, []any{accountName(rc.ReceiverID), height, ActivityReceipt, int32(0),
-					activityPosition(shard, i), accountName(rc.PredecessorID), nil, nil})
+				r.ex.activity = append(r.ex.activity, activityRow{account: rc.ReceiverID, height: height, kind: ActivityReceipt,
+					position: activityPosition(shard, i), other: &rc.PredecessorID})
 			}
 		}
 	}
@@ -207,7 +281,7 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, 
 		r.ex.malformed = append(r.ex.malformed, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: -1, err: err})
 		return
 	}
-	contract := accountName(o.Outcome.ExecutorID)
+	contract := o.Outcome.ExecutorID
 	for li, log := range logs {
 		evs, err := events.Parse(log)
 		if err != nil {
@@ -215,33 +289,34 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, 
 			continue
 		}
 		for _, e := range evs {
-			key := []any{txHeight, txIndex, index, int32(li), int32(e.Index), height, contract, e.Version,
-				e.Event, int32(e.ItemIndex)}
-			var other any
+			key := eventKey{txHeight: txHeight, txIndex: txIndex, outcomeIndex: index, logIndex: int32(li),
+				eventIndex: int32(e.Index), height: height, contract: contract, version: e.Version, event: e.Event,
+				itemIndex: int32(e.ItemIndex)}
+			var other *string
 			if e.OtherAccountID != "" {
-				other = accountName(e.OtherAccountID)
+				other = &e.OtherAccountID
 			}
-			account := accountName(e.AccountID)
 			kind := ActivityFT
-			amount := numericBig(e.Delta)
+			amount := numericOfBig(e.Delta)
 			switch e.Standard {
 			case events.NEP141:
-				r.ex.ftEvents = append(r.ex.ftEvents, append(key, account, other, amount, e.Memo))
+				r.ex.ftEvents = append(r.ex.ftEvents, ftEventRow{key: key, account: e.AccountID, other: other, amount: amount, memo: e.Memo})
 			case events.NEP171:
 				kind = ActivityNFT
-				r.ex.nftEvents = append(r.ex.nftEvents, append(key, int32(e.TokenIndex), e.TokenID, account, other,
-					int16(e.Delta.Int64()), e.AuthorizedID, e.Memo))
+				r.ex.nftEvents = append(r.ex.nftEvents, tokenEventRow{key: key, tokenIndex: int32(e.TokenIndex), tokenID: e.TokenID,
+					account: e.AccountID, other: other, nftDelta: int16(e.Delta.Int64()), authorizedID: e.AuthorizedID, memo: e.Memo})
 			case events.NEP245:
 				kind = ActivityMT
-				r.ex.mtEvents = append(r.ex.mtEvents, append(key, int32(e.TokenIndex), e.TokenID, account, other,
-					amount, e.AuthorizedID, e.Memo))
+				r.ex.mtEvents = append(r.ex.mtEvents, tokenEventRow{key: key, tokenIndex: int32(e.TokenIndex), tokenID: e.TokenID,
+					account: e.AccountID, other: other, amount: amount, authorizedID: e.AuthorizedID, memo: e.Memo})
 			}
 			pos, err := eventPosition(height-txHeight, index, li, e.Index)
 			if err != nil {
 				r.ex.unplaced = append(r.ex.unplaced, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: li, err: err})
 				continue
 			}
-			r.ex.activity = append(r.ex.activity, []any{account, height, kind, txIndex, pos, other, contract, amount})
+			r.ex.activity = append(r.ex.activity, activityRow{account: e.AccountID, height: height, kind: kind, ref: txIndex,
+				position: pos, other: other, contract: &contract, amount: amount})
 		}
 	}
 }
@@ -293,9 +368,10 @@ func (r *rowSet) finishExplorer() {
 // addBalanceActivity records that an account changed at height, with its
 // balance after (NULL when it was deleted); finishExplorer adds these
 // rows after the token events'.
-func (r *rowSet) addBalanceActivity(account any, height int64, amount any) {
+func (r *rowSet) addBalanceActivity(account string, height int64, amount numericValue) {
 	if r.events {
-		r.ex.balances = append(r.ex.balances, []any{account, height, ActivityBalance, int32(0), int64(0), nil, nil, amount})
+		r.ex.balances = append(r.ex.balances, activityRow{account: account, height: height, kind: ActivityBalance,
+			amount: bigNumeric{small: amount}})
 	}
 }
 
@@ -318,12 +394,13 @@ WHERE a.account = g.account AND a.block_height = g.block_height AND a.kind = '%[
 func replaceTxEvents(ctx context.Context, tx pgx.Tx, txHeight int64, txIndex int32, rows *rowSet, ids accountIDs) error {
 	kinds := map[string]string{"ft_events_ids": ActivityFT, "nft_events_ids": ActivityNFT, "mt_events_ids": ActivityMT}
 	for _, t := range explorerTables {
-		if kind, ok := kinds[t.name]; ok {
-			if _, err := tx.Exec(ctx, fmt.Sprintf(clearTxEventsSQL, t.name, kind), txHeight, txIndex); err != nil {
-				return fmt.Errorf("clear %s of status %d of block %d: %w", t.name, txIndex, txHeight, err)
+		name := t.spec().name
+		if kind, ok := kinds[name]; ok {
+			if _, err := tx.Exec(ctx, fmt.Sprintf(clearTxEventsSQL, name, kind), txHeight, txIndex); err != nil {
+				return fmt.Errorf("clear %s of status %d of block %d: %w", name, txIndex, txHeight, err)
 			}
 		}
-		if _, err := copyRows(ctx, tx, t, t.rows(rows), ids); err != nil {
+		if _, err := copyRows(ctx, tx, t, rows, ids); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"math/big"
 
 	"github.com/jackc/pgx/v5"
@@ -80,23 +81,39 @@ func InternAccounts(ctx context.Context, tx pgx.Tx, names []string) (map[string]
 	return internAccounts(ctx, tx, names)
 }
 
-// CopyIn is the store's binary COPY, for its agreement with pgx's.
+// CopyIn is the store's binary COPY of rows of any values (each written
+// as appendCopyValue writes it), for its agreement with pgx's.
 func CopyIn(ctx context.Context, tx pgx.Tx, table string, columns []string, rows [][]any) (int64, error) {
-	return copyIn(ctx, tx, table, columns, rows, nil)
+	return copyIn(ctx, tx, table, columns, anyRows(rows), nil)
+}
+
+// anyRows are rows of any values in their columns' order.
+type anyRows [][]any
+
+func (r anyRows) len() int              { return len(r) }
+func (r anyRows) accounts(func(string)) {}
+
+func (r anyRows) encode(w *copyWriter, i int) {
+	if len(r[i]) != len(w.oids) {
+		w.keep(nil, fmt.Errorf("%d values for %d columns", len(r[i]), len(w.oids)))
+		return
+	}
+	for k, v := range r[i] {
+		w.col = k
+		w.value(v)
+	}
 }
 
 // NumericOf is v as the rows hold a numeric value: encoded by CopyIn
 // itself when it fits 128 bits.
-func NumericOf(v *big.Int) any { return numericBig(v) }
+func NumericOf(v *big.Int) any { return numericOfBig(v) }
 
 // NumericArrayOf is vs as the rows hold an array of numeric values, a nil
 // element NULL.
 func NumericArrayOf(vs []*big.Int) any {
 	out := make([]numericValue, len(vs))
 	for i, v := range vs {
-		if v != nil {
-			out[i] = numericBig(v).(numericValue)
-		}
+		out[i] = numericOfBig(v).small
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/binary"
-	"math/big"
 	"math/bits"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -24,23 +23,6 @@ type numericValue struct {
 func numeric(v near.U128) numericValue { return numericValue{abs: v, valid: true} }
 
 func numeric64(v uint64) numericValue { return numericValue{abs: near.U128From64(v), valid: true} }
-
-// numericBig is v for a numeric column: a numericValue when its magnitude
-// fits 128 bits, else pgtype.Numeric (an event's amount may be any
-// integer); nil is NULL.
-func numericBig(v *big.Int) any {
-	if v == nil {
-		return nil
-	}
-	if v.BitLen() > 128 {
-		return pgtype.Numeric{Int: v, Valid: true}
-	}
-	var abs big.Int
-	abs.Abs(v)
-	lo := abs.Uint64()
-	hi := abs.Rsh(&abs, 64).Uint64()
-	return numericValue{abs: near.U128{Hi: hi, Lo: lo}, neg: v.Sign() < 0, valid: true}
-}
 
 // numericBase is the base of numeric's digits: each is 0..9999.
 const numericBase = 10_000

@@ -11,14 +11,29 @@ import (
 	"github.com/nearline/nearline/internal/packed"
 )
 
-// rowSet holds the rows of a batch, per table, in COPY column order.
+// rowSet holds the rows of a batch, per table (each table's row type is
+// defined with its columns, beside its builder).
 type rowSet struct {
-	blocks, skipped, blockChunks, chunks, transactions, receipts      [][]any
-	outcomes, txStatuses                                              [][]any
-	accounts, accessKeys, data, codeHistory, codes, protocols, epochs [][]any
-	olderChunks, globalDistributions, changeDocs, statusDocs          [][]any
-	codec                                                             *packed.Codec
-	seenCodes, seenProtocols, seenOlder                               map[string]bool
+	blocks                              []blockRow
+	skipped                             []skippedRow
+	blockChunks                         []blockChunkRow
+	chunks, olderChunks                 []chunkRow
+	transactions                        []txRow
+	receipts                            []receiptRow
+	outcomes                            []outcomeRow
+	txStatuses                          []txStatusRow
+	accounts                            []accountRow
+	accessKeys                          []accessKeyRow
+	data                                []dataRow
+	codeHistory                         []codeHistoryRow
+	codes                               []codeRow
+	protocols                           []protocolRow
+	epochs                              []epochRow
+	globalDistributions                 []distributionRow
+	changeDocs                          []changeDocRow
+	statusDocs                          []statusDocRow
+	codec                               *packed.Codec
+	seenCodes, seenProtocols, seenOlder map[string]bool
 	// epochFirst is the lowest height of each epoch in the batch: the
 	// height a protocol config is recorded at, whichever of the epoch's
 	// blocks (fetched concurrently) happened to carry it.
@@ -78,12 +93,12 @@ func (r *rowSet) addBundle(b *bundle.Bundle) error {
 		p := int64(*h.PrevHeight)
 		prevHeight = &p
 	}
-	blockTime := time.Unix(0, int64(h.Timestamp)).UTC()
-	r.blocks = append(r.blocks, []any{height, h.Hash, h.PrevHash, prevHeight, h.EpochID, b.Block.Author,
-		int64(h.Timestamp), blockTime, numeric(h.GasPrice), numeric(h.TotalSupply),
-		int32(h.LatestProtocolVersion), int32(h.ChunksIncluded), blockJSON})
+	r.blocks = append(r.blocks, blockRow{height: height, hash: h.Hash, prevHash: h.PrevHash, prevHeight: prevHeight,
+		epochID: h.EpochID, author: b.Block.Author, timestamp: int64(h.Timestamp), time: time.Unix(0, int64(h.Timestamp)).UTC(),
+		gasPrice: numeric(h.GasPrice), totalSupply: numeric(h.TotalSupply), protocol: int32(h.LatestProtocolVersion),
+		chunksIncluded: int32(h.ChunksIncluded), view: blockJSON})
 	for _, s := range b.Skipped {
-		r.skipped = append(r.skipped, []any{int64(s), height})
+		r.skipped = append(r.skipped, skippedRow{height: int64(s), next: height})
 	}
 	if b.ShardIDs != nil && len(b.ShardIDs) != len(b.Block.Chunks) {
 		return fmt.Errorf("block %d: %d shard ids for %d chunks", h.Height, len(b.ShardIDs), len(b.Block.Chunks))
@@ -93,7 +108,8 @@ func (r *rowSet) addBundle(b *bundle.Bundle) error {
 		if b.ShardIDs != nil {
 			shard = b.ShardIDs[i] // the layout's shard at this index (a child repeating its parent's chunk)
 		}
-		r.blockChunks = append(r.blockChunks, []any{height, int32(shard), c.ChunkHash, int64(c.HeightIncluded)})
+		r.blockChunks = append(r.blockChunks, blockChunkRow{height: height, shard: int32(shard), chunkHash: c.ChunkHash,
+			included: int64(c.HeightIncluded)})
 	}
 	// The chunks' rows in the order of their tables' keys (height, shard,
 	// index), not the document's (mainnet's shard ids are not in order):
@@ -123,7 +139,7 @@ func (r *rowSet) addBundle(b *bundle.Bundle) error {
 		r.statusBlocks = append(r.statusBlocks, sb)
 	}
 	if pc := b.ProtocolConfig; pc != nil {
-		r.epochs = append(r.epochs, []any{pc.EpochID, int32(pc.ProtocolVersion)})
+		r.epochs = append(r.epochs, epochRow{epochID: pc.EpochID, version: int32(pc.ProtocolVersion)})
 		key := fmt.Sprint(pc.ProtocolVersion)
 		if !r.seenProtocols[key] {
 			r.seenProtocols[key] = true
@@ -131,7 +147,7 @@ func (r *rowSet) addBundle(b *bundle.Bundle) error {
 			if f, ok := r.epochFirst[pc.EpochID]; ok && f < first {
 				first = f
 			}
-			r.protocols = append(r.protocols, []any{int32(pc.ProtocolVersion), first, string(pc.JSON)})
+			r.protocols = append(r.protocols, protocolRow{version: int32(pc.ProtocolVersion), first: first, view: string(pc.JSON)})
 		}
 	}
 	return nil
@@ -140,20 +156,68 @@ func (r *rowSet) addBundle(b *bundle.Bundle) error {
 // blockTables are the block-level tables: the block, the heights skipped
 // before it, its chunk per shard, and the protocol config of its epoch.
 var blockTables = []table{
-	{name: "blocks", heightColumn: "height", rows: func(r *rowSet) [][]any { return r.blocks },
-		columns: []string{"height", "hash", "prev_hash", "prev_height", "epoch_id", "author", "timestamp_nanos",
-			"block_time", "gas_price", "total_supply", "protocol_version", "chunks_included", "view"}},
-	{name: "skipped_heights", heightColumn: "next_height", rows: func(r *rowSet) [][]any { return r.skipped },
-		columns: []string{"height", "next_height"}},
-	{name: "block_chunks", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.blockChunks },
-		columns: []string{"block_height", "shard_id", "chunk_hash", "height_included"}},
-	{name: "protocol_configs", rows: func(r *rowSet) [][]any { return r.protocols },
-		conflict: `ON CONFLICT (protocol_version) DO UPDATE SET
-			first_height = LEAST(protocol_configs.first_height, EXCLUDED.first_height)`,
-		columns: []string{"protocol_version", "first_height", "view"}},
-	{name: "epoch_protocol_versions", rows: func(r *rowSet) [][]any { return r.epochs },
-		conflict: "ON CONFLICT (epoch_id) DO NOTHING", columns: []string{"epoch_id", "protocol_version"}},
+	newTable(tableSpec{name: "blocks", heightColumn: "height"}, func(r *rowSet) []blockRow { return r.blocks },
+		col("height", func(w *copyWriter, r *blockRow) { w.int8(r.height) }),
+		col("hash", func(w *copyWriter, r *blockRow) { w.text(r.hash) }),
+		col("prev_hash", func(w *copyWriter, r *blockRow) { w.text(r.prevHash) }),
+		col("prev_height", func(w *copyWriter, r *blockRow) { w.optInt8(r.prevHeight) }),
+		col("epoch_id", func(w *copyWriter, r *blockRow) { w.text(r.epochID) }),
+		col("author", func(w *copyWriter, r *blockRow) { w.text(r.author) }),
+		col("timestamp_nanos", func(w *copyWriter, r *blockRow) { w.int8(r.timestamp) }),
+		col("block_time", func(w *copyWriter, r *blockRow) { w.time(r.time) }),
+		col("gas_price", func(w *copyWriter, r *blockRow) { w.numeric(r.gasPrice) }),
+		col("total_supply", func(w *copyWriter, r *blockRow) { w.numeric(r.totalSupply) }),
+		col("protocol_version", func(w *copyWriter, r *blockRow) { w.int4(r.protocol) }),
+		col("chunks_included", func(w *copyWriter, r *blockRow) { w.int4(r.chunksIncluded) }),
+		col("view", func(w *copyWriter, r *blockRow) { w.text(r.view) })),
+	newTable(tableSpec{name: "skipped_heights", heightColumn: "next_height"}, func(r *rowSet) []skippedRow { return r.skipped },
+		col("height", func(w *copyWriter, r *skippedRow) { w.int8(r.height) }),
+		col("next_height", func(w *copyWriter, r *skippedRow) { w.int8(r.next) })),
+	newTable(tableSpec{name: "block_chunks", heightColumn: "block_height"}, func(r *rowSet) []blockChunkRow { return r.blockChunks },
+		col("block_height", func(w *copyWriter, r *blockChunkRow) { w.int8(r.height) }),
+		col("shard_id", func(w *copyWriter, r *blockChunkRow) { w.int4(r.shard) }),
+		col("chunk_hash", func(w *copyWriter, r *blockChunkRow) { w.text(r.chunkHash) }),
+		col("height_included", func(w *copyWriter, r *blockChunkRow) { w.int8(r.included) })),
+	newTable(tableSpec{name: "protocol_configs", conflict: `ON CONFLICT (protocol_version) DO UPDATE SET
+			first_height = LEAST(protocol_configs.first_height, EXCLUDED.first_height)`},
+		func(r *rowSet) []protocolRow { return r.protocols },
+		col("protocol_version", func(w *copyWriter, r *protocolRow) { w.int4(r.version) }),
+		col("first_height", func(w *copyWriter, r *protocolRow) { w.int8(r.first) }),
+		col("view", func(w *copyWriter, r *protocolRow) { w.text(r.view) })),
+	newTable(tableSpec{name: "epoch_protocol_versions", conflict: "ON CONFLICT (epoch_id) DO NOTHING"},
+		func(r *rowSet) []epochRow { return r.epochs },
+		col("epoch_id", func(w *copyWriter, r *epochRow) { w.text(r.epochID) }),
+		col("protocol_version", func(w *copyWriter, r *epochRow) { w.int4(r.version) })),
 }
+
+// The block family's rows.
+type (
+	blockRow struct {
+		height, timestamp        int64
+		hash, prevHash           string
+		prevHeight               *int64
+		epochID, author          string
+		time                     time.Time
+		gasPrice, totalSupply    numericValue
+		protocol, chunksIncluded int32
+		view                     string // the block as served
+	}
+	skippedRow    struct{ height, next int64 }
+	blockChunkRow struct {
+		height, included int64
+		shard            int32
+		chunkHash        string
+	}
+	protocolRow struct {
+		version int32
+		first   int64
+		view    string
+	}
+	epochRow struct {
+		epochID string
+		version int32
+	}
+)
 
 // byShard returns the indexes of chunks in the order of their shard ids.
 func byShard(chunks []bundle.Chunk) []int {

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/nearline/nearline/bundle"
 	"github.com/nearline/nearline/near"
@@ -13,32 +14,116 @@ import (
 // transactions, receipts and the global contract distributions receipts
 // carry.
 
-// actionArrayColumns are the chunks columns holding its actions' typed
-// columns, one element per action (migration 00014), in actionArrays'
-// order.
-var actionArrayColumns = []string{"action_parent_kinds", "action_parent_indexes", "action_indexes", "action_kinds",
-	"action_method_names", "action_gas", "action_deposits", "action_public_keys", "action_beneficiary_ids",
-	"action_code_hashes", "action_details", "action_delegate_parent_indexes", "action_delegated_bys",
-	"action_delegate_sender_ids"}
+// chunkColumns are the chunks columns of a chunk's header and its view,
+// and actionColumns those holding its actions' typed columns, one element
+// per action (migration 00014); a chunk without actions has NULLs there
+// (an empty array takes ~20 bytes, a NULL a bit: 14 of them on each of a
+// quiet chain's chunk rows), and so has an older chunk, whose actions
+// belong to a block before the archive.
+var (
+	chunkColumns = []column[chunkRow]{
+		col("chunk_hash", func(w *copyWriter, r *chunkRow) { w.text(r.hash) }),
+		col("block_height", func(w *copyWriter, r *chunkRow) { w.int8(r.height) }),
+		col("shard_id", func(w *copyWriter, r *chunkRow) { w.int4(r.shard) }),
+		col("author", func(w *copyWriter, r *chunkRow) { w.text(r.author) }),
+		col("height_created", func(w *copyWriter, r *chunkRow) { w.int8(r.created) }),
+		col("gas_used", func(w *copyWriter, r *chunkRow) { w.int8(r.gasUsed) }),
+		col("gas_limit", func(w *copyWriter, r *chunkRow) { w.int8(r.gasLimit) }),
+		col("balance_burnt", func(w *copyWriter, r *chunkRow) { w.numeric(r.burnt) }),
+		col("tx_count", func(w *copyWriter, r *chunkRow) { w.int4(r.txCount) }),
+		col("receipt_count", func(w *copyWriter, r *chunkRow) { w.int4(r.receiptCount) }),
+		col("doc", func(w *copyWriter, r *chunkRow) { w.bytes(r.doc) }),
+	}
+	actionColumns = []column[chunkRow]{
+		col("action_parent_kinds", func(w *copyWriter, r *chunkRow) { w.texts(r.acts.parentKinds) }),
+		col("action_parent_indexes", func(w *copyWriter, r *chunkRow) { w.int4s(r.acts.parentIndexes) }),
+		col("action_indexes", func(w *copyWriter, r *chunkRow) { w.int4s(r.acts.indexes) }),
+		col("action_kinds", func(w *copyWriter, r *chunkRow) { w.texts(r.acts.kinds) }),
+		col("action_method_names", func(w *copyWriter, r *chunkRow) { w.optTexts(r.acts.methods) }),
+		col("action_gas", func(w *copyWriter, r *chunkRow) { w.optInt8s(r.acts.gas) }),
+		col("action_deposits", func(w *copyWriter, r *chunkRow) { w.numerics(r.acts.deposits) }),
+		col("action_public_keys", func(w *copyWriter, r *chunkRow) { w.optTexts(r.acts.publicKeys) }),
+		col("action_beneficiary_ids", func(w *copyWriter, r *chunkRow) { w.optTexts(r.acts.beneficiaries) }),
+		col("action_code_hashes", func(w *copyWriter, r *chunkRow) { w.optTexts(r.acts.codeHashes) }),
+		col("action_details", func(w *copyWriter, r *chunkRow) { w.optTexts(r.acts.details) }),
+		col("action_delegate_parent_indexes", func(w *copyWriter, r *chunkRow) { w.optInt4s(r.acts.delegateParents) }),
+		col("action_delegated_bys", func(w *copyWriter, r *chunkRow) { w.optTexts(r.acts.bys) }),
+		col("action_delegate_sender_ids", func(w *copyWriter, r *chunkRow) { w.optTexts(r.acts.senders) }),
+	}
+)
 
 var chunkTables = []table{
-	{name: "chunks", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.chunks },
-		columns: append([]string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
-			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "doc"}, actionArrayColumns...)},
-	{name: "chunks", rows: func(r *rowSet) [][]any { return r.olderChunks }, conflict: "ON CONFLICT (chunk_hash, block_height) DO NOTHING",
-		columns: []string{"chunk_hash", "block_height", "shard_id", "author", "height_created", "gas_used",
-			"gas_limit", "balance_burnt", "tx_count", "receipt_count", "doc"}},
+	newTable(tableSpec{name: "chunks", heightColumn: "block_height"}, func(r *rowSet) []chunkRow { return r.chunks },
+		slices.Concat(chunkColumns, actionColumns)...),
+	newTable(tableSpec{name: "chunks", conflict: "ON CONFLICT (chunk_hash, block_height) DO NOTHING"},
+		func(r *rowSet) []chunkRow { return r.olderChunks }, chunkColumns...),
 	// Transactions and receipts hold accounts by number (migration 00020).
-	{name: "transactions_ids", heightColumn: "block_height", named: true, rows: func(r *rowSet) [][]any { return r.transactions },
-		columns: []string{"index_in_chunk", "hash", "block_height", "shard_id", "signer",
-			"public_key", "nonce", "receiver", "priority_fee", "action_count"}},
-	{name: "receipts_ids", heightColumn: "block_height", named: true, rows: func(r *rowSet) [][]any { return r.receipts },
-		columns: []string{"index_in_chunk", "receipt_id", "block_height", "shard_id",
-			"predecessor", "receiver", "kind", "signer"}},
-	{name: "global_contract_distributions", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.globalDistributions },
-		columns: []string{"receipt_id", "block_height", "shard_id", "index_in_chunk", "target_shard", "identifier_kind",
-			"identifier", "code_hash", "deployer_id", "nonce"}},
+	newTable(tableSpec{name: "transactions_ids", heightColumn: "block_height"}, func(r *rowSet) []txRow { return r.transactions },
+		col("index_in_chunk", func(w *copyWriter, r *txRow) { w.int4(r.index) }),
+		col("hash", func(w *copyWriter, r *txRow) { w.text(r.hash) }),
+		col("block_height", func(w *copyWriter, r *txRow) { w.int8(r.height) }),
+		col("shard_id", func(w *copyWriter, r *txRow) { w.int4(r.shard) }),
+		accountCol("signer", func(r *txRow) string { return r.signer }),
+		col("public_key", func(w *copyWriter, r *txRow) { w.text(r.publicKey) }),
+		col("nonce", func(w *copyWriter, r *txRow) { w.numeric(r.nonce) }),
+		accountCol("receiver", func(r *txRow) string { return r.receiver }),
+		col("priority_fee", func(w *copyWriter, r *txRow) { w.numeric(r.priorityFee) }),
+		col("action_count", func(w *copyWriter, r *txRow) { w.int4(r.actions) })),
+	newTable(tableSpec{name: "receipts_ids", heightColumn: "block_height"}, func(r *rowSet) []receiptRow { return r.receipts },
+		col("index_in_chunk", func(w *copyWriter, r *receiptRow) { w.int4(r.index) }),
+		col("receipt_id", func(w *copyWriter, r *receiptRow) { w.text(r.id) }),
+		col("block_height", func(w *copyWriter, r *receiptRow) { w.int8(r.height) }),
+		col("shard_id", func(w *copyWriter, r *receiptRow) { w.int4(r.shard) }),
+		accountCol("predecessor", func(r *receiptRow) string { return r.predecessor }),
+		accountCol("receiver", func(r *receiptRow) string { return r.receiver }),
+		col("kind", func(w *copyWriter, r *receiptRow) { w.text(r.kind) }),
+		optAccountCol("signer", func(r *receiptRow) *string { return r.signer })),
+	newTable(tableSpec{name: "global_contract_distributions", heightColumn: "block_height"},
+		func(r *rowSet) []distributionRow { return r.globalDistributions },
+		col("receipt_id", func(w *copyWriter, r *distributionRow) { w.text(r.receiptID) }),
+		col("block_height", func(w *copyWriter, r *distributionRow) { w.int8(r.height) }),
+		col("shard_id", func(w *copyWriter, r *distributionRow) { w.int4(r.shard) }),
+		col("index_in_chunk", func(w *copyWriter, r *distributionRow) { w.int4(r.index) }),
+		col("target_shard", func(w *copyWriter, r *distributionRow) { w.int4(r.target) }),
+		col("identifier_kind", func(w *copyWriter, r *distributionRow) { w.text(r.idKind) }),
+		col("identifier", func(w *copyWriter, r *distributionRow) { w.text(r.id) }),
+		col("code_hash", func(w *copyWriter, r *distributionRow) { w.text(r.codeHash) }),
+		col("deployer_id", func(w *copyWriter, r *distributionRow) { w.text(r.deployer) }),
+		col("nonce", func(w *copyWriter, r *distributionRow) { w.optInt8(r.nonce) })),
 }
+
+// The chunk family's rows.
+type (
+	chunkRow struct {
+		hash, author                       string
+		height, created, gasUsed, gasLimit int64
+		shard, txCount, receiptCount       int32
+		burnt                              numericValue
+		doc                                []byte // the chunk as served, packed
+		acts                               actionArrays
+	}
+	txRow struct {
+		index, shard, actions int32
+		hash, publicKey       string
+		height                int64
+		signer, receiver      string
+		nonce, priorityFee    numericValue
+	}
+	receiptRow struct {
+		index, shard          int32
+		id, kind              string
+		height                int64
+		predecessor, receiver string
+		signer                *string
+	}
+	distributionRow struct {
+		receiptID                      string
+		height                         int64
+		shard, index, target           int32
+		idKind, id, codeHash, deployer string
+		nonce                          *int64
+	}
+)
 
 func (r *rowSet) addOlderChunk(c *bundle.Chunk) error {
 	v := &c.View
@@ -66,8 +151,9 @@ func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
 	r.parts.addChunk(height, shard, chunkJSON, v)
 	var acts actionArrays
 	for i, tx := range v.Transactions {
-		r.transactions = append(r.transactions, []any{int32(i), tx.Hash, height, shard, accountName(tx.SignerID),
-			tx.PublicKey, numeric64(tx.Nonce), accountName(tx.ReceiverID), numeric64(tx.PriorityFee), int32(len(tx.Actions))})
+		r.transactions = append(r.transactions, txRow{index: int32(i), hash: tx.Hash, height: height, shard: shard,
+			signer: tx.SignerID, publicKey: tx.PublicKey, nonce: numeric64(tx.Nonce), receiver: tx.ReceiverID,
+			priorityFee: numeric64(tx.PriorityFee), actions: int32(len(tx.Actions))})
 		p := actionParent{chunkHash: hdr.ChunkHash, kind: "transaction", index: i, signer: tx.SignerID}
 		if err := r.addActions(&acts, p, tx.Actions); err != nil {
 			return err
@@ -101,20 +187,23 @@ func (r *rowSet) addChunk(height int64, c *bundle.Chunk) error {
 		}
 		r.receiptFacts[rc.ReceiptID] = append(r.receiptFacts[rc.ReceiptID], facts)
 		r.labels.add(labelReceiptKind, kind)
-		r.receipts = append(r.receipts, []any{int32(i), rc.ReceiptID, height, shard,
-			accountName(rc.PredecessorID), accountName(rc.ReceiverID), kind, optAccount(signer)})
+		r.receipts = append(r.receipts, receiptRow{index: int32(i), id: rc.ReceiptID, height: height, shard: shard,
+			predecessor: rc.PredecessorID, receiver: rc.ReceiverID, kind: kind, signer: signer})
 	}
-	r.chunks = append(r.chunks, append(r.chunkRow(height, v, chunkJSON), acts.values()...))
+	row := r.chunkRow(height, v, chunkJSON)
+	row.acts = acts
+	r.chunks = append(r.chunks, row)
 	return nil
 }
 
-// chunkRow is a chunks row: the typed header columns and the chunk as
-// served, in a packed document of one value.
-func (r *rowSet) chunkRow(height int64, v *near.ChunkView, chunkJSON json.RawMessage) []any {
+// chunkRow is a chunks row without its actions: the typed header columns
+// and the chunk as served, in a packed document of one value.
+func (r *rowSet) chunkRow(height int64, v *near.ChunkView, chunkJSON json.RawMessage) chunkRow {
 	hdr := v.Header
-	return []any{hdr.ChunkHash, height, int32(hdr.ShardID), v.Author, int64(hdr.HeightCreated),
-		int64(hdr.GasUsed), int64(hdr.GasLimit), numeric(hdr.BalanceBurnt), int32(len(v.Transactions)),
-		int32(len(v.Receipts)), r.codec.Pack([]json.RawMessage{chunkJSON})}
+	return chunkRow{hash: hdr.ChunkHash, height: height, shard: int32(hdr.ShardID), author: v.Author,
+		created: int64(hdr.HeightCreated), gasUsed: int64(hdr.GasUsed), gasLimit: int64(hdr.GasLimit),
+		burnt: numeric(hdr.BalanceBurnt), txCount: int32(len(v.Transactions)), receiptCount: int32(len(v.Receipts)),
+		doc: r.codec.Pack([]json.RawMessage{chunkJSON})}
 }
 
 // addGlobalDistribution records a GlobalContractDistribution receipt and
@@ -127,8 +216,9 @@ func (r *rowSet) addGlobalDistribution(height int64, shard int32, index int, rc 
 		n := int64(*d.Nonce)
 		nonce = &n
 	}
-	r.globalDistributions = append(r.globalDistributions, []any{rc.ReceiptID, height, shard, int32(index),
-		int32(d.TargetShard), d.ID.Kind(), d.ID.Value(), hash, rc.PredecessorID, nonce})
+	r.globalDistributions = append(r.globalDistributions, distributionRow{receiptID: rc.ReceiptID, height: height,
+		shard: shard, index: int32(index), target: int32(d.TargetShard), idKind: d.ID.Kind(), id: d.ID.Value(),
+		codeHash: hash, deployer: rc.PredecessorID, nonce: nonce})
 }
 
 // actionParent is the transaction or action receipt whose actions are
@@ -179,7 +269,8 @@ func (r *rowSet) addActions(acts *actionArrays, p actionParent, actions []near.A
 }
 
 // actionArrays are a chunk's actions' typed columns, one element per
-// action (the chunks columns actionArrayColumns).
+// action (the chunks columns actionColumns); all nil for a chunk without
+// actions.
 type actionArrays struct {
 	parentKinds, kinds                                                    []string
 	parentIndexes, indexes                                                []int32
@@ -187,17 +278,6 @@ type actionArrays struct {
 	gas                                                                   []*int64
 	deposits                                                              []numericValue
 	delegateParents                                                       []*int32
-}
-
-// values are the arrays in actionArrayColumns' order; NULLs for a chunk
-// without actions (an empty array takes ~20 bytes, a NULL a bit: 14 of
-// them on each of a quiet chain's chunk rows).
-func (a *actionArrays) values() []any {
-	if len(a.kinds) == 0 {
-		return make([]any, len(actionArrayColumns))
-	}
-	return []any{a.parentKinds, a.parentIndexes, a.indexes, a.kinds, a.methods, a.gas, a.deposits, a.publicKeys,
-		a.beneficiaries, a.codeHashes, a.details, a.delegateParents, a.bys, a.senders}
 }
 
 func (r *rowSet) addAction(acts *actionArrays, p actionParent, index int, a near.ActionView, d *delegation) error {

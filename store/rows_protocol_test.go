@@ -29,7 +29,7 @@ func TestProtocolConfigFirstHeightIsTheEpochsLowestBlock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(r.protocols) != 1 || r.protocols[0][1] != int64(10) {
+	if len(r.protocols) != 1 || r.protocols[0].first != 10 {
 		t.Fatalf("protocol rows %v: want one row with first height 10", r.protocols)
 	}
 }

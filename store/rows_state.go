@@ -17,31 +17,113 @@ import (
 // row per changed key per block holding the value after it.
 
 var stateTables = []table{
-	{name: "block_changes", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.changeDocs },
-		columns: []string{"block_height", "changes", "effects", "account_ids", "change_types", "cause_types",
-			"cause_receipt_hashes"}},
-	{name: "account_history_ids", named: true, rows: func(r *rowSet) [][]any { return r.accounts },
+	newTable(tableSpec{name: "block_changes", heightColumn: "block_height"}, func(r *rowSet) []changeDocRow { return r.changeDocs },
+		col("block_height", func(w *copyWriter, r *changeDocRow) { w.int8(r.height) }),
+		col("changes", func(w *copyWriter, r *changeDocRow) { w.bytes(r.changes) }),
+		col("effects", func(w *copyWriter, r *changeDocRow) { w.bytes(r.effects) }),
+		col("account_ids", func(w *copyWriter, r *changeDocRow) { w.texts(r.cols.accounts) }),
+		col("change_types", func(w *copyWriter, r *changeDocRow) { w.texts(r.cols.types) }),
+		col("cause_types", func(w *copyWriter, r *changeDocRow) { w.texts(r.cols.causes) }),
+		col("cause_receipt_hashes", func(w *copyWriter, r *changeDocRow) { w.optTexts(r.cols.receipts) })),
+	newTable(tableSpec{name: "account_history_ids",
 		conflict: `ON CONFLICT (account, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
 			amount = EXCLUDED.amount, locked = EXCLUDED.locked, code_hash = EXCLUDED.code_hash,
 			storage_usage = EXCLUDED.storage_usage, storage_paid_at = EXCLUDED.storage_paid_at, extra = EXCLUDED.extra,
-			global_contract_hash = EXCLUDED.global_contract_hash, global_contract_account_id = EXCLUDED.global_contract_account_id`,
-		columns: []string{"account", "block_height", "deleted", "amount", "locked", "code_hash", "storage_usage", "storage_paid_at", "extra",
-			"global_contract_hash", "global_contract_account_id"}},
-	{name: "access_key_history_ids", named: true, rows: func(r *rowSet) [][]any { return r.accessKeys },
+			global_contract_hash = EXCLUDED.global_contract_hash, global_contract_account_id = EXCLUDED.global_contract_account_id`},
+		func(r *rowSet) []accountRow { return r.accounts },
+		accountCol("account", func(r *accountRow) string { return r.account }),
+		col("block_height", func(w *copyWriter, r *accountRow) { w.int8(r.height) }),
+		col("deleted", func(w *copyWriter, r *accountRow) { w.bool(r.deleted) }),
+		col("amount", func(w *copyWriter, r *accountRow) { w.numeric(r.amount) }),
+		col("locked", func(w *copyWriter, r *accountRow) { w.numeric(r.locked) }),
+		col("code_hash", func(w *copyWriter, r *accountRow) { unlessDeleted(w, r.deleted, r.codeHash, w.text) }),
+		col("storage_usage", func(w *copyWriter, r *accountRow) { unlessDeleted(w, r.deleted, r.storageUsage, w.int8) }),
+		col("storage_paid_at", func(w *copyWriter, r *accountRow) { unlessDeleted(w, r.deleted, r.storagePaidAt, w.int8) }),
+		col("extra", func(w *copyWriter, r *accountRow) { w.optText(r.extra) }),
+		col("global_contract_hash", func(w *copyWriter, r *accountRow) { w.optText(r.globalHash) }),
+		col("global_contract_account_id", func(w *copyWriter, r *accountRow) { w.optText(r.globalAccount) })),
+	newTable(tableSpec{name: "access_key_history_ids",
 		conflict: `ON CONFLICT (account, public_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
-			nonce = EXCLUDED.nonce, permission = EXCLUDED.permission, extra = EXCLUDED.extra`,
-		columns: []string{"account", "public_key", "block_height", "deleted", "nonce", "permission", "extra"}},
-	{name: "contract_data_history_ids", named: true, rows: func(r *rowSet) [][]any { return r.data },
+			nonce = EXCLUDED.nonce, permission = EXCLUDED.permission, extra = EXCLUDED.extra`},
+		func(r *rowSet) []accessKeyRow { return r.accessKeys },
+		accountCol("account", func(r *accessKeyRow) string { return r.account }),
+		col("public_key", func(w *copyWriter, r *accessKeyRow) { w.text(r.publicKey) }),
+		col("block_height", func(w *copyWriter, r *accessKeyRow) { w.int8(r.height) }),
+		col("deleted", func(w *copyWriter, r *accessKeyRow) { w.bool(r.deleted) }),
+		col("nonce", func(w *copyWriter, r *accessKeyRow) { w.numeric(r.nonce) }),
+		col("permission", func(w *copyWriter, r *accessKeyRow) { unlessDeleted(w, r.deleted, r.permission, w.text) }),
+		col("extra", func(w *copyWriter, r *accessKeyRow) { w.optText(r.extra) })),
+	newTable(tableSpec{name: "contract_data_history_ids",
 		conflict: `ON CONFLICT (account, data_key, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
-			value = EXCLUDED.value`,
-		columns: []string{"account", "data_key", "block_height", "deleted", "value"}},
-	{name: "contract_code_history_ids", named: true, rows: func(r *rowSet) [][]any { return r.codeHistory },
+			value = EXCLUDED.value`},
+		func(r *rowSet) []dataRow { return r.data },
+		accountCol("account", func(r *dataRow) string { return r.account }),
+		col("data_key", func(w *copyWriter, r *dataRow) { w.bytes(r.key) }),
+		col("block_height", func(w *copyWriter, r *dataRow) { w.int8(r.height) }),
+		col("deleted", func(w *copyWriter, r *dataRow) { w.bool(r.deleted) }),
+		col("value", func(w *copyWriter, r *dataRow) { w.bytes(r.value) })),
+	newTable(tableSpec{name: "contract_code_history_ids",
 		conflict: `ON CONFLICT (account, block_height) DO UPDATE SET deleted = EXCLUDED.deleted,
-			code_hash = EXCLUDED.code_hash`,
-		columns: []string{"account", "block_height", "deleted", "code_hash"}},
-	{name: "contract_codes", rows: func(r *rowSet) [][]any { return r.codes },
-		conflict: "ON CONFLICT (code_hash) DO NOTHING", columns: []string{"code_hash", "code"}},
+			code_hash = EXCLUDED.code_hash`},
+		func(r *rowSet) []codeHistoryRow { return r.codeHistory },
+		accountCol("account", func(r *codeHistoryRow) string { return r.account }),
+		col("block_height", func(w *copyWriter, r *codeHistoryRow) { w.int8(r.height) }),
+		col("deleted", func(w *copyWriter, r *codeHistoryRow) { w.bool(r.deleted) }),
+		col("code_hash", func(w *copyWriter, r *codeHistoryRow) { w.optText(r.codeHash) })),
+	newTable(tableSpec{name: "contract_codes", conflict: "ON CONFLICT (code_hash) DO NOTHING"},
+		func(r *rowSet) []codeRow { return r.codes },
+		col("code_hash", func(w *copyWriter, r *codeRow) { w.text(r.hash) }),
+		col("code", func(w *copyWriter, r *codeRow) { w.bytes(r.code) })),
 }
+
+// unlessDeleted writes v by put, or NULL in a deletion's row.
+func unlessDeleted[T any](w *copyWriter, deleted bool, v T, put func(T)) {
+	if deleted {
+		w.null()
+		return
+	}
+	put(v)
+}
+
+// The state family's rows: a deletion's holds no value (NULLs).
+type (
+	changeDocRow struct {
+		height           int64
+		changes, effects []byte // packed: the changes as served, the block's effects
+		cols             changeColumns
+	}
+	accountRow struct {
+		account                             string
+		height, storageUsage, storagePaidAt int64
+		deleted                             bool
+		amount, locked                      numericValue
+		codeHash                            string
+		extra, globalHash, globalAccount    *string
+	}
+	accessKeyRow struct {
+		account, publicKey, permission string
+		height                         int64
+		deleted                        bool
+		nonce                          numericValue
+		extra                          *string
+	}
+	dataRow struct {
+		account    string
+		key, value []byte // value nil for a deletion
+		height     int64
+		deleted    bool
+	}
+	codeHistoryRow struct {
+		account  string
+		height   int64
+		deleted  bool
+		codeHash *string
+	}
+	codeRow struct {
+		hash string
+		code []byte
+	}
+)
 
 // historyKey names one state entry: an account, an access key, a data key or
 // an account's code.
@@ -97,8 +179,8 @@ func (r *rowSet) addChanges(height int64, changes []bundle.StateChange, effects 
 	if err != nil {
 		return fmt.Errorf("encode block effects at %d: %w", height, err)
 	}
-	r.changeDocs = append(r.changeDocs, []any{height, r.codec.Pack(texts), r.codec.Pack([]json.RawMessage{list}),
-		cols.accounts, cols.types, cols.causes, cols.receipts})
+	r.changeDocs = append(r.changeDocs, changeDocRow{height: height, changes: r.codec.Pack(texts),
+		effects: r.codec.Pack([]json.RawMessage{list}), cols: cols})
 	return nil
 }
 
@@ -176,8 +258,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 	ch := v.Change
 	switch key.kind {
 	case "account":
-		row := []any{accountName(key.accountID), height, deleted, nil, nil, nil, nil, nil, nil, nil, nil}
-		var amount any // NULL for a deletion
+		row := accountRow{account: key.accountID, height: height, deleted: deleted}
 		if !deleted {
 			if ch.Account == nil {
 				return fmt.Errorf("account_update of %s at %d without account", key.accountID, height)
@@ -190,22 +271,20 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 					return fmt.Errorf("account_update of %s at %d: %w", key.accountID, height, err)
 				}
 			}
-			var globalHash, globalAccount *string
 			if extra != nil {
 				if id, ok := (near.Account{Extra: json.RawMessage(*extra)}).GlobalContract(); ok && id.ByAccount() {
-					globalAccount = &id.AccountID
+					row.globalAccount = &id.AccountID
 				} else if ok {
-					globalHash = &id.CodeHash
+					row.globalHash = &id.CodeHash
 				}
 			}
-			amount = numeric(a.Amount)
-			row = []any{accountName(key.accountID), height, false, amount, numeric(a.Locked), a.CodeHash,
-				int64(a.StorageUsage), int64(a.StoragePaidAt), extra, globalHash, globalAccount}
+			row.amount, row.locked, row.codeHash = numeric(a.Amount), numeric(a.Locked), a.CodeHash
+			row.storageUsage, row.storagePaidAt, row.extra = int64(a.StorageUsage), int64(a.StoragePaidAt), extra
 		}
 		r.accounts = append(r.accounts, row)
-		r.addBalanceActivity(accountName(key.accountID), height, amount)
+		r.addBalanceActivity(key.accountID, height, row.amount) // NULL for a deletion
 	case "access_key":
-		var nonce, permission, extra any // NULL for a deletion
+		row := accessKeyRow{account: key.accountID, publicKey: key.sub, height: height, deleted: deleted}
 		if !deleted {
 			if ch.AccessKey == nil {
 				return fmt.Errorf("access_key_update of %s at %d without access_key", key.accountID, height)
@@ -217,9 +296,9 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 			if err != nil {
 				return fmt.Errorf("encode permission of %s at %d: %w", key.accountID, height, err)
 			}
-			nonce, permission, extra = numeric64(ch.AccessKey.Nonce), string(perm), jsonOrNull(ch.AccessKey.Extra)
+			row.nonce, row.permission, row.extra = numeric64(ch.AccessKey.Nonce), string(perm), jsonOrNull(ch.AccessKey.Extra)
 		}
-		r.accessKeys = append(r.accessKeys, []any{accountName(key.accountID), key.sub, height, deleted, nonce, permission, extra})
+		r.accessKeys = append(r.accessKeys, row)
 	case "data":
 		var value []byte
 		if !deleted {
@@ -231,7 +310,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 				value = []byte{}
 			}
 		}
-		r.data = append(r.data, []any{accountName(key.accountID), []byte(key.sub), height, deleted, value})
+		r.data = append(r.data, dataRow{account: key.accountID, key: []byte(key.sub), height: height, deleted: deleted, value: value})
 	case "code":
 		var codeHash *string
 		if !deleted {
@@ -242,7 +321,7 @@ func (r *rowSet) addHistory(height int64, key historyKey, c *bundle.StateChange)
 			codeHash = &hash
 			r.addCode(hash, *ch.CodeBase64)
 		}
-		r.codeHistory = append(r.codeHistory, []any{accountName(key.accountID), height, deleted, codeHash})
+		r.codeHistory = append(r.codeHistory, codeHistoryRow{account: key.accountID, height: height, deleted: deleted, codeHash: codeHash})
 	}
 	return nil
 }
@@ -255,7 +334,7 @@ func (r *rowSet) addCode(hash string, code []byte) {
 	if code == nil {
 		code = []byte{}
 	}
-	r.codes = append(r.codes, []any{hash, code})
+	r.codes = append(r.codes, codeRow{hash: hash, code: code})
 }
 
 // jsonOrNull is the text of a JSON object of extra members for a json

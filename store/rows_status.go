@@ -15,25 +15,58 @@ import (
 
 var statusTables = []table{
 	outcomeTable,
-	{name: "transaction_statuses", heightColumn: "block_height", conflict: "ON CONFLICT DO NOTHING",
-		rows:    func(r *rowSet) [][]any { return r.txStatuses },
-		columns: []string{"tx_hash", "signer_id", "block_height", "final_execution_status", "index_in_block"}},
-	{name: "block_tx_statuses", heightColumn: "block_height", rows: func(r *rowSet) [][]any { return r.statusDocs },
-		columns: []string{"block_height", "statuses"}},
+	newTable(tableSpec{name: "transaction_statuses", heightColumn: "block_height", conflict: "ON CONFLICT DO NOTHING"},
+		func(r *rowSet) []txStatusRow { return r.txStatuses },
+		col("tx_hash", func(w *copyWriter, r *txStatusRow) { w.text(r.hash) }),
+		col("signer_id", func(w *copyWriter, r *txStatusRow) { w.text(r.signer) }),
+		col("block_height", func(w *copyWriter, r *txStatusRow) { w.int8(r.height) }),
+		col("final_execution_status", func(w *copyWriter, r *txStatusRow) { w.text(r.final) }),
+		col("index_in_block", func(w *copyWriter, r *txStatusRow) { w.int4(r.index) })),
+	newTable(tableSpec{name: "block_tx_statuses", heightColumn: "block_height"}, func(r *rowSet) []statusDocRow { return r.statusDocs },
+		col("block_height", func(w *copyWriter, r *statusDocRow) { w.int8(r.height) }),
+		col("statuses", func(w *copyWriter, r *statusDocRow) { w.bytes(r.doc) })),
 }
 
 // outcomeTable holds the outcomes, their executor by number (migration
 // 00020); UpdateTxStatus rewrites a status's.
-var outcomeTable = table{name: "execution_outcomes_ids", heightColumn: "tx_block_height", named: true,
-	rows: func(r *rowSet) [][]any { return r.outcomes },
-	columns: []string{"id", "block_height", "executor", "gas_burnt", "tokens_burnt", "failure",
-		"tx_block_height", "tx_index", "outcome_index"}}
+var outcomeTable = newTable(tableSpec{name: "execution_outcomes_ids", heightColumn: "tx_block_height"},
+	func(r *rowSet) []outcomeRow { return r.outcomes },
+	col("id", func(w *copyWriter, r *outcomeRow) { w.text(r.id) }),
+	col("block_height", func(w *copyWriter, r *outcomeRow) { w.int8(r.height) }),
+	accountCol("executor", func(r *outcomeRow) string { return r.executor }),
+	col("gas_burnt", func(w *copyWriter, r *outcomeRow) { w.int8(r.gasBurnt) }),
+	col("tokens_burnt", func(w *copyWriter, r *outcomeRow) { w.numeric(r.tokensBurnt) }),
+	col("failure", func(w *copyWriter, r *outcomeRow) { w.optText(r.failure) }),
+	col("tx_block_height", func(w *copyWriter, r *outcomeRow) { w.int8(r.txHeight) }),
+	col("tx_index", func(w *copyWriter, r *outcomeRow) { w.int4(r.txIndex) }),
+	col("outcome_index", func(w *copyWriter, r *outcomeRow) { w.int4(r.index) }))
+
+// The status family's rows.
+type (
+	txStatusRow struct {
+		hash, signer, final string
+		height              int64
+		index               int32
+	}
+	statusDocRow struct {
+		height int64
+		doc    []byte // the block's statuses, packed
+	}
+	outcomeRow struct {
+		id, executor     string
+		height, gasBurnt int64
+		tokensBurnt      numericValue
+		failure          *string
+		txHeight         int64
+		txIndex, index   int32
+	}
+)
 
 // packStatuses packs each block's statuses, compact where the batch's
 // chunks hold their parts.
 func (r *rowSet) packStatuses() {
 	for _, b := range r.statusBlocks {
-		r.statusDocs = append(r.statusDocs, []any{b.height, r.parts.pack(r.codec, b)})
+		r.statusDocs = append(r.statusDocs, statusDocRow{height: b.height, doc: r.parts.pack(r.codec, b)})
 	}
 }
 
@@ -44,7 +77,8 @@ func (r *rowSet) addTxStatus(height int64, index int, st *bundle.TxStatus) error
 	if err != nil {
 		return err
 	}
-	r.txStatuses = append(r.txStatuses, []any{st.TxHash, st.SignerID, height, body.FinalExecutionStatus, int32(index)})
+	r.txStatuses = append(r.txStatuses, txStatusRow{hash: st.TxHash, signer: st.SignerID, height: height,
+		final: body.FinalExecutionStatus, index: int32(index)})
 	seen := make(map[string]bool, 1+len(body.ReceiptsOutcome))
 	for i, o := range append([]*bundle.OutcomeFields{body.TransactionOutcome}, body.ReceiptsOutcome...) {
 		if o == nil || seen[o.ID] { // absent or null; an outcome listed twice is one row
@@ -59,8 +93,9 @@ func (r *rowSet) addTxStatus(height int64, index int, st *bundle.TxStatus) error
 		if err != nil {
 			return fmt.Errorf("status of outcome %s of tx %s: %w", o.ID, st.TxHash, err)
 		}
-		r.outcomes = append(r.outcomes, []any{o.ID, at, accountName(o.Outcome.ExecutorID), int64(o.Outcome.GasBurnt),
-			numeric(o.Outcome.TokensBurnt), failure, height, int32(index), int32(i)})
+		r.outcomes = append(r.outcomes, outcomeRow{id: o.ID, height: at, executor: o.Outcome.ExecutorID,
+			gasBurnt: int64(o.Outcome.GasBurnt), tokensBurnt: numeric(o.Outcome.TokensBurnt), failure: failure,
+			txHeight: height, txIndex: int32(index), index: int32(i)})
 		if i > 0 { // receipts' outcomes: a transaction's logs nothing
 			r.noteOutcome(height, at, int32(index), int32(i), o)
 		}

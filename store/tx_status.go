@@ -92,7 +92,7 @@ func (s *Store) UpdateTxStatus(ctx context.Context, ref bundle.TxRef, st bundle.
 		if err != nil {
 			return err
 		}
-		if _, err := copyRows(ctx, tx, outcomeTable, outcomeTable.rows(rows), ids); err != nil {
+		if _, err := copyRows(ctx, tx, outcomeTable, rows, ids); err != nil {
 			return err
 		}
 		if s.events {

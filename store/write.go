@@ -12,22 +12,6 @@ import (
 )
 
 // table describes how a batch's rows reach one table.
-type table struct {
-	name    string
-	columns []string
-	rows    func(*rowSet) [][]any
-	// heightColumn, when set, is the column (or expression) deleted over
-	// the batch's height range before the rows are copied (re-indexed
-	// heights).
-	heightColumn string
-	// conflict, when set, loads through a temporary table and this
-	// ON CONFLICT clause instead of a plain COPY.
-	conflict string
-	// named: the rows name accounts (accountName), which the write
-	// replaces by their numbers (accounts.go).
-	named bool
-}
-
 // tables are the tables Commit writes, family by family (each family's
 // rows and COPY columns are defined together: rows.go, rows_chunk.go,
 // rows_status.go, rows_state.go), then, when events are on,
@@ -119,13 +103,13 @@ func (s *Store) Write(ctx context.Context, b *bundle.Batch) (bundle.CommitStats,
 			}
 		}
 		for _, t := range written {
-			if rewrite && t.heightColumn != "" {
-				q := fmt.Sprintf("DELETE FROM %s WHERE %s BETWEEN $1 AND $2", t.name, t.heightColumn)
+			if spec := t.spec(); rewrite && spec.heightColumn != "" {
+				q := fmt.Sprintf("DELETE FROM %s WHERE %s BETWEEN $1 AND $2", spec.name, spec.heightColumn)
 				if _, err := tx.Exec(ctx, q, lo, hi); err != nil {
-					return fmt.Errorf("clear %s %d-%d: %w", t.name, lo, hi, err)
+					return fmt.Errorf("clear %s %d-%d: %w", spec.name, lo, hi, err)
 				}
 			}
-			n, err := copyRows(ctx, tx, t, t.rows(rows), ids)
+			n, err := copyRows(ctx, tx, t, rows, ids)
 			if err != nil {
 				return err
 			}
@@ -198,14 +182,17 @@ func storedIn(ctx context.Context, tx pgx.Tx, lo, hi int64) (bool, error) {
 	return stored, nil
 }
 
-func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any, ids accountIDs) (int, error) {
-	if len(rows) == 0 {
+// copyRows writes rs's rows of t: one COPY, or, when t has a conflict
+// clause and the COPY fails, through a staging table and that clause.
+func copyRows(ctx context.Context, tx pgx.Tx, t table, rs *rowSet, ids accountIDs) (int, error) {
+	rows, spec := t.of(rs), t.spec()
+	if rows.len() == 0 {
 		return 0, nil
 	}
-	if t.conflict == "" {
-		n, err := copyIn(ctx, tx, t.name, t.columns, rows, ids)
+	if spec.conflict == "" {
+		n, err := copyIn(ctx, tx, spec.name, spec.columns, rows, ids)
 		if err != nil {
-			return 0, fmt.Errorf("copy %s: %w", t.name, err)
+			return 0, fmt.Errorf("copy %s: %w", spec.name, err)
 		}
 		return int(n), nil
 	}
@@ -218,32 +205,32 @@ func copyRows(ctx context.Context, tx pgx.Tx, t table, rows [][]any, ids account
 	// and that error is returned.
 	sp, err := tx.Begin(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("savepoint for %s: %w", t.name, err)
+		return 0, fmt.Errorf("savepoint for %s: %w", spec.name, err)
 	}
-	n, err := copyIn(ctx, sp, t.name, t.columns, rows, ids)
+	n, err := copyIn(ctx, sp, spec.name, spec.columns, rows, ids)
 	if err == nil {
 		if err := sp.Commit(ctx); err != nil {
-			return 0, fmt.Errorf("release savepoint for %s: %w", t.name, err)
+			return 0, fmt.Errorf("release savepoint for %s: %w", spec.name, err)
 		}
 		return int(n), nil
 	}
 	if rbErr := sp.Rollback(ctx); rbErr != nil {
-		return 0, fmt.Errorf("copy %s: %w", t.name, errors.Join(err, rbErr))
+		return 0, fmt.Errorf("copy %s: %w", spec.name, errors.Join(err, rbErr))
 	}
-	stage := "stage_" + t.name
-	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE IF NOT EXISTS %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DELETE ROWS", stage, t.name)); err != nil {
-		return 0, fmt.Errorf("stage %s: %w", t.name, err)
+	stage := "stage_" + spec.name
+	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE IF NOT EXISTS %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DELETE ROWS", stage, spec.name)); err != nil {
+		return 0, fmt.Errorf("stage %s: %w", spec.name, err)
 	}
 	if _, err := tx.Exec(ctx, "TRUNCATE "+stage); err != nil {
-		return 0, fmt.Errorf("truncate stage %s: %w", t.name, err)
+		return 0, fmt.Errorf("truncate stage %s: %w", spec.name, err)
 	}
-	if _, err := copyIn(ctx, tx, stage, t.columns, rows, ids); err != nil {
-		return 0, fmt.Errorf("copy %s: %w", t.name, err)
+	if _, err := copyIn(ctx, tx, stage, spec.columns, rows, ids); err != nil {
+		return 0, fmt.Errorf("copy %s: %w", spec.name, err)
 	}
-	list := strings.Join(t.columns, ", ")
-	tag, err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s %s", t.name, list, list, stage, t.conflict))
+	list := strings.Join(spec.columns, ", ")
+	tag, err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s %s", spec.name, list, list, stage, spec.conflict))
 	if err != nil {
-		return 0, fmt.Errorf("insert %s: %w", t.name, err)
+		return 0, fmt.Errorf("insert %s: %w", spec.name, err)
 	}
 	return int(tag.RowsAffected()), nil
 }
