@@ -140,21 +140,21 @@ func appendCopyValue(buf []byte, m *pgtype.Map, oid uint32, v any) ([]byte, erro
 	case json.RawMessage:
 		return appendJSONValue(buf, m, oid, v)
 	case []string:
-		return appendTextsValue(buf, m, oid, v)
+		return appendArrayValue(buf, m, oid, pgtype.TextArrayOID, pgtype.TextOID, v, always(appendText))
 	case []*string:
-		return appendOptTextsValue(buf, m, oid, v)
+		return appendArrayValue(buf, m, oid, pgtype.TextArrayOID, pgtype.TextOID, v, unlessNil(appendText))
 	case []int32:
-		return appendInt4sValue(buf, m, oid, v)
+		return appendArrayValue(buf, m, oid, pgtype.Int4ArrayOID, pgtype.Int4OID, v, always(appendInt4))
 	case []*int32:
-		return appendOptInt4sValue(buf, m, oid, v)
+		return appendArrayValue(buf, m, oid, pgtype.Int4ArrayOID, pgtype.Int4OID, v, unlessNil(appendInt4))
 	case []*int64:
-		return appendOptInt8sValue(buf, m, oid, v)
+		return appendArrayValue(buf, m, oid, pgtype.Int8ArrayOID, pgtype.Int8OID, v, unlessNil(appendInt8))
 	case numericValue:
 		return appendNumericValue(buf, m, oid, v)
 	case bigNumeric:
 		return appendBigNumericValue(buf, m, oid, v)
 	case []numericValue:
-		return appendNumericsValue(buf, m, oid, v)
+		return appendArrayValue(buf, m, oid, pgtype.NumericArrayOID, pgtype.NumericOID, v, appendNumericElem)
 	case time.Time:
 		return appendTimeValue(buf, m, oid, v)
 	}
@@ -247,37 +247,12 @@ func appendJSONValue(buf []byte, m *pgtype.Map, oid uint32, v json.RawMessage) (
 	return appendByMap(buf, m, oid, v)
 }
 
-func appendTextsValue(buf []byte, m *pgtype.Map, oid uint32, v []string) ([]byte, error) {
-	if oid == pgtype.TextArrayOID {
-		return appendArray(buf, pgtype.TextOID, v, always(appendText)), nil
-	}
-	return appendByMap(buf, m, oid, v)
-}
-
-func appendOptTextsValue(buf []byte, m *pgtype.Map, oid uint32, v []*string) ([]byte, error) {
-	if oid == pgtype.TextArrayOID {
-		return appendArray(buf, pgtype.TextOID, v, unlessNil(appendText)), nil
-	}
-	return appendByMap(buf, m, oid, v)
-}
-
-func appendInt4sValue(buf []byte, m *pgtype.Map, oid uint32, v []int32) ([]byte, error) {
-	if oid == pgtype.Int4ArrayOID {
-		return appendArray(buf, pgtype.Int4OID, v, always(appendInt4)), nil
-	}
-	return appendByMap(buf, m, oid, v)
-}
-
-func appendOptInt4sValue(buf []byte, m *pgtype.Map, oid uint32, v []*int32) ([]byte, error) {
-	if oid == pgtype.Int4ArrayOID {
-		return appendArray(buf, pgtype.Int4OID, v, unlessNil(appendInt4)), nil
-	}
-	return appendByMap(buf, m, oid, v)
-}
-
-func appendOptInt8sValue(buf []byte, m *pgtype.Map, oid uint32, v []*int64) ([]byte, error) {
-	if oid == pgtype.Int8ArrayOID {
-		return appendArray(buf, pgtype.Int8OID, v, unlessNil(appendInt8)), nil
+// appendArrayValue appends v as an array of elements of type elemOID,
+// appended by elem, for a column of type arrayOID (NULL when v is nil).
+func appendArrayValue[T any](buf []byte, m *pgtype.Map, oid, arrayOID, elemOID uint32, v []T,
+	elem func([]byte, T) ([]byte, bool)) ([]byte, error) {
+	if oid == arrayOID {
+		return appendArray(buf, elemOID, v, elem), nil
 	}
 	return appendByMap(buf, m, oid, v)
 }
@@ -302,13 +277,6 @@ func appendBigNumericValue(buf []byte, m *pgtype.Map, oid uint32, v bigNumeric) 
 		return appendByMap(buf, m, oid, pgtype.Numeric{Int: v.big, Valid: true})
 	}
 	return appendNumericValue(buf, m, oid, v.small)
-}
-
-func appendNumericsValue(buf []byte, m *pgtype.Map, oid uint32, v []numericValue) ([]byte, error) {
-	if oid == pgtype.NumericArrayOID {
-		return appendArray(buf, pgtype.NumericOID, v, appendNumericElem), nil
-	}
-	return appendByMap(buf, m, oid, v)
 }
 
 func appendTimeValue(buf []byte, m *pgtype.Map, oid uint32, v time.Time) ([]byte, error) {

@@ -210,12 +210,30 @@ func (w *copyWriter) optText(v *string) {
 
 // The arrays, NULL when nil; an element of an array of pointers is NULL
 // when nil.
-func (w *copyWriter) texts(v []string)          { w.keep(appendTextsValue(w.buf, w.m, w.oid(), v)) }
-func (w *copyWriter) optTexts(v []*string)      { w.keep(appendOptTextsValue(w.buf, w.m, w.oid(), v)) }
-func (w *copyWriter) int4s(v []int32)           { w.keep(appendInt4sValue(w.buf, w.m, w.oid(), v)) }
-func (w *copyWriter) optInt4s(v []*int32)       { w.keep(appendOptInt4sValue(w.buf, w.m, w.oid(), v)) }
-func (w *copyWriter) optInt8s(v []*int64)       { w.keep(appendOptInt8sValue(w.buf, w.m, w.oid(), v)) }
-func (w *copyWriter) numerics(v []numericValue) { w.keep(appendNumericsValue(w.buf, w.m, w.oid(), v)) }
+
+func (w *copyWriter) texts(v []string) {
+	w.keep(appendArrayValue(w.buf, w.m, w.oid(), pgtype.TextArrayOID, pgtype.TextOID, v, always(appendText)))
+}
+
+func (w *copyWriter) optTexts(v []*string) {
+	w.keep(appendArrayValue(w.buf, w.m, w.oid(), pgtype.TextArrayOID, pgtype.TextOID, v, unlessNil(appendText)))
+}
+
+func (w *copyWriter) int4s(v []int32) {
+	w.keep(appendArrayValue(w.buf, w.m, w.oid(), pgtype.Int4ArrayOID, pgtype.Int4OID, v, always(appendInt4)))
+}
+
+func (w *copyWriter) optInt4s(v []*int32) {
+	w.keep(appendArrayValue(w.buf, w.m, w.oid(), pgtype.Int4ArrayOID, pgtype.Int4OID, v, unlessNil(appendInt4)))
+}
+
+func (w *copyWriter) optInt8s(v []*int64) {
+	w.keep(appendArrayValue(w.buf, w.m, w.oid(), pgtype.Int8ArrayOID, pgtype.Int8OID, v, unlessNil(appendInt8)))
+}
+
+func (w *copyWriter) numerics(v []numericValue) {
+	w.keep(appendArrayValue(w.buf, w.m, w.oid(), pgtype.NumericArrayOID, pgtype.NumericOID, v, appendNumericElem))
+}
 
 // account writes the number of the account named.
 func (w *copyWriter) account(name string) {
