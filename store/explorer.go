@@ -217,16 +217,19 @@ func (r *rowSet) addActivity(b *bundle.Bundle) {
 		return
 	}
 	height := int64(b.Height())
-	for _, c := range b.Chunks {
-		shard := int32(c.View.Header.ShardID)
-		for i, tx := range c.View.Transactions {
-			pos := activityPosition(shard, i)
+	// The rows point at the names in the bundle's views (which outlive
+	// them), not in copies of the views made to range over them.
+	for ci := range b.Chunks {
+		v := &b.Chunks[ci].View
+		shard := int32(v.Header.ShardID)
+		for i := range v.Transactions {
+			tx, pos := &v.Transactions[i], activityPosition(shard, i)
 			r.ex.activity = append(r.ex.activity,
 				activityRow{account: tx.SignerID, height: height, kind: ActivityTxSigner, position: pos, other: &tx.ReceiverID},
 				activityRow{account: tx.ReceiverID, height: height, kind: ActivityTxReceiver, position: pos, other: &tx.SignerID})
 		}
-		for i, rc := range c.View.Receipts {
-			if rc.Receipt.Action != nil {
+		for i := range v.Receipts {
+			if rc := &v.Receipts[i]; rc.Receipt.Action != nil {
 				r.ex.activity = append(r.ex.activity, activityRow{account: rc.ReceiverID, height: height, kind: ActivityReceipt,
 					position: activityPosition(shard, i), other: &rc.PredecessorID})
 			}
@@ -288,7 +291,8 @@ func (r *rowSet) addOutcomeEvents(txHeight, height int64, txIndex, index int32, 
 			r.ex.malformed = append(r.ex.malformed, malformedLog{receiptID: o.ID, contractID: o.Outcome.ExecutorID, logIndex: li, err: err})
 			continue
 		}
-		for _, e := range evs {
+		for k := range evs {
+			e := &evs[k] // the rows point at its other account
 			key := eventKey{txHeight: txHeight, txIndex: txIndex, outcomeIndex: index, logIndex: int32(li),
 				eventIndex: int32(e.Index), height: height, contract: contract, version: e.Version, event: e.Event,
 				itemIndex: int32(e.ItemIndex)}
