@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"math/big"
 	"math/bits"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -23,6 +24,28 @@ type numericValue struct {
 func numeric(v near.U128) numericValue { return numericValue{abs: v, valid: true} }
 
 func numeric64(v uint64) numericValue { return numericValue{abs: near.U128From64(v), valid: true} }
+
+// bigNumeric is a numeric column's value of any magnitude (a token
+// event's amount): a numericValue when it fits 128 bits, else big.
+type bigNumeric struct {
+	small numericValue
+	big   *big.Int
+}
+
+// numericOfBig is v for a numeric column; nil is NULL.
+func numericOfBig(v *big.Int) bigNumeric {
+	if v == nil {
+		return bigNumeric{}
+	}
+	if v.BitLen() > 128 {
+		return bigNumeric{big: v}
+	}
+	var abs big.Int
+	abs.Abs(v)
+	lo := abs.Uint64()
+	hi := abs.Rsh(&abs, 64).Uint64()
+	return bigNumeric{small: numericValue{abs: near.U128{Hi: hi, Lo: lo}, neg: v.Sign() < 0, valid: true}}
+}
 
 // numericBase is the base of numeric's digits: each is 0..9999.
 const numericBase = 10_000

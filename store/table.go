@@ -2,14 +2,10 @@ package store
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"math/big"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/nearline/nearline/near"
 )
 
 // A table is where Write copies one kind of a batch's rows. Each is a
@@ -172,9 +168,6 @@ func (w *copyWriter) time(v time.Time) { w.keep(appendTimeValue(w.buf, w.m, w.oi
 // bytes writes b, NULL when nil.
 func (w *copyWriter) bytes(b []byte) { w.keep(appendBytesValue(w.buf, w.m, w.oid(), b)) }
 
-// json writes j, NULL when nil.
-func (w *copyWriter) json(j json.RawMessage) { w.keep(appendJSONValue(w.buf, w.m, w.oid(), j)) }
-
 // numeric writes v, NULL unless valid.
 func (w *copyWriter) numeric(v numericValue) { w.keep(appendNumericValue(w.buf, w.m, w.oid(), v)) }
 
@@ -188,15 +181,6 @@ func (w *copyWriter) optInt8(v *int64) {
 		return
 	}
 	w.int8(*v)
-}
-
-// optInt4 writes *v, NULL when v is nil.
-func (w *copyWriter) optInt4(v *int32) {
-	if v == nil {
-		w.null()
-		return
-	}
-	w.int4(*v)
 }
 
 // optText writes *v, NULL when v is nil.
@@ -247,25 +231,3 @@ func (w *copyWriter) account(name string) {
 
 // value writes v as appendCopyValue does (tests' rows of any values).
 func (w *copyWriter) value(v any) { w.keep(appendCopyValue(w.buf, w.m, w.oid(), v)) }
-
-// bigNumeric is a numeric column's value of any magnitude (a token
-// event's amount): a numericValue when it fits 128 bits, else big.
-type bigNumeric struct {
-	small numericValue
-	big   *big.Int
-}
-
-// numericOfBig is v for a numeric column; nil is NULL.
-func numericOfBig(v *big.Int) bigNumeric {
-	if v == nil {
-		return bigNumeric{}
-	}
-	if v.BitLen() > 128 {
-		return bigNumeric{big: v}
-	}
-	var abs big.Int
-	abs.Abs(v)
-	lo := abs.Uint64()
-	hi := abs.Rsh(&abs, 64).Uint64()
-	return bigNumeric{small: numericValue{abs: near.U128{Hi: hi, Lo: lo}, neg: v.Sign() < 0, valid: true}}
-}
