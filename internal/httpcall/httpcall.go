@@ -86,16 +86,27 @@ func (c Client) do(req *http.Request) (Response, error) {
 		return Response{}, redactError(err)
 	}
 	defer resp.Body.Close()
+	body := io.LimitReader(resp.Body, c.Limit+1)
 	var buf bytes.Buffer
 	switch n := resp.ContentLength; {
 	case n > 0 && n <= c.Limit && c.Buffers != nil && n >= bufpool.MinSize:
 		buf = *bytes.NewBuffer(c.Buffers.Get(int(n) + bytes.MinRead))
 	case n > 0 && n <= c.Limit:
 		buf.Grow(int(n) + bytes.MinRead)
-	case n < 0 && c.Buffers != nil: // not announced (chunked, or decompressed on the way)
-		buf = *bytes.NewBuffer(c.Buffers.Get(bufpool.MinSize))
+	case n < 0 && c.Buffers != nil:
+		// Not announced (chunked, or decompressed on the way): its first
+		// MinSize bytes are read on their own, so that a small body (an
+		// error, a null) keeps no buffer out of the pool, and a larger
+		// one goes on in a pooled buffer.
+		buf.Grow(bufpool.MinSize + bytes.MinRead)
+		if _, err := buf.ReadFrom(io.LimitReader(body, bufpool.MinSize)); err != nil {
+			return Response{}, err
+		}
+		if buf.Len() == bufpool.MinSize {
+			buf = *bytes.NewBuffer(append(c.Buffers.Get(2*bufpool.MinSize), buf.Bytes()...))
+		}
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, c.Limit+1)); err != nil {
+	if _, err := buf.ReadFrom(body); err != nil {
 		return Response{}, err
 	}
 	return Response{
