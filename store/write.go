@@ -11,7 +11,6 @@ import (
 	"github.com/nearline/nearline/bundle"
 )
 
-// table describes how a batch's rows reach one table.
 // tables are the tables Commit writes, family by family (each family's
 // rows and COPY columns are defined together: rows.go, rows_chunk.go,
 // rows_status.go, rows_state.go), then, when events are on,
